@@ -1,0 +1,32 @@
+"""BERT-style encoders (BERT, MiniLM): static geometry only.
+
+Bidirectional attention, so there is no next-token distribution: extraction records values and
+attention entropies at the final token ([SEP]) but no next-token entropy.
+"""
+
+from .base import Adapter, ModelShape
+
+
+class BertAdapter(Adapter):
+    family = "bert"
+    has_next_token = False
+
+    def _shape(self):
+        c = self.config
+        return ModelShape(c.num_hidden_layers, c.num_attention_heads, c.num_attention_heads,
+                          c.hidden_size // c.num_attention_heads, c.hidden_size, causal=False)
+
+    def layers(self):
+        return list(self.model.base_model.encoder.layer)
+
+    def attention(self, layer):
+        return self.layers()[layer].attention.self
+
+    def value_module(self, layer):
+        return self.attention(layer).value
+
+    def key_module(self, layer):
+        return self.attention(layer).key
+
+    def output_projection(self, layer):
+        return self.layers()[layer].attention.output.dense

