@@ -21,7 +21,7 @@ Two backends produce the same arrays: "hf" (geomprobe's own hooks and attention 
 from __future__ import annotations
 
 import json
-import math
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +32,6 @@ from geomprobe.errors import ConfigError, NumericalError
 from geomprobe.prompts import Prompt, prompts_hash, write_prompts
 from geomprobe.rundir import atomic_save_npy, atomic_save_npz, atomic_write_json
 
-LOG2E = 1.0 / math.log(2.0)
 READOUTS = ("values", "z", "resid")
 BACKENDS = ("hf", "tl")
 
@@ -155,6 +154,9 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
     done: dict[int, dict[str, np.ndarray]] = {}
     if out_dir is not None:
         out_dir = Path(out_dir)
+        finished = _finished(out_dir, prompts, config)
+        if finished is not None:
+            return finished
         shard_dir = out_dir / "shards"
         shard_dir.mkdir(parents=True, exist_ok=True)
         for shard in sorted(shard_dir.glob("shard-*.npz")):
@@ -198,6 +200,7 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
         "shape": adapter.shape.__dict__,
         "family": adapter.family,
         "prompts_sha256": prompts_hash(prompts),
+        "max_tokens": config.max_tokens,
         "padding": "right",
         "final_token": "last non-padding token",
         "units": {"attn_entropy_bits": "bits", "next_entropy_bits": "bits", "values": "raw v = W_V x + b_V"},
@@ -206,9 +209,23 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
     if out_dir is not None:
         for name, array in arrays.items():
             atomic_save_npy(out_dir / f"{name}.npy", array)
-        atomic_write_json(out_dir / "meta.json", meta)
         write_prompts(prompts, out_dir.parent / "prompts.jsonl")
+        atomic_write_json(out_dir / "meta.json", meta)  # written last: its presence marks completion
+        shutil.rmtree(shard_dir, ignore_errors=True)
     return Extraction([p.id for p in prompts], layers, arrays, token_ids, meta)
+
+
+def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig) -> Extraction | None:
+    """A completed extraction of the same prompts and settings in out_dir, or None."""
+    meta_path = out_dir / "meta.json"
+    if not meta_path.exists():
+        return None
+    meta = json.loads(meta_path.read_text())
+    same = (meta.get("prompts_sha256") == prompts_hash(list(prompts)) and meta.get("readouts") == list(config.readouts)
+            and meta.get("tokens") == list(config.tokens) and meta.get("backend") == config.backend
+            and meta.get("max_tokens") == config.max_tokens
+            and (config.layers is None or meta.get("layers") == list(config.layers)))
+    return load_extraction(out_dir) if same else None
 
 
 def load_extraction(directory: str | Path) -> Extraction:

@@ -1,0 +1,185 @@
+"""The geomprobe command line: a thin layer that fills a RunConfig and calls the Python API."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from geomprobe.errors import GeomprobeError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Measure the geometry of Bayesian inference in language models (see README.md).")
+prompts_app = typer.Typer(no_args_is_help=True, help="Prompt files: list the built-in sets, validate a file.")
+app.add_typer(prompts_app, name="prompts")
+
+
+def _quiet_libraries() -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    import transformers
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
+def user_errors(fn):
+    """Print geomprobe's own errors as one line on stderr and exit 2, without a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except GeomprobeError as err:
+            typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def _int_list(text: Optional[str]) -> Optional[list[int]]:
+    if text is None:
+        return None
+    from geomprobe.errors import ConfigError
+
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(f"--layers takes comma-separated integers such as 0,5,11, not '{text}'") from None
+
+
+def _str_list(text: Optional[str]) -> list[str]:
+    return [] if not text else [part for part in text.split(",") if part]
+
+
+@app.command()
+@user_errors
+def run(
+    model: str = typer.Option("tiny-neox", help="alias (see `geomprobe models`), alias@revision, hub id or local dir"),
+    suite: str = typer.Option("extract", help="what to measure: extract (later: geometry, domain, sula, ablation)"),
+    prompts: Optional[Path] = typer.Option(None, help="prompt file (.jsonl records or plain text lines); "
+                                                      "default: the built-in demo prompts"),
+    out: Optional[Path] = typer.Option(None, help="run directory (default runs/<model>); a rerun resumes it"),
+    revision: Optional[str] = typer.Option(None, help="hub revision, e.g. step0 (same as model@revision)"),
+    dtype: str = typer.Option("float32", help="float32 | bfloat16 | float16"),
+    device: str = typer.Option("auto", help="auto | cpu | cuda | cuda:1 ..."),
+    device_map: Optional[str] = typer.Option(None, help="accelerate device map, e.g. auto (shards across GPUs)"),
+    quantize: Optional[str] = typer.Option(None, help="4bit | 8bit (bitsandbytes)"),
+    backend: str = typer.Option("hf", help="hf (geomprobe hooks) | tl (TransformerLens 4 bridge)"),
+    batch_size: int = typer.Option(8, min=1, help="prompts per forward pass"),
+    seed: int = typer.Option(0, help="seed for every random choice"),
+    layers: Optional[str] = typer.Option(None, help="comma-separated layer indices (default: all)"),
+    readouts: str = typer.Option("values", help="comma-separated: values,z,resid"),
+    tokens: Optional[str] = typer.Option(None, help="comma-separated single tokens whose next-token "
+                                                    "probabilities to record, e.g. ' dax, lug'"),
+    max_tokens: Optional[int] = typer.Option(None, help="keep only the last N tokens of longer prompts"),
+    overwrite: bool = typer.Option(False, help="replace a run directory made with another configuration"),
+    quiet: bool = typer.Option(False, help="no progress bar or summary table"),
+):
+    """Run a suite on a model and write a run directory."""
+    from geomprobe.runner import RunConfig
+    from geomprobe.runner import run as run_suite
+
+    _quiet_libraries()
+    config = RunConfig(model=model, suite=suite, prompts=str(prompts) if prompts else None,
+                       out=str(out) if out else None, revision=revision, dtype=dtype, device=device,
+                       device_map=device_map, quantize=quantize, backend=backend, batch_size=batch_size,
+                       seed=seed, layers=_int_list(layers), readouts=_str_list(readouts), tokens=_str_list(tokens),
+                       max_tokens=max_tokens, overwrite=overwrite)
+    run_dir = run_suite(config, progress=not quiet)
+    typer.echo(f"results: {run_dir}")
+
+
+@app.command()
+@user_errors
+def extract(
+    model: str = typer.Option("tiny-neox", help="alias, alias@revision, hub id or local dir"),
+    prompts: Optional[Path] = typer.Option(None, help="prompt file (default: built-in demo prompts)"),
+    out: Optional[Path] = typer.Option(None, help="run directory (default runs/<model>)"),
+    dtype: str = typer.Option("float32"),
+    device: str = typer.Option("auto"),
+    device_map: Optional[str] = typer.Option(None),
+    quantize: Optional[str] = typer.Option(None),
+    backend: str = typer.Option("hf"),
+    batch_size: int = typer.Option(8, min=1),
+    seed: int = typer.Option(0),
+    layers: Optional[str] = typer.Option(None),
+    readouts: str = typer.Option("values"),
+    tokens: Optional[str] = typer.Option(None),
+    overwrite: bool = typer.Option(False),
+    quiet: bool = typer.Option(False),
+):
+    """Same as `geomprobe run --suite extract`."""
+    run(model=model, suite="extract", prompts=prompts, out=out, revision=None, dtype=dtype, device=device,
+        device_map=device_map, quantize=quantize, backend=backend, batch_size=batch_size, seed=seed, layers=layers,
+        readouts=readouts, tokens=tokens, max_tokens=None, overwrite=overwrite, quiet=quiet)
+
+
+@app.command()
+@user_errors
+def models():
+    """List model aliases with family, layers, heads and kv heads, and whether each is cached locally."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from geomprobe.models import MODELS
+
+    table = Table(title="geomprobe model aliases (any hub id or local directory works too)")
+    for column in ("alias", "family", "layers", "heads", "kv heads", "width", "hub id", "cached", "note"):
+        table.add_column(column)
+    for info in MODELS.values():
+        table.add_row(info.alias, info.family, *(str(x or "?") for x in (info.n_layers, info.n_heads,
+                                                                         info.n_kv_heads, info.d_model)),
+                      info.hub_id, _cached(info), info.note)
+    Console(width=200).print(table)
+
+
+def _cached(info) -> str:
+    if info.hub_id.startswith("builtin:"):
+        return "built-in"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        hit = try_to_load_from_cache(info.hub_id, "config.json")
+    except Exception:  # noqa: BLE001 - a cache probe must never break the listing
+        return "?"
+    return "yes" if isinstance(hit, str) else "no"
+
+
+@prompts_app.command("validate")
+@user_errors
+def prompts_validate(file: Path):
+    """Check a prompt file; a bad line is reported with its number."""
+    from geomprobe.prompts import read_prompts
+
+    prompts = read_prompts(file)
+    typer.echo(f"{file}: {len(prompts)} prompts, ok")
+
+
+@prompts_app.command("list")
+@user_errors
+def prompts_list():
+    """List the built-in prompt sets."""
+    from geomprobe.models.builtin import demo_prompts_path
+    from geomprobe.prompts import read_prompts
+
+    path = demo_prompts_path()
+    typer.echo(f"demo  {len(read_prompts(path))} prompts  {path}")
+    for path in sorted(Path("prompts").glob("*.jsonl")):
+        typer.echo(f"{path.stem}  {len(read_prompts(path))} prompts  {path}")
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.secho("interrupted: finished batches are saved; rerun the same command to resume", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

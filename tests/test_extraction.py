@@ -1,0 +1,158 @@
+"""Extraction against independent references: the attention function's own query/key/value
+tensors, eager attention probabilities, and the model's full logits."""
+
+import numpy as np
+import pytest
+import torch
+from transformers import AttentionInterface, AutoModel, AutoModelForCausalLM
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+from conftest import ALL_TINY, CAUSAL_TINY
+from geomprobe.extraction import ExtractionConfig, extract
+
+# A reference attention function that records the key/value tensors exactly as the model hands
+# them to attention (post-rotary keys), so the adapters' head layouts are checked against the
+# model's own code, not against the layout they assume.
+_RECORD: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+
+def _recording_attention(module, query, key, value, attention_mask, **kwargs):
+    _RECORD[module.layer_idx] = (key.detach().clone(), value.detach().clone())
+    return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+
+
+AttentionInterface.register("gp_test_record", _recording_attention)
+AttentionMaskInterface.register("gp_test_record", sdpa_mask)
+
+
+def _reload(loaded, attn):
+    cls = AutoModel if loaded.family == "bert" else AutoModelForCausalLM
+    return cls.from_pretrained(loaded.source, attn_implementation=attn, dtype=torch.float32).eval()
+
+
+@pytest.mark.parametrize("name", ALL_TINY)
+def test_shapes(load_tiny, varied_prompts, name):
+    loaded = load_tiny(name)
+    shape = loaded.adapter.shape
+    ex = extract(loaded, varied_prompts, ExtractionConfig(readouts=("values", "z", "resid")), progress=False)
+    n, L = len(varied_prompts), shape.n_layers
+    assert ex["values"].shape == (n, L, shape.n_kv_heads, shape.d_head)
+    assert ex["z"].shape == (n, L, shape.n_heads, shape.d_head)
+    assert ex["resid"].shape == (n, L, shape.d_model)
+    assert ex["attn_entropy_bits"].shape == (n, L, shape.n_heads)
+    assert ex["n_visible_keys"].shape == (n, L)
+    assert ("next_entropy_bits" in ex.arrays) == (name != "tiny-bert")
+    if name in ("tiny-llama", "tiny-mistral", "tiny-mixtral"):
+        assert shape.n_kv_heads < shape.n_heads
+    window = shape.sliding_window
+    expected_visible = ex["n_tokens"] if window is None else np.minimum(ex["n_tokens"], window)
+    assert (ex["n_visible_keys"] == expected_visible[:, None]).all()
+    if window is not None:
+        assert ex["n_tokens"].max() > 4 * window  # the window really is shorter than the prompts
+    # entropy can never exceed log2 of what the row may see
+    assert (ex["attn_entropy_bits"] <= np.log2(ex["n_visible_keys"])[:, :, None] + 1e-4).all()
+
+
+@pytest.mark.parametrize("name", ALL_TINY)
+def test_batched_equals_one_at_a_time(load_tiny, varied_prompts, name):
+    loaded = load_tiny(name)
+    config = ExtractionConfig(readouts=("values", "z", "resid"), batch_size=8)
+    batched = extract(loaded, varied_prompts, config, progress=False)
+    single = extract(loaded, varied_prompts, ExtractionConfig(readouts=("values", "z", "resid"), batch_size=1),
+                     progress=False)
+    lengths = batched["n_tokens"]
+    assert lengths.max() >= 8 * lengths.min()  # very different lengths in one batch
+    for key in batched.arrays:
+        np.testing.assert_allclose(batched[key], single[key], atol=1e-4, rtol=1e-4, err_msg=key)
+
+
+@pytest.mark.parametrize("name", ALL_TINY)
+def test_values_and_keys_match_the_models_own_tensors(load_tiny, varied_prompts, name):
+    """values == the v the model attends with, at the final token; W_K [G, D, d] applied to the
+    layer's input reproduces the model's keys at position 0 (where rotary is the identity)."""
+    loaded = load_tiny(name)
+    adapter = loaded.adapter
+    reference = _reload(loaded, "gp_test_record")
+    prompt = varied_prompts[3]
+    ex = extract(loaded, [prompt], progress=False)
+    ids = loaded.tokenizer(prompt.text, return_tensors="pt")
+    inputs_of_key_proj = {}
+    ref_adapter = type(adapter)(reference)
+    handles = [ref_adapter.key_module(layer).register_forward_pre_hook(
+        lambda m, a, layer=layer: inputs_of_key_proj.__setitem__(layer, a[0].detach()))
+        for layer in range(adapter.shape.n_layers)]
+    with torch.no_grad():
+        reference(**ids)
+    for handle in handles:
+        handle.remove()
+    last = ids["input_ids"].shape[1] - 1
+    for layer in range(adapter.shape.n_layers):
+        key, value = _RECORD[layer]  # [1, G, T, d]
+        np.testing.assert_allclose(ex["values"][0, layer], value[0, :, last].numpy(), atol=1e-5)
+        w_k, b_k = adapter.key_weights(layer)  # [G, D, d]
+        manual = torch.einsum("d,gdk->gk", inputs_of_key_proj[layer][0, 0].float(), w_k)
+        if b_k is not None:
+            manual = manual + b_k
+        np.testing.assert_allclose(manual.numpy(), key[0, :, 0].numpy(), atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ALL_TINY)
+def test_attention_entropy_matches_eager_probabilities(load_tiny, varied_prompts, name):
+    loaded = load_tiny(name)
+    eager = _reload(loaded, "eager")
+    ex = extract(loaded, varied_prompts, progress=False)
+    for row, prompt in enumerate(varied_prompts):
+        ids = loaded.tokenizer(prompt.text, return_tensors="pt")
+        with torch.no_grad():
+            out = eager(**ids, output_attentions=True)
+        for layer, attn in enumerate(out.attentions):
+            probs = attn[0, :, -1].double()  # [H, T]
+            entropy_bits = -(probs * torch.log2(probs.clamp_min(1e-300))).sum(-1)
+            np.testing.assert_allclose(ex["attn_entropy_bits"][row, layer], entropy_bits.numpy(), atol=1e-4)
+            assert ex["n_visible_keys"][row, layer] == int((probs[0] > 0).sum())
+        if name != "tiny-bert":
+            logp = torch.log_softmax(out.logits[0, -1].double(), -1)
+            np.testing.assert_allclose(ex["next_entropy_bits"][row], float(-(logp.exp() * logp).sum() / np.log(2)),
+                                       atol=1e-4)
+
+
+def test_attention_is_not_trivially_uniform(load_tiny, varied_prompts):
+    """The tiny models' init is wide enough that the entropy checks above compare real structure."""
+    ex = extract(load_tiny("tiny-neox"), varied_prompts, progress=False)
+    gap = np.log2(ex["n_visible_keys"])[:, :, None] - ex["attn_entropy_bits"]
+    assert gap.max() > 0.5
+
+
+def test_named_token_probabilities(load_tiny, varied_prompts):
+    loaded = load_tiny("tiny-llama")
+    tokens = [" the", " of"]
+    ids = [loaded.tokenizer.encode(t, add_special_tokens=False) for t in tokens]
+    assert all(len(i) == 1 for i in ids)
+    ex = extract(loaded, varied_prompts, ExtractionConfig(tokens=tokens), progress=False)
+    eager = _reload(loaded, "eager")
+    enc = loaded.tokenizer(varied_prompts[0].text, return_tensors="pt")
+    with torch.no_grad():
+        probs = torch.softmax(eager(**enc).logits[0, -1].double(), -1)
+    np.testing.assert_allclose(ex["token_probs"][0], probs[[i[0] for i in ids]].numpy(), atol=1e-6)
+
+
+def test_multi_token_label_is_refused(load_tiny, varied_prompts):
+    from geomprobe.errors import ConfigError
+
+    loaded = load_tiny("tiny-neox")
+    word = " zyxwvutsrq"
+    assert len(loaded.tokenizer.encode(word, add_special_tokens=False)) > 1
+    with pytest.raises(ConfigError, match="tokens under this model's tokenizer"):
+        extract(loaded, varied_prompts, ExtractionConfig(tokens=[word]), progress=False)
+
+
+def test_layer_subset_and_out_of_range(load_tiny, varied_prompts):
+    from geomprobe.errors import ConfigError
+
+    loaded = load_tiny("tiny-phi")
+    full = extract(loaded, varied_prompts, progress=False)
+    some = extract(loaded, varied_prompts, ExtractionConfig(layers=[1, 3]), progress=False)
+    np.testing.assert_allclose(some["values"], full["values"][:, [1, 3]], atol=1e-6)
+    with pytest.raises(ConfigError, match="out of range: this model has 4 layers"):
+        extract(loaded, varied_prompts, ExtractionConfig(layers=[4]), progress=False)
