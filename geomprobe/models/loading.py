@@ -118,7 +118,7 @@ def _from_pretrained(load, source: ResolvedSource, **kwargs):
         return load(source.source, local_files_only=True, **revision_kw, **kwargs)
     except OSError as cached_error:
         offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
-        if not offline:
+        if not offline and _hub_reachable():
             try:
                 return load(source.source, **revision_kw, **kwargs)
             except OSError:
@@ -132,6 +132,23 @@ def _from_pretrained(load, source: ResolvedSource, **kwargs):
             f"not be downloaded: run `hf download {source.source}"
             f"{' --revision ' + source.revision if source.revision else ''}` where the hub is reachable, point "
             "HF_HOME at a cache that has it, or pass a local model directory") from cached_error
+
+
+def _hub_reachable(timeout_s: float = 5.0) -> bool:
+    """A quick TCP probe of the hub endpoint, so an offline machine fails at once instead of
+    after huggingface_hub's retries."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    url = urlparse(constants.ENDPOINT)
+    try:
+        socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)),
+                                 timeout=timeout_s).close()
+    except OSError:
+        return False
+    return True
 
 
 def load_model(spec: str, *, dtype: str = "float32", device: str = "cpu", device_map: str | None = None,

