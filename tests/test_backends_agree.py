@@ -1,0 +1,71 @@
+"""The hf and tl extraction backends are independent implementations (geomprobe's hooks and
+attention function vs TransformerLens 4's TransformerBridge); on every built-in causal family
+they must record the same arrays (PROTOCOL.md section 1) to float32 precision.
+
+The two backends batch differently (4 vs 3 prompts), so each prompt meets different padding in
+each: agreement also shows that results do not depend on the batch.
+"""
+
+import numpy as np
+import pytest
+
+from geomprobe.errors import ConfigError
+from geomprobe.extraction import ExtractionConfig, extract
+from geomprobe.models import load_model
+from geomprobe.models.builtin import demo_prompts_path
+from geomprobe.prompts import read_prompts
+
+CAUSAL_BUILTINS = ["tiny-neox", "tiny-llama", "tiny-mistral", "tiny-mixtral", "tiny-phi"]
+TOKENS = [" the", " is", "."]  # single tokens of the built-in tokenizer
+READOUTS = ("values", "z", "resid")
+FLOAT_ARRAYS = ["values", "z", "resid", "attn_entropy_bits", "next_entropy_bits"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def builtin_cache(tmp_path_factory):
+    """Built-in models are built into a temporary cache, never into ~/.cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GEOMPROBE_CACHE", str(tmp_path_factory.mktemp("geomprobe-cache")))
+        yield
+
+
+@pytest.fixture(scope="module")
+def prompts():
+    """Eight demo prompts spread from the shortest to the longest (about 20 to 350 tokens)."""
+    by_length = sorted(read_prompts(demo_prompts_path()), key=lambda p: len(p.text))
+    return [by_length[i] for i in np.linspace(0, len(by_length) - 1, 8).astype(int)]
+
+
+@pytest.mark.parametrize("name", CAUSAL_BUILTINS)
+def test_hf_and_tl_backends_agree(name, prompts):
+    loaded = load_model(name)
+    for token in TOKENS:
+        assert len(loaded.tokenizer.encode(token, add_special_tokens=False)) == 1, token
+    hf = extract(loaded, prompts, ExtractionConfig(backend="hf", readouts=READOUTS, tokens=TOKENS, batch_size=4),
+                 progress=False)
+    tl = extract(loaded, prompts, ExtractionConfig(backend="tl", readouts=READOUTS, tokens=TOKENS, batch_size=3),
+                 progress=False)
+
+    assert sorted(tl.arrays) == sorted(hf.arrays)
+    for key, expected in hf.arrays.items():
+        assert (tl[key].shape, tl[key].dtype) == (expected.shape, expected.dtype), key
+    shape = loaded.adapter.shape
+    assert hf["values"].shape == (len(prompts), shape.n_layers, shape.n_kv_heads, shape.d_head)
+
+    np.testing.assert_array_equal(tl["n_visible_keys"], hf["n_visible_keys"])
+    window = shape.sliding_window or np.inf
+    expected_visible = np.minimum(hf["n_tokens"], window)[:, None].repeat(shape.n_layers, 1)
+    np.testing.assert_array_equal(tl["n_visible_keys"], expected_visible)
+
+    for key in FLOAT_ARRAYS:
+        np.testing.assert_allclose(tl[key], hf[key], atol=1e-4, rtol=1e-4, err_msg=f"{name} {key}")
+    # probabilities of named tokens are ~1/vocab: compare them relatively
+    np.testing.assert_allclose(tl["token_probs"], hf["token_probs"], atol=1e-8, rtol=1e-4,
+                               err_msg=f"{name} token_probs")
+    assert loaded.model.config._attn_implementation == loaded.attn_implementation  # its own copy
+
+
+def test_tl_backend_refuses_encoders(prompts):
+    loaded = load_model("tiny-bert")
+    with pytest.raises(ConfigError, match="causal language models only"):
+        extract(loaded, prompts[:2], ExtractionConfig(backend="tl"), progress=False)
