@@ -78,8 +78,7 @@ def run(config: RunConfig, progress: bool = True) -> Path:
     device = resolve_device(config.device)
     seed_everything(config.seed)
     loaded = load_model(config.model, dtype=config.dtype, device=device, device_map=config.device_map,
-                        quantize=config.quantize, revision=config.revision,
-                        )
+                        quantize=config.quantize, revision=config.revision)
     extraction_config = ExtractionConfig(layers=config.layers, readouts=tuple(config.readouts),
                                          tokens=list(config.tokens), backend=config.backend,
                                          max_tokens=config.max_tokens, batch_size=config.batch_size)

@@ -26,21 +26,84 @@ class ModelShape:
 
 
 def dequantized_weight(linear: nn.Module) -> torch.Tensor:
-    """The float32 weight [out_features, in_features] of a Linear, bitsandbytes 4/8-bit included."""
+    """The float32 weight [out_features, in_features] of a Linear, bitsandbytes 4/8-bit included.
+
+    bitsandbytes (checked against 0.50) keeps, after `from_pretrained(..., quantization_config=...)`:
+    - Linear8bitLt: `weight` is an Int8Params whose data is the int8 matrix CB [out, in] (row-major)
+      and whose `.SCB` holds the float32 absmax of each output row; W = CB * SCB[:, None] / 127.
+      The first forward moves CB/SCB to `linear.state` (weight.CB/.SCB become None; weight.data
+      stays CB). With has_fp16_weights the data stays float and `state.SCB` is only a cache.
+    - Linear4bit: `weight` is a Params4bit of packed 4-bit codes [out*in/2, 1] with `.quant_state`
+      (blocksize 64, nf4/fp4 code, absmax per block, maybe double-quantised). On CPUs with
+      AVX512-BF16 the first eval forward repacks it in place for bnb's CPU kernel
+      (`quant_state.packing_format_for_cpu`), which `dequantize_4bit` cannot read: handled here.
+    """
     weight = linear.weight
     kind = type(weight).__name__
     if kind == "Params4bit":
+        return _dequantize_params4bit(linear, weight)
+    if kind == "Int8Params":
+        return _dequantize_int8params(linear, weight)
+    return weight.data.float()
+
+
+def _not_dequantizable(linear: nn.Module, why: str):
+    from geomprobe.errors import UnsupportedModelError
+
+    return UnsupportedModelError(f"cannot dequantise {type(linear).__name__} weight: {why}")
+
+
+def _dequantize_int8params(linear: nn.Module, weight) -> torch.Tensor:
+    data = weight.data
+    if data.dtype != torch.int8:  # has_fp16_weights, or not quantised yet: the float weight itself
+        return data.float()
+    scales = getattr(weight, "SCB", None)
+    if scales is None:  # after the first forward bitsandbytes keeps CB/SCB in the module's state
+        scales = getattr(getattr(linear, "state", None), "SCB", None)
+    if scales is None:
+        raise _not_dequantizable(linear, "int8 weight without its row scales (SCB)")
+    if scales.numel() != data.shape[0]:
+        raise _not_dequantizable(linear, f"{scales.numel()} row scales for an int8 weight of shape "
+                                         f"{tuple(data.shape)}")
+    return data.float() * (scales.float().reshape(-1, 1) / 127.0)
+
+
+def _dequantize_params4bit(linear: nn.Module, weight) -> torch.Tensor:
+    state = getattr(weight, "quant_state", None) or getattr(linear, "quant_state", None)
+    if state is None:
+        if getattr(weight, "bnb_quantized", False):
+            raise _not_dequantizable(linear, "4-bit weight without its quant_state")
+        return weight.data.float()  # not quantised yet
+    if getattr(state, "packing_format_for_cpu", False):
+        out = _dequantize_4bit_cpu_packed(linear, weight.data, state)
+    else:
         import bitsandbytes.functional as bnbf
 
-        return bnbf.dequantize_4bit(weight.data, weight.quant_state).float()
-    if kind == "Int8Params":
-        scales = getattr(weight, "SCB", None)
-        if scales is None:
-            scales = getattr(linear.state, "SCB", None)
-        if scales is None:  # not yet quantised (still float)
-            return weight.data.float()
-        return weight.data.float() * scales.float()[:, None] / 127.0
-    return weight.data.float()
+        out = bnbf.dequantize_4bit(weight.data, state).float()
+    shape = tuple(int(n) for n in state.shape)
+    if tuple(out.shape) != shape:
+        raise _not_dequantizable(linear, f"dequantised to {tuple(out.shape)}, quant_state says {shape}")
+    return out
+
+
+def _dequantize_4bit_cpu_packed(linear: nn.Module, packed: torch.Tensor, state) -> torch.Tensor:
+    """Decode bitsandbytes' AVX512-BF16 CPU layout (the inverse of bitsandbytes.functional.
+    _convert_weight_packed_for_cpu, block_n=32): codes [N, K/2] in tiles of 32 rows, the low
+    nibbles holding one column of a pair and the high nibbles the other; absmax [K/blocksize, N]
+    in bfloat16. Decoded directly, not through bitsandbytes' own (lossy, in-place) inverse, so the
+    result is exactly the weight the CPU kernel multiplies with."""
+    n_out, n_in = (int(n) for n in state.shape)
+    block_n, blocksize = 32, int(state.blocksize)
+    code = getattr(state, "code", None)
+    if (packed.dim() != 2 or tuple(packed.shape) != (n_out, n_in // 2) or n_out % block_n or n_in % blocksize
+            or code is None or tuple(state.absmax.shape) != (n_in // blocksize, n_out)):
+        raise _not_dequantizable(linear, f"unexpected CPU-packed 4-bit layout (weight {tuple(packed.shape)}, "
+                                         f"quant_state shape {tuple(state.shape)})")
+    tiles = packed.view(torch.uint8).reshape(-1, block_n)
+    codes = torch.cat([tiles & 0xF, tiles >> 4], dim=-1)  # [.., 64]: low nibbles first
+    codes = codes.reshape(n_out // block_n, n_in // 2, block_n, 2).transpose(1, 2).reshape(n_out, n_in)
+    scale = state.absmax.float().t().repeat_interleave(blocksize, dim=1)  # [N, K]
+    return code.float().to(codes.device)[codes.long()] * scale
 
 
 def linear_bias(linear: nn.Module) -> torch.Tensor | None:
