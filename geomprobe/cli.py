@@ -16,6 +16,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Measure the geometry of Bayesian inference in language models (see README.md).")
 prompts_app = typer.Typer(no_args_is_help=True, help="Prompt files: list the built-in sets, validate a file.")
 app.add_typer(prompts_app, name="prompts")
+windtunnel_app = typer.Typer(no_args_is_help=True, help="Wind tunnels: train models on tasks with exact posteriors.")
+app.add_typer(windtunnel_app, name="windtunnel")
 
 
 def _quiet_libraries() -> None:
@@ -171,6 +173,53 @@ def prompts_list():
     typer.echo(f"demo  {len(read_prompts(path))} prompts  {path}")
     for path in sorted(Path("prompts").glob("*.jsonl")):
         typer.echo(f"{path.stem}  {len(read_prompts(path))} prompts  {path}")
+
+
+@windtunnel_app.command("train")
+@user_errors
+def windtunnel_train(
+    task: str = typer.Option("sula", help="bijection | hmm | recall | sula"),
+    arch: str = typer.Option("transformer", help="transformer | lstm | mlp | mamba"),
+    steps: Optional[int] = typer.Option(None, help="training budget in steps (default 2000)"),
+    minutes: Optional[float] = typer.Option(None, help="training budget in wall-clock minutes"),
+    seed: int = typer.Option(0),
+    batch_size: int = typer.Option(128, min=1),
+    lr: float = typer.Option(2e-3),
+    d_model: int = typer.Option(128),
+    n_layers: int = typer.Option(4),
+    n_heads: int = typer.Option(4),
+    vocab_n: Optional[int] = typer.Option(None, "--n", help="bijection size V (default 20)"),
+    threads: Optional[int] = typer.Option(None, help="torch CPU threads (default: all cores)"),
+    out: Optional[Path] = typer.Option(None, help="output directory (default runs/windtunnel-<task>-<arch>)"),
+):
+    """Train a wind-tunnel model; saves checkpoints, the model and metrics.json (Bayes scores)."""
+    from geomprobe.windtunnel.models import TransformerSpec
+    from geomprobe.windtunnel.train import TrainConfig, train
+
+    _quiet_libraries()
+    options = {"n": vocab_n} if vocab_n is not None else {}
+    config = TrainConfig(task=task, task_options=options, arch=arch, steps=steps, minutes=minutes, seed=seed,
+                         batch_size=batch_size, lr=lr, threads=threads,
+                         spec=TransformerSpec(d_model, n_layers, n_heads, 4 * d_model))
+    out_dir = out or Path("runs") / f"windtunnel-{task}-{arch}"
+    metrics = train(config, out_dir)
+    _print_windtunnel_metrics(metrics)
+    typer.echo(f"model and metrics: {out_dir}")
+
+
+def _print_windtunnel_metrics(metrics: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{metrics['arch']} on {metrics['task']}: {metrics['steps']} steps, "
+                        f"{metrics['train_seconds']:.0f} s, {metrics['n_params']:,} parameters (held-out vs exact Bayes)")
+    for column in ("evaluation", "entropy MAE (bits)", "KL (bits)", "mass on feasible", "accuracy (determined)"):
+        table.add_column(column, justify="right")
+    for name, score in metrics["eval"].items():
+        accuracy = score["accuracy_determined"]
+        table.add_row(name, f"{score['entropy_mae_bits']:.4f}", f"{score['kl_bits']:.4f}",
+                      f"{score['mass_on_feasible']:.4f}", "-" if accuracy is None else f"{accuracy:.3f}")
+    Console().print(table)
 
 
 def main() -> None:

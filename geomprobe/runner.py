@@ -63,22 +63,42 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def default_prompts(loaded, seed: int):
+    """(prompts, description): a wind-tunnel model gets prompts sampled from its own task; any
+    other model the built-in demo prompts."""
+    from geomprobe.models.builtin import demo_prompts_path
+    from geomprobe.prompts import read_prompts
+    from geomprobe.windtunnel.builtin import windtunnel_info
+
+    info = windtunnel_info(loaded.source)
+    if info is None:
+        return read_prompts(demo_prompts_path()), str(demo_prompts_path())
+    from geomprobe.windtunnel.prompts import task_prompts
+    from geomprobe.windtunnel.tasks import make_task
+
+    task = make_task(info["task"], **info.get("task_options", {}))
+    position = "random" if task.name in ("bijection", "hmm") else "last"
+    return (task_prompts(task, n=200, seed=seed, position=position),
+            f"windtunnel:{task.name} (200 sampled sequences cut at the {position} supervised position, seed {seed})")
+
+
 def run(config: RunConfig, progress: bool = True) -> Path:
     """Run `config.suite` and return the run directory. Reruns of the same configuration resume."""
     from geomprobe.extraction import ExtractionConfig
     from geomprobe.models import load_model
-    from geomprobe.models.builtin import demo_prompts_path
     from geomprobe.prompts import prompts_hash, read_prompts
     from geomprobe.rundir import RunDirectory, now
     from geomprobe.suites import get_suite
 
     suite = get_suite(config.suite)
-    prompt_file = Path(config.prompts) if config.prompts else demo_prompts_path()
-    prompts = read_prompts(prompt_file)
+    prompts = read_prompts(config.prompts) if config.prompts else None
     device = resolve_device(config.device)
     seed_everything(config.seed)
     loaded = load_model(config.model, dtype=config.dtype, device=device, device_map=config.device_map,
                         quantize=config.quantize, revision=config.revision)
+    prompt_source = config.prompts
+    if prompts is None:
+        prompts, prompt_source = default_prompts(loaded, config.seed)
     extraction_config = ExtractionConfig(layers=config.layers, readouts=tuple(config.readouts),
                                          tokens=list(config.tokens), backend=config.backend,
                                          max_tokens=config.max_tokens, batch_size=config.batch_size)
@@ -92,7 +112,7 @@ def run(config: RunConfig, progress: bool = True) -> Path:
         "model": loaded.describe(),
         "backend": config.backend,
         "seed": config.seed,
-        "prompts": {"file": str(prompt_file), "n": len(prompts), "sha256": prompts_hash(prompts)},
+        "prompts": {"source": prompt_source, "n": len(prompts), "sha256": prompts_hash(prompts)},
     })
     manifest["suites"][config.suite] = {"status": "running", "started": now()}
     run_dir.write_manifest(manifest)

@@ -73,6 +73,12 @@ def resolve(spec: str) -> ResolvedSource:
             from .builtin import ensure_builtin
 
             return ResolvedSource(str(ensure_builtin(name)), None, True, info.family)
+        if info.hub_id.startswith("windtunnel:"):
+            if revision:
+                raise ConfigError(f"wind-tunnel model '{name}' has no revisions; drop '@{revision}'")
+            from geomprobe.windtunnel.builtin import ensure_windtunnel
+
+            return ResolvedSource(str(ensure_windtunnel(info.hub_id.split(":", 1)[1])), None, True, info.family)
         if name == "all-minilm-l6-v2" and revision is None:
             packaged = _packaged_minilm()
             if packaged is not None:

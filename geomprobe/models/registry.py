@@ -59,7 +59,17 @@ _BUILTIN = [
     ModelInfo("tiny-bert", "builtin:tiny-bert", "bert", 4, 8, 8, 128, "random init encoder"),
 ]
 
-MODELS: dict[str, ModelInfo] = {m.alias: m for m in _MODELS + _BUILTIN}
+# Wind tunnels (see geomprobe.windtunnel.builtin): trained on first use, then cached.
+_WINDTUNNELS = [
+    ModelInfo("windtunnel-sula", "windtunnel:sula", "gpt_neox", 4, 4, 4, 128,
+              "trained on the SULA generative model (exact posterior known)"),
+    ModelInfo("windtunnel-bijection", "windtunnel:bijection", "gpt_neox", 4, 4, 4, 128,
+              "trained on random bijections, V=20"),
+    ModelInfo("windtunnel-hmm", "windtunnel:hmm", "gpt_neox", 4, 4, 4, 128,
+              "trained on HMM filtering, 5 states"),
+]
+
+MODELS: dict[str, ModelInfo] = {m.alias: m for m in _MODELS + _BUILTIN + _WINDTUNNELS}
 DEFAULT_MODEL = "tiny-neox"
 
 
