@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/geomprobe run --model tiny-neox --suite extract --out runs/demo
+	$(BIN)/geomprobe run --model windtunnel-sula --suite extract --out runs/demo
 	@echo "demo run directory: runs/demo (manifest.json, extraction/*.npy, extract/results.json)"
 
 test: $(STAMP)

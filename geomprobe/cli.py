@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 
 from geomprobe.errors import GeomprobeError
+from geomprobe.models.registry import DEFAULT_MODEL
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Measure the geometry of Bayesian inference in language models (see README.md).")
@@ -61,7 +62,7 @@ def _str_list(text: Optional[str]) -> list[str]:
 @app.command()
 @user_errors
 def run(
-    model: str = typer.Option("tiny-neox", help="alias (see `geomprobe models`), alias@revision, hub id or local dir"),
+    model: str = typer.Option(DEFAULT_MODEL, help="alias (see `geomprobe models`), alias@revision, hub id or local dir"),
     suite: str = typer.Option("extract", help="what to measure: extract (later: geometry, domain, sula, ablation)"),
     prompts: Optional[Path] = typer.Option(None, help="prompt file (.jsonl records or plain text lines); "
                                                       "default: the built-in demo prompts"),
@@ -99,7 +100,7 @@ def run(
 @app.command()
 @user_errors
 def extract(
-    model: str = typer.Option("tiny-neox", help="alias, alias@revision, hub id or local dir"),
+    model: str = typer.Option(DEFAULT_MODEL, help="alias, alias@revision, hub id or local dir"),
     prompts: Optional[Path] = typer.Option(None, help="prompt file (default: built-in demo prompts)"),
     out: Optional[Path] = typer.Option(None, help="run directory (default runs/<model>)"),
     dtype: str = typer.Option("float32"),

@@ -10,6 +10,8 @@ import pytest
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Built-in wind tunnels train for a few steps only in tests (their cache key records it).
+os.environ["GEOMPROBE_WINDTUNNEL_STEPS"] = "20"
 
 CAUSAL_TINY = ["tiny-neox", "tiny-llama", "tiny-mistral", "tiny-mixtral", "tiny-phi"]
 ALL_TINY = CAUSAL_TINY + ["tiny-bert"]

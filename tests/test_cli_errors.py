@@ -39,23 +39,23 @@ def test_malformed_prompt_line(tmp_path):
     bad.write_text('{"id": "a", "text": "one"}\n\n{"id": "b", "text": "two"\n')
     _fails_with_one_line(["prompts", "validate", str(bad)], "bad.jsonl line 3: not valid JSON")
     bad.write_text('{"id": "a", "text": "one"}\n{"id": "b"}\n')
-    _fails_with_one_line(["run", "--prompts", str(bad), "--quiet", "--out", str(tmp_path / "r")],
+    _fails_with_one_line(["run", "--model", "tiny-neox", "--prompts", str(bad), "--quiet", "--out", str(tmp_path / "r")],
                          'line 2: missing "text"')
     bad.write_text('{"id": "a", "text": "one"}\n{"id": "a", "text": "two"}\n')
     _fails_with_one_line(["prompts", "validate", str(bad)], 'line 2: duplicate id "a" (first on line 1)')
 
 
 def test_layer_out_of_range(tmp_path):
-    _fails_with_one_line(["run", "--layers", "0,9", "--quiet", "--out", str(tmp_path / "r")],
+    _fails_with_one_line(["run", "--model", "tiny-neox", "--layers", "0,9", "--quiet", "--out", str(tmp_path / "r")],
                          "layer 9 is out of range: this model has 4 layers (0-3)")
-    _fails_with_one_line(["run", "--layers", "a,b", "--quiet", "--out", str(tmp_path / "r")],
+    _fails_with_one_line(["run", "--model", "tiny-neox", "--layers", "a,b", "--quiet", "--out", str(tmp_path / "r")],
                          "--layers takes comma-separated integers")
 
 
 def test_unknown_suite_dtype_and_label(tmp_path):
     _fails_with_one_line(["run", "--suite", "nope", "--quiet"], "unknown suite 'nope': available suites are")
-    _fails_with_one_line(["run", "--dtype", "float8", "--quiet"], "unknown dtype 'float8'")
-    _fails_with_one_line(["run", "--tokens", " zyxwvutsrq", "--quiet", "--out", str(tmp_path / "r")],
+    _fails_with_one_line(["run", "--model", "tiny-neox", "--dtype", "float8", "--quiet"], "unknown dtype 'float8'")
+    _fails_with_one_line(["run", "--model", "tiny-neox", "--tokens", " zyxwvutsrq", "--quiet", "--out", str(tmp_path / "r")],
                          "' zyxwvutsrq' is")
 
 

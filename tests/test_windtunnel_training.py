@@ -95,4 +95,4 @@ def test_windtunnel_alias_trains_on_first_use(monkeypatch, tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["prompts"]["source"].startswith("windtunnel:sula")
     assert manifest["prompts"]["n"] == 200
-    assert np.load(out / "extraction" / "values.npy").shape[:2] == (200, 4)
+    assert np.load(out / "extraction" / "values.npy").shape[:2] == (200, 3)

@@ -51,7 +51,7 @@ _MODELS = [
 
 # Built-in models made by geomprobe itself (see geomprobe.models.builtin): no hub needed.
 _BUILTIN = [
-    ModelInfo("tiny-neox", "builtin:tiny-neox", "gpt_neox", 4, 8, 8, 128, "random init from a config (demo default)"),
+    ModelInfo("tiny-neox", "builtin:tiny-neox", "gpt_neox", 4, 8, 8, 128, "random init from a config"),
     ModelInfo("tiny-llama", "builtin:tiny-llama", "llama", 4, 8, 2, 128, "random init, grouped-query attention"),
     ModelInfo("tiny-mistral", "builtin:tiny-mistral", "llama", 4, 8, 2, 128, "random init, sliding window 8"),
     ModelInfo("tiny-mixtral", "builtin:tiny-mixtral", "llama", 4, 8, 2, 128, "random init, 4 experts"),
@@ -61,8 +61,8 @@ _BUILTIN = [
 
 # Wind tunnels (see geomprobe.windtunnel.builtin): trained on first use, then cached.
 _WINDTUNNELS = [
-    ModelInfo("windtunnel-sula", "windtunnel:sula", "gpt_neox", 4, 4, 4, 128,
-              "trained on the SULA generative model (exact posterior known)"),
+    ModelInfo("windtunnel-sula", "windtunnel:sula", "gpt_neox", 3, 4, 4, 64,
+              "trained on the SULA generative model (exact posterior known); demo default"),
     ModelInfo("windtunnel-bijection", "windtunnel:bijection", "gpt_neox", 4, 4, 4, 128,
               "trained on random bijections, V=20"),
     ModelInfo("windtunnel-hmm", "windtunnel:hmm", "gpt_neox", 4, 4, 4, 128,
@@ -70,7 +70,7 @@ _WINDTUNNELS = [
 ]
 
 MODELS: dict[str, ModelInfo] = {m.alias: m for m in _MODELS + _BUILTIN + _WINDTUNNELS}
-DEFAULT_MODEL = "tiny-neox"
+DEFAULT_MODEL = "windtunnel-sula"
 
 
 def parse_model_spec(spec: str) -> tuple[str, str | None]:

@@ -24,12 +24,16 @@ from .train import TrainConfig
 
 RECIPE_VERSION = "1"
 
-# task -> (training config, expected steps per second on 2 CPU cores, for the notice)
+# task -> (training config, expected steps per second on 2 CPU cores, for the notice).
+# Trained against the exact predictive (target="bayes"): same optimum as cross-entropy on sampled
+# answers, but it reaches it far faster (SULA, 2 minutes: 0.003 vs 0.036 bits entropy MAE).
+_SMALL = TransformerSpec(64, 3, 4, 256)
 RECIPES: dict[str, tuple[TrainConfig, float]] = {
-    "sula": (TrainConfig(task="sula", steps=1500, batch_size=128, lr=2e-3, spec=TransformerSpec(128, 4, 4, 512)), 4.0),
-    "bijection": (TrainConfig(task="bijection", steps=6000, batch_size=128, lr=2e-3,
+    "sula": (TrainConfig(task="sula", steps=1500, batch_size=128, lr=3e-3, target="bayes", spec=_SMALL), 8.5),
+    "bijection": (TrainConfig(task="bijection", steps=6000, batch_size=128, lr=3e-3, target="bayes",
                               spec=TransformerSpec(128, 4, 4, 512)), 3.0),
-    "hmm": (TrainConfig(task="hmm", steps=4000, batch_size=128, lr=2e-3, spec=TransformerSpec(128, 4, 4, 512)), 2.0),
+    "hmm": (TrainConfig(task="hmm", steps=4000, batch_size=128, lr=3e-3, target="bayes",
+                        spec=TransformerSpec(128, 4, 4, 512)), 2.0),
 }
 
 
