@@ -68,8 +68,13 @@ def ensure_windtunnel(task: str, progress: bool = True) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{task}-", dir=path.parent))
     try:
-        train(config, staging, progress=progress)
+        metrics = train(config, staging, progress=progress)
         os.replace(staging, path)
+        score = metrics["eval"]["train_length"]
+        Console(stderr=True).print(
+            f"windtunnel-{task}: {metrics['steps']} steps in {metrics['train_seconds']:.0f} s; held-out entropy MAE "
+            f"{score['entropy_mae_bits']:.4f} bits, KL(Bayes||model) {score['kl_bits']:.4f} bits, mass on feasible "
+            f"answers {score['mass_on_feasible']:.4f} ({path / 'metrics.json'})")
     except OSError:
         if not (path / "config.json").exists():
             raise
