@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from geomprobe.analysis.windtunnel_metrics import entropy_bits, score_against_bayes
-from geomprobe.windtunnel.models import build, n_params
+from geomprobe.windtunnel.models import TransformerSpec, build, n_params
 from geomprobe.windtunnel.tasks import make_task
 from geomprobe.windtunnel.train import TrainConfig, evaluate, train
 
@@ -96,3 +96,29 @@ def test_windtunnel_alias_trains_on_first_use(monkeypatch, tmp_path):
     assert manifest["prompts"]["source"].startswith("windtunnel:sula")
     assert manifest["prompts"]["n"] == 200
     assert np.load(out / "extraction" / "values.npy").shape[:2] == (200, 3)
+
+
+def test_pca_ratios_match_sklearn():
+    from sklearn.decomposition import PCA
+    from sklearn.preprocessing import StandardScaler
+
+    from geomprobe.analysis.pca import explained_variance_ratios
+
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(50, 6)) @ rng.normal(size=(6, 6)) + rng.normal(size=6)
+    data = np.column_stack([data, np.full(50, 3.0)])  # a constant column is dropped
+    expected = PCA().fit(StandardScaler().fit_transform(data[:, :6])).explained_variance_ratio_
+    np.testing.assert_allclose(explained_variance_ratios(data), expected, atol=1e-10)
+
+
+def test_frame_precision_curves_on_a_short_run(tmp_path):
+    from geomprobe.windtunnel.dissociation import dissociation_curves
+
+    config = TrainConfig(task="sula", steps=30, batch_size=32, eval_sequences=64, n_checkpoints=2,
+                         spec=TransformerSpec(32, 2, 2, 64))
+    train(config, tmp_path / "wt", progress=False)
+    curves = dissociation_curves(tmp_path / "wt", n_probe=16, n_eval=64)
+    assert len(curves) == 3 and curves[-1]["step"] == 30
+    assert curves[-1]["attention_distance_mean"] == 0.0  # the final checkpoint against itself
+    assert all(0 < c["attention_distance_mean"] <= 1 for c in curves[:-1])
+    assert all(0 < c["pc1"] <= c["pc12"] <= 1 for c in curves)

@@ -1,0 +1,67 @@
+"""Frame-precision dissociation (paper II; PROTOCOL.md section 9): across the checkpoints of a
+transformer wind-tunnel run, how far each layer's attention patterns on a fixed probe set are
+from the final checkpoint's, against the value-manifold PC1 share and the entropy MAE. Paper II
+predicts the attention frame settles well before the value geometry and the calibration do.
+
+Attention distance: the mean over probe sequences, heads and query positions (real tokens only)
+of the total-variation distance 0.5 * sum_j |a_j - a*_j| between a checkpoint's attention row and
+the final checkpoint's; 0 = identical, 1 = disjoint.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from geomprobe.adapters import adapter_for
+from geomprobe.analysis.pca import explained_variance_ratios
+from geomprobe.hooks import capture_final_token
+
+from .checkpoints import iter_checkpoints
+from .tasks import make_task
+from .train import evaluate
+
+
+@torch.no_grad()
+def _probe(model, tokens: torch.Tensor, final_index: torch.Tensor):
+    """Attention [layers, batch, heads, T, T] (eager) and last-layer final-token values [batch, G*d]."""
+    model.set_attn_implementation("eager")
+    adapter = adapter_for(model)
+    last = adapter.shape.n_layers - 1
+    with capture_final_token(adapter, [last], final_index) as store:
+        out = model(input_ids=tokens, output_attentions=True, use_cache=False)
+    attentions = torch.stack([a.float() for a in out.attentions])
+    return attentions, store["values"][last].flatten(1).numpy()
+
+
+def dissociation_curves(run_dir: str | Path, n_probe: int = 128, seed: int = 7, n_eval: int = 512) -> list[dict]:
+    run_dir = Path(run_dir)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    if metrics["config"]["arch"] != "transformer":
+        raise ValueError("frame-precision curves need a transformer run (attention patterns)")
+    task = make_task(metrics["config"]["task"], **metrics["config"]["task_options"])
+    batch = task.sample(n_probe, np.random.default_rng(seed))
+    tokens = torch.as_tensor(batch.tokens)
+    real = tokens != task.pad_id  # [batch, T]
+    final_index = torch.as_tensor([np.flatnonzero(row)[-1] for row in batch.supervised])
+    probes = []
+    for info, module in iter_checkpoints(run_dir):
+        attentions, values = _probe(module.model, tokens, final_index)
+        probes.append((info, module, attentions, values))
+    final_attn = probes[-1][2]
+    weights = real[None, :, None, :].float()  # query rows of real tokens
+    curves = []
+    for info, module, attentions, values in probes:
+        tv = 0.5 * (attentions - final_attn).abs().sum(-1)  # [layers, batch, heads, T]
+        per_layer = (tv * weights).sum((1, 2, 3)) / (weights.sum() * attentions.shape[2])
+        ratios = explained_variance_ratios(values)
+        score = evaluate(module, task, n_eval)
+        curves.append({"step": info["step"], "elapsed_s": round(info["elapsed_s"], 1),
+                       "attention_distance_to_final": [float(x) for x in per_layer],
+                       "attention_distance_mean": float(per_layer.mean()),
+                       "pc1": float(ratios[0]), "pc12": float(ratios[:2].sum()),
+                       "entropy_mae_bits": score["entropy_mae_bits"], "kl_bits": score["kl_bits"]})
+    return curves
