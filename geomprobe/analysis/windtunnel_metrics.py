@@ -20,10 +20,11 @@ import numpy as np
 TINY = 1e-12
 
 
-def entropy_bits(p: np.ndarray, axis: int = -1) -> np.ndarray:
+def entropy_bits(p, axis: int = -1) -> np.ndarray:
+    """Shannon entropy in bits along `axis`, with 0 log 0 = 0 (an all-zero row gives 0)."""
     p = np.asarray(p, dtype=np.float64)
     logs = np.log2(np.where(p > 0, p, 1.0))
-    return -(p * logs).sum(axis=axis)
+    return 0.0 - (p * logs).sum(axis=axis)  # 0.0 - x turns -0.0 into 0.0
 
 
 @dataclass

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from geomprobe.analysis.windtunnel_metrics import entropy_bits
 from geomprobe.errors import ConfigError
 
 IGNORE_INDEX = -100  # targets at unsupervised positions (torch cross_entropy's default ignore_index)
@@ -29,14 +30,6 @@ SPECIAL_TOKENS = (BOS, PAD, UNK)
 
 # ----------------------------------------------------------------------------------------------
 # Entropies and the SULA posterior
-
-
-def entropy_bits(p, axis: int = -1):
-    """Shannon entropy in bits of distributions along `axis`, with 0 log 0 = 0. Rows of zeros
-    (unsupervised positions of `TaskBatch.bayes`) give 0."""
-    p = np.asarray(p, dtype=np.float64)
-    logs = np.log2(np.where(p > 0, p, 1.0))
-    return 0.0 - (p * logs).sum(axis=axis)  # 0.0 - x turns -0.0 into 0.0
 
 
 def binary_entropy_bits(p):
