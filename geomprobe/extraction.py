@@ -146,6 +146,11 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
     token_ids = resolve_token_ids(loaded.tokenizer, config.tokens)
     prompts = list(prompts)
     encoded = tokenize(loaded.tokenizer, prompts, config.max_tokens)
+    limit = getattr(loaded.model.config, "max_position_embeddings", None)
+    if limit is not None and max(len(ids) for ids in encoded) > limit:
+        longest = max(range(len(prompts)), key=lambda i: len(encoded[i]))
+        raise ConfigError(f"prompt '{prompts[longest].id}' has {len(encoded[longest])} tokens, more than this model's "
+                          f"{limit} positions: shorten it or pass --max-tokens {limit}")
     if any(len(ids) == 0 for ids in encoded):
         empty = next(p.id for p, ids in zip(prompts, encoded) if not ids)
         raise ConfigError(f"prompt '{empty}' has no tokens")

@@ -156,3 +156,14 @@ def test_layer_subset_and_out_of_range(load_tiny, varied_prompts):
     np.testing.assert_allclose(some["values"], full["values"][:, [1, 3]], atol=1e-6)
     with pytest.raises(ConfigError, match="out of range: this model has 4 layers"):
         extract(loaded, varied_prompts, ExtractionConfig(layers=[4]), progress=False)
+
+
+def test_prompt_longer_than_the_model_is_refused_or_truncated(load_tiny, varied_prompts):
+    from geomprobe.errors import ConfigError
+
+    loaded = load_tiny("tiny-bert")  # 512 positions
+    long_prompt = type(varied_prompts[0])("long", " ".join(p.text for p in varied_prompts) * 3)
+    with pytest.raises(ConfigError, match="more than this model's 512 positions"):
+        extract(loaded, [long_prompt], progress=False)
+    ex = extract(loaded, [long_prompt], ExtractionConfig(max_tokens=512), progress=False)
+    assert ex["n_tokens"][0] == 512
