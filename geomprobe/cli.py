@@ -208,6 +208,37 @@ def windtunnel_train(
     typer.echo(f"model and metrics: {out_dir}")
 
 
+@windtunnel_app.command("curves")
+@user_errors
+def windtunnel_curves(run_dir: Path = typer.Argument(..., help="a `windtunnel train` output directory"),
+                      n_probe: int = typer.Option(128, help="probe sequences for attention patterns and values")):
+    """Frame-precision dissociation across checkpoints: attention distance to the final checkpoint
+    per layer vs value PC1 share and entropy MAE (writes RUN_DIR/curves.json)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from geomprobe.errors import ConfigError
+    from geomprobe.rundir import atomic_write_json
+    from geomprobe.windtunnel.dissociation import dissociation_curves
+
+    if not (run_dir / "metrics.json").exists():
+        raise ConfigError(f"{run_dir} has no metrics.json: pass a directory written by `geomprobe windtunnel train`")
+    try:
+        curves = dissociation_curves(run_dir, n_probe=n_probe)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    atomic_write_json(run_dir / "curves.json", curves)
+    table = Table(title="frame (attention) vs precision (values, calibration) across checkpoints")
+    for column in ("step", "time s", "attention distance to final, per layer", "value PC1", "PC1+PC2", "MAE bits"):
+        table.add_column(column, justify="right")
+    for c in curves:
+        table.add_row(str(c["step"]), f"{c['elapsed_s']:.0f}",
+                      " ".join(f"{x:.3f}" for x in c["attention_distance_to_final"]), f"{c['pc1']:.3f}",
+                      f"{c['pc12']:.3f}", f"{c['entropy_mae_bits']:.4f}")
+    Console().print(table)
+    typer.echo(f"curves: {run_dir / 'curves.json'}")
+
+
 def _print_windtunnel_metrics(metrics: dict) -> None:
     from rich.console import Console
     from rich.table import Table

@@ -122,3 +122,23 @@ def test_frame_precision_curves_on_a_short_run(tmp_path):
     assert curves[-1]["attention_distance_mean"] == 0.0  # the final checkpoint against itself
     assert all(0 < c["attention_distance_mean"] <= 1 for c in curves[:-1])
     assert all(0 < c["pc1"] <= c["pc12"] <= 1 for c in curves)
+
+
+def test_windtunnel_cli_train_and_curves(tmp_path):
+    from typer.testing import CliRunner
+
+    from geomprobe.cli import app
+
+    runner = CliRunner()
+    out = tmp_path / "cli-run"
+    result = runner.invoke(app, ["windtunnel", "train", "--task", "recall", "--steps", "15", "--d-model", "32",
+                                 "--n-layers", "2", "--n-heads", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "accuracy" in result.output and (out / "config.json").exists()
+    result = runner.invoke(app, ["windtunnel", "curves", str(out), "--n-probe", "8"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads((out / "curves.json").read_text())) >= 2
+    bad = runner.invoke(app, ["windtunnel", "curves", str(tmp_path)])
+    assert bad.exit_code == 2 and "has no metrics.json" in bad.stderr
+    bad = runner.invoke(app, ["windtunnel", "train", "--task", "nope", "--steps", "1", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "nope" in bad.stderr
