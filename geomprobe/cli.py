@@ -186,6 +186,8 @@ def windtunnel_train(
     seed: int = typer.Option(0),
     batch_size: int = typer.Option(128, min=1),
     lr: float = typer.Option(2e-3),
+    target: str = typer.Option("sampled", help="sampled (cross-entropy on sampled answers, the papers') | bayes "
+                                               "(against the exact predictive)"),
     d_model: int = typer.Option(128),
     n_layers: int = typer.Option(4),
     n_heads: int = typer.Option(4),
@@ -200,7 +202,7 @@ def windtunnel_train(
     _quiet_libraries()
     options = {"n": vocab_n} if vocab_n is not None else {}
     config = TrainConfig(task=task, task_options=options, arch=arch, steps=steps, minutes=minutes, seed=seed,
-                         batch_size=batch_size, lr=lr, threads=threads,
+                         batch_size=batch_size, lr=lr, threads=threads, target=target,
                          spec=TransformerSpec(d_model, n_layers, n_heads, 4 * d_model))
     out_dir = out or Path("runs") / f"windtunnel-{task}-{arch}"
     metrics = train(config, out_dir)
