@@ -144,6 +144,8 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True) -> di
     out_dir/metrics.json)."""
     out_dir = Path(out_dir)
     kind, budget = config.budget()
+    if config.target not in ("sampled", "bayes"):
+        raise ConfigError(f"unknown training target '{config.target}': choose sampled or bayes")
     if config.threads:
         torch.set_num_threads(config.threads)
     task = make_task(config.task, **config.task_options)
