@@ -46,7 +46,7 @@ class TrainConfig:
     warmup_steps: int = 100
     weight_decay: float = 0.01
     seed: int = 0
-    n_checkpoints: int = 10
+    n_checkpoints: int = 10  # log-spaced over the budget (1% ... ), plus the final weights
     eval_sequences: int = 1024
     eval_lengths: list[int] | None = None  # None: the task's default (HMM adds 30 and 50)
     threads: int | None = None
@@ -158,7 +158,8 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True) -> di
     answer_ids = torch.as_tensor(task.answer_ids)
     checkpoint_dir = out_dir / "checkpoints"
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    next_checkpoint = 1
+    # Log-spaced, so the early phase where attention patterns form is resolved (paper II).
+    checkpoint_at = list(np.geomspace(0.01, 1.0, config.n_checkpoints + 1)[:-1])
     history = []
     started = time.perf_counter()
     step = 0
@@ -192,9 +193,10 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True) -> di
                 mae = batch_entropy_mae(logits, bayes, supervised, answer_ids)
                 history.append({"step": step, "elapsed_s": round(time.perf_counter() - started, 3),
                                 "loss": loss_value, "train_entropy_mae_bits": mae})
-            if fraction >= next_checkpoint / (config.n_checkpoints + 1):
+            if checkpoint_at and fraction >= checkpoint_at[0]:
                 _save_checkpoint(module, checkpoint_dir, step, time.perf_counter() - started, loss_value, mae)
-                next_checkpoint += 1
+                while checkpoint_at and fraction >= checkpoint_at[0]:
+                    checkpoint_at.pop(0)
             done = (time.perf_counter() - started) / 60 if kind == "minutes" else step
             bar.update(handle, completed=min(done, budget), step=step, loss=loss_value, mae=mae)
     train_seconds = time.perf_counter() - started
