@@ -86,13 +86,18 @@ def _status_kib(field: str) -> int | None:
     return None
 
 
-def rss_mib() -> float:
-    kib = _status_kib("VmRSS")
+def _mib(field: str) -> float:
+    """A /proc/self/status memory field in MiB; ru_maxrss where /proc is unavailable."""
+    kib = _status_kib(field)
     if kib is None:
         import resource
 
         kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return kib / 1024
+
+
+def rss_mib() -> float:
+    return _mib("VmRSS")
 
 
 def reset_peak() -> bool:
@@ -105,12 +110,7 @@ def reset_peak() -> bool:
 
 
 def peak_mib() -> float:
-    kib = _status_kib("VmHWM")
-    if kib is None:
-        import resource
-
-        kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return kib / 1024
+    return _mib("VmHWM")
 
 
 def release_free_memory() -> None:
