@@ -63,7 +63,7 @@ def _str_list(text: Optional[str]) -> list[str]:
 @user_errors
 def run(
     model: str = typer.Option(DEFAULT_MODEL, help="alias (see `geomprobe models`), alias@revision, hub id or local dir"),
-    suite: str = typer.Option("extract", help="what to measure: extract (later: geometry, domain, sula, ablation)"),
+    suite: str = typer.Option("extract", help="what to measure: extract | geometry | domain"),
     prompts: Optional[Path] = typer.Option(None, help="prompt file (.jsonl records or plain text lines); "
                                                       "default: the built-in demo prompts"),
     out: Optional[Path] = typer.Option(None, help="run directory (default runs/<model>); a rerun resumes it"),
@@ -82,6 +82,27 @@ def run(
     max_tokens: Optional[int] = typer.Option(None, help="keep only the last N tokens of longer prompts"),
     overwrite: bool = typer.Option(False, help="replace a run directory made with another configuration"),
     quiet: bool = typer.Option(False, help="no progress bar or summary table"),
+    n_per_quintile: int = typer.Option(15, min=0, help="geometry/domain: prompts drawn per next-token-entropy "
+                                                       "quintile (0: every candidate)", rich_help_panel="geometry"),
+    corpus: str = typer.Option("mixed", help="geometry/domain: candidate corpus when --prompts is not given",
+                               rich_help_panel="geometry"),
+    domains: str = typer.Option("math,code,philosophy", help="domain: restricted corpora to compare with --corpus",
+                                rich_help_panel="geometry"),
+    readout: str = typer.Option("values", help="value manifold reads: values | z | resid",
+                                rich_help_panel="geometry"),
+    fold_ln: bool = typer.Option(False, help="key orthogonality with the preceding norm's scale folded into W_K",
+                                 rich_help_panel="geometry"),
+    token_keys: bool = typer.Option(False, help="also the token-key mode (E W_K for sampled tokens)",
+                                    rich_help_panel="geometry"),
+    init_seeds: int = typer.Option(3, min=0, help="freshly initialised copies for the key baseline",
+                                   rich_help_panel="geometry"),
+    step0: str = typer.Option("auto", help="untrained-checkpoint baseline: auto (Pythia step0) | off | a model "
+                                           "spec", rich_help_panel="geometry"),
+    n_boot: int = typer.Option(1000, min=10, help="bootstrap resamples for 95% CIs", rich_help_panel="geometry"),
+    pc_threshold: float = typer.Option(0.30, rich_help_panel="verdict"),
+    orth_threshold: float = typer.Option(0.20, rich_help_panel="verdict"),
+    orth_layer_fraction: float = typer.Option(0.50, rich_help_panel="verdict"),
+    focusing_threshold: float = typer.Option(0.30, rich_help_panel="verdict"),
 ):
     """Run a suite on a model and write a run directory."""
     from geomprobe.runner import RunConfig
@@ -92,7 +113,11 @@ def run(
                        out=str(out) if out else None, revision=revision, dtype=dtype, device=device,
                        device_map=device_map, quantize=quantize, backend=backend, batch_size=batch_size,
                        seed=seed, layers=_int_list(layers), readouts=_str_list(readouts), tokens=_str_list(tokens),
-                       max_tokens=max_tokens, overwrite=overwrite)
+                       max_tokens=max_tokens, overwrite=overwrite, n_per_quintile=n_per_quintile, corpus=corpus,
+                       domains=_str_list(domains), readout=readout, fold_ln=fold_ln, token_keys=token_keys,
+                       init_seeds=init_seeds, step0=step0, n_boot=n_boot, pc_threshold=pc_threshold,
+                       orth_threshold=orth_threshold, orth_layer_fraction=orth_layer_fraction,
+                       focusing_threshold=focusing_threshold)
     run_dir = run_suite(config, progress=not quiet)
     typer.echo(f"results: {run_dir}")
 
@@ -117,9 +142,30 @@ def extract(
     quiet: bool = typer.Option(False),
 ):
     """Same as `geomprobe run --suite extract`."""
-    run(model=model, suite="extract", prompts=prompts, out=out, revision=None, dtype=dtype, device=device,
-        device_map=device_map, quantize=quantize, backend=backend, batch_size=batch_size, seed=seed, layers=layers,
-        readouts=readouts, tokens=tokens, max_tokens=None, overwrite=overwrite, quiet=quiet)
+    from geomprobe.runner import RunConfig
+    from geomprobe.runner import run as run_suite
+
+    _quiet_libraries()
+    config = RunConfig(model=model, suite="extract", prompts=str(prompts) if prompts else None,
+                       out=str(out) if out else None, dtype=dtype, device=device, device_map=device_map,
+                       quantize=quantize, backend=backend, batch_size=batch_size, seed=seed, layers=_int_list(layers),
+                       readouts=_str_list(readouts), tokens=_str_list(tokens), overwrite=overwrite)
+    typer.echo(f"results: {run_suite(config, progress=not quiet)}")
+
+
+@app.command()
+@user_errors
+def compare(
+    run_dirs: list[Path] = typer.Argument(..., help="run directories with a finished geometry suite"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="also write OUT.json and OUT.md"),
+):
+    """Cross-model table (paper III Table 2 layout) from existing run directories."""
+    from geomprobe.compare import compare as build, print_table
+
+    rows = build(run_dirs, out)
+    print_table(rows)
+    if out is not None:
+        typer.echo(f"table: {out.with_suffix('.md')}")
 
 
 @app.command()
@@ -170,10 +216,15 @@ def prompts_list():
     from geomprobe.models.builtin import demo_prompts_path
     from geomprobe.prompts import read_prompts
 
+    from geomprobe.corpora import CORPORA, corpus_path
+
     path = demo_prompts_path()
-    typer.echo(f"demo  {len(read_prompts(path))} prompts  {path}")
-    for path in sorted(Path("prompts").glob("*.jsonl")):
-        typer.echo(f"{path.stem}  {len(read_prompts(path))} prompts  {path}")
+    typer.echo(f"demo        {len(read_prompts(path)):5d} prompts  {path}")
+    for name in CORPORA:
+        path = corpus_path(name)
+        prompts = read_prompts(path)
+        sources = sorted({p.source for p in prompts if p.source})
+        typer.echo(f"{name:11} {len(prompts):5d} prompts  {path}  sources: {', '.join(sources)}")
 
 
 @windtunnel_app.command("train")

@@ -163,7 +163,13 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
         if finished is not None:
             return finished
         shard_dir = out_dir / "shards"
+        request = {"prompts_sha256": prompts_hash(prompts), "layers": layers, **config.fingerprint_fields()}
+        request_path = out_dir / "request.json"
+        if request_path.exists() and json.loads(request_path.read_text()) != json.loads(json.dumps(request)):
+            shutil.rmtree(shard_dir, ignore_errors=True)  # shards of other prompts or settings: start afresh
+            (out_dir / "meta.json").unlink(missing_ok=True)
         shard_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(request_path, request)
         for shard in sorted(shard_dir.glob("shard-*.npz")):
             with np.load(shard) as data:
                 arrays = {k: data[k] for k in data.files}
@@ -214,7 +220,9 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
     if out_dir is not None:
         for name, array in arrays.items():
             atomic_save_npy(out_dir / f"{name}.npy", array)
-        write_prompts(prompts, out_dir.parent / "prompts.jsonl")
+        write_prompts(prompts, out_dir / "prompts.jsonl")
+        if out_dir.name == "extraction":  # <run>/extraction or <run>/<suite>/extraction: the prompts used there
+            write_prompts(prompts, out_dir.parent / "prompts.jsonl")
         atomic_write_json(out_dir / "meta.json", meta)  # written last: its presence marks completion
         shutil.rmtree(shard_dir, ignore_errors=True)
     return Extraction([p.id for p in prompts], layers, arrays, token_ids, meta)
@@ -240,5 +248,6 @@ def load_extraction(directory: str | Path) -> Extraction:
     arrays = {path.stem: np.load(path) for path in directory.glob("*.npy")}
     from geomprobe.prompts import read_prompts
 
-    ids = [p.id for p in read_prompts(directory.parent / "prompts.jsonl")]
+    own = directory / "prompts.jsonl"
+    ids = [p.id for p in read_prompts(own if own.exists() else directory.parent / "prompts.jsonl")]
     return Extraction(ids, meta["layers"], arrays, meta["token_ids"], meta)

@@ -36,6 +36,21 @@ class RunConfig:
     tokens: list[str] = field(default_factory=list)
     max_tokens: int | None = None
     overwrite: bool = False
+    # geometry and domain suites (PROTOCOL.md sections 2-6)
+    n_per_quintile: int = 15  # stratified sampling: draws per entropy quintile (0: use every candidate)
+    corpus: str = "mixed"  # candidate prompts when --prompts is not given (a corpus name, see `prompts list`)
+    domains: list[str] = field(default_factory=lambda: ["math", "code", "philosophy"])
+    readout: str = "values"  # what the value-manifold analysis reads: values | z | resid
+    fold_ln: bool = False  # key orthogonality on W_K with the preceding norm's scale folded in
+    token_keys: bool = False  # also the papers' token-key mode (E W_K for sampled tokens)
+    init_seeds: int = 3  # freshly initialised copies for the key-orthogonality baseline
+    step0: str = "auto"  # untrained checkpoint baseline: auto (Pythia's step0) | off | a model spec
+    n_boot: int = 1000
+    n_null: int = 200
+    pc_threshold: float = 0.30
+    orth_threshold: float = 0.20
+    orth_layer_fraction: float = 0.50
+    focusing_threshold: float = 0.30
 
 
 def default_out(model: str) -> Path:
@@ -82,11 +97,43 @@ def default_prompts(loaded, seed: int):
             f"windtunnel:{task.name} (200 sampled sequences cut at the {position} supervised position, seed {seed})")
 
 
+@dataclass
+class SuiteContext:
+    """What a suite gets: the loaded model, the run's configuration and directory, and the user's
+    prompts (None when the suite should choose its own)."""
+
+    loaded: object
+    config: RunConfig
+    run_dir: object  # geomprobe.rundir.RunDirectory
+    prompts: list | None
+    progress: bool = True
+
+    def extraction_config(self, **overrides):
+        from geomprobe.extraction import ExtractionConfig
+
+        c = self.config
+        fields = dict(layers=c.layers, readouts=tuple(c.readouts), tokens=list(c.tokens), backend=c.backend,
+                      max_tokens=c.max_tokens, batch_size=c.batch_size)
+        fields.update(overrides)
+        return ExtractionConfig(**fields)
+
+    def record_prompts(self, prompts, source: str, key: str = "prompts") -> None:
+        """Note in the manifest which prompts this suite used (each suite may use its own)."""
+        from geomprobe.prompts import prompts_hash
+
+        manifest = self.run_dir.read_manifest()
+        manifest["suites"][self.config.suite][key] = {"source": source, "n": len(prompts),
+                                                       "sha256": prompts_hash(prompts)}
+        self.run_dir.write_manifest(manifest)
+
+
 def run(config: RunConfig, progress: bool = True) -> Path:
-    """Run `config.suite` and return the run directory. Reruns of the same configuration resume."""
-    from geomprobe.extraction import ExtractionConfig
+    """Run `config.suite` and return the run directory. Reruns of the same configuration resume.
+
+    A run directory holds one model under one set of settings (its fingerprint); each suite keeps
+    its own prompts and results under <run>/<suite>/, so suites can be added to a run one by one."""
     from geomprobe.models import load_model
-    from geomprobe.prompts import prompts_hash, read_prompts
+    from geomprobe.prompts import read_prompts
     from geomprobe.rundir import RunDirectory, now
     from geomprobe.suites import get_suite
 
@@ -96,28 +143,23 @@ def run(config: RunConfig, progress: bool = True) -> Path:
     seed_everything(config.seed)
     loaded = load_model(config.model, dtype=config.dtype, device=device, device_map=config.device_map,
                         quantize=config.quantize, revision=config.revision)
-    prompt_source = config.prompts
-    if prompts is None:
-        prompts, prompt_source = default_prompts(loaded, config.seed)
-    extraction_config = ExtractionConfig(layers=config.layers, readouts=tuple(config.readouts),
-                                         tokens=list(config.tokens), backend=config.backend,
-                                         max_tokens=config.max_tokens, batch_size=config.batch_size)
     fingerprint_config = {
         "model": config.model, "revision": loaded.revision, "dtype": config.dtype, "quantize": config.quantize,
-        "seed": config.seed, "prompts_sha256": prompts_hash(prompts), **extraction_config.fingerprint_fields(),
+        "seed": config.seed, "backend": config.backend, "max_tokens": config.max_tokens,
     }
     run_dir = RunDirectory(config.out or default_out(config.model))
     manifest = run_dir.open(fingerprint_config, overwrite=config.overwrite, extra={
-        "run_config": asdict(config),
         "model": loaded.describe(),
         "backend": config.backend,
+        "dtype": config.dtype,
         "seed": config.seed,
-        "prompts": {"source": prompt_source, "n": len(prompts), "sha256": prompts_hash(prompts)},
     })
-    manifest["suites"][config.suite] = {"status": "running", "started": now()}
+    manifest["suites"][config.suite] = {"status": "running", "started": now(), "run_config": asdict(config)}
     run_dir.write_manifest(manifest)
-    suite(loaded=loaded, prompts=prompts, extraction_config=extraction_config, run_dir=run_dir,
-          progress=progress)
+    try:
+        suite(SuiteContext(loaded=loaded, config=config, run_dir=run_dir, prompts=prompts, progress=progress))
+    except ValueError as error:  # the analyses' input checks (too few prompts, no varying column, ...)
+        raise ConfigError(f"{config.suite} suite: {error}") from error
     manifest = run_dir.read_manifest()
     manifest["suites"][config.suite].update(status="complete", ended=now())
     manifest.update(status="complete", ended=now())

@@ -65,7 +65,7 @@ def test_run_writes_manifest_and_refuses_a_different_config(tmp_path):
     assert manifest["seed"] == 3 and manifest["backend"] == "hf"
     assert manifest["model"]["dtype"] == "float32" and manifest["model"]["family"] == "llama"
     assert "revision" in manifest["model"] and manifest["versions"]["torch"]
-    assert manifest["prompts"]["n"] == 60
+    assert manifest["suites"]["extract"]["prompts"]["n"] == 60
     for name in ("values", "attn_entropy_bits", "n_visible_keys", "next_entropy_bits"):
         assert (out / "extraction" / f"{name}.npy").exists()
     results = json.loads((out / "extract" / "results.json").read_text())

@@ -93,8 +93,8 @@ def test_windtunnel_alias_trains_on_first_use(monkeypatch, tmp_path):
     monkeypatch.setenv("GEOMPROBE_WINDTUNNEL_STEPS", "20")
     out = run(RunConfig(model="windtunnel-sula", out=str(tmp_path / "run")), progress=False)
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["prompts"]["source"].startswith("windtunnel:sula")
-    assert manifest["prompts"]["n"] == 200
+    assert manifest["suites"]["extract"]["prompts"]["source"].startswith("windtunnel:sula")
+    assert manifest["suites"]["extract"]["prompts"]["n"] == 200
     assert np.load(out / "extraction" / "values.npy").shape[:2] == (200, 3)
 
 

@@ -163,6 +163,11 @@ class Adapter:
         bias = linear_bias(module)
         return weight.contiguous(), (None if bias is None else bias.view(s.n_kv_heads, s.d_head))
 
+    def attention_input_norm(self, layer: int) -> nn.Module | None:
+        """The normalisation whose output feeds the key projection of `layer` (pre-norm blocks:
+        the block's input_layernorm). Its `weight` is the scale that `fold_ln` multiplies in."""
+        return getattr(self.layers()[layer], "input_layernorm", None)
+
     def backbone(self) -> nn.Module:
         """The base model, whose `last_hidden_state` is what the unembedding reads."""
         return self.model.base_model

@@ -30,3 +30,9 @@ class BertAdapter(Adapter):
 
     def output_projection(self, layer):
         return self.layers()[layer].attention.output.dense
+
+    def attention_input_norm(self, layer):
+        # post-norm: a block's input is the previous block's output LayerNorm (embeddings' for layer 0)
+        if layer == 0:
+            return self.model.base_model.embeddings.LayerNorm
+        return self.layers()[layer - 1].output.LayerNorm

@@ -45,7 +45,8 @@ class LoadedModel:
 
     def describe(self) -> dict:
         return {k: getattr(self, k) for k in ("spec", "source", "revision", "commit", "family", "dtype", "device",
-                                              "device_map", "quantize", "attn_implementation")}
+                                              "device_map", "quantize", "attn_implementation")} | {
+            "shape": dict(self.adapter.shape.__dict__)}
 
 
 @dataclass(frozen=True)

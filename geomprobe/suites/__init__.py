@@ -1,5 +1,4 @@
-"""Suites: functions (loaded, prompts, extraction_config, run_dir, progress) -> results under
-<run>/<suite>/. Later suites register here."""
+"""Suites: functions SuiteContext -> results under <run>/<suite>/ (see geomprobe.runner)."""
 
 from __future__ import annotations
 
@@ -7,9 +6,12 @@ from collections.abc import Callable
 
 from geomprobe.errors import ConfigError
 
+from .domain import run_domain_suite
 from .extract import run_extract_suite
+from .geometry import run_geometry_suite
 
-SUITES: dict[str, Callable] = {"extract": run_extract_suite}
+SUITES: dict[str, Callable] = {"extract": run_extract_suite, "geometry": run_geometry_suite,
+                               "domain": run_domain_suite}
 
 
 def get_suite(name: str) -> Callable:

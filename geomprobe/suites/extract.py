@@ -33,11 +33,16 @@ def summarise(extraction) -> dict:
     return results
 
 
-def run_extract_suite(loaded, prompts, extraction_config, run_dir, progress=True) -> dict:
-    extraction = extract(loaded, prompts, extraction_config, out_dir=run_dir.path / "extraction", progress=progress)
+def run_extract_suite(ctx) -> dict:
+    from geomprobe.runner import default_prompts
+
+    prompts, source = (ctx.prompts, ctx.config.prompts) if ctx.prompts else default_prompts(ctx.loaded, ctx.config.seed)
+    ctx.record_prompts(prompts, source)
+    extraction = extract(ctx.loaded, prompts, ctx.extraction_config(), out_dir=ctx.run_dir.path / "extraction",
+                         progress=ctx.progress)
     results = summarise(extraction)
-    atomic_write_json(run_dir.path / "extract" / "results.json", results)
-    if progress:
+    atomic_write_json(ctx.run_dir.path / "extract" / "results.json", results)
+    if ctx.progress:
         print_summary(results)
     return results
 

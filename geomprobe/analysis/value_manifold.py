@@ -1,0 +1,346 @@
+"""Value manifold: PCA of standardised final-token values (PROTOCOL.md section 2). numpy/scipy only.
+
+    vm = value_manifold(values[:, -1].reshape(n_prompts, -1), entropy_bits=next_entropy_bits)
+    vm.pc12, vm.pc12_ci95, vm.shuffle_null["pc12"], vm.above_shuffle_null["pc12"]
+    json.dumps(vm.to_dict())
+
+Statistics of the covariance eigenvalues lambda_1 >= lambda_2 >= ... of the standardised matrix:
+    pc1  = lambda_1 / sum(lambda)
+    pc12 = (lambda_1 + lambda_2) / sum(lambda)
+    pr   = sum(lambda)^2 / sum(lambda^2)        (participation ratio, 1 <= pr <= rank)
+Confidence intervals: percentile bootstrap over prompts (rows), re-standardised in every resample.
+Caveat: with n prompts << p columns a resample's duplicated rows make the spectrum less isotropic,
+so for nearly isotropic data the bootstrap distribution of pc1 sits above the estimate (an i.i.d.
+Gaussian 75 x 4096 matrix: pc1 0.017, 95% CI about [0.04, 0.07]); compare pc1 with the nulls,
+not with the lower end of its CI.
+Nulls: i.i.d. Gaussian matrices of the same n x p_kept shape, and every column permuted
+independently across prompts (parallel analysis). Both go through the same standardisation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from geomprobe.analysis.pca import standardise
+from geomprobe.errors import NumericalError
+
+SPECTRUM_LENGTH = 20  # eigenvalue ratios kept for plots
+STATISTICS = ("pc1", "pc12", "pr")
+
+
+def _float_or_none(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _finite_matrix(matrix, what: str) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if not np.isfinite(matrix).all():
+        bad = int((~np.isfinite(matrix)).sum())
+        raise NumericalError(f"NaN in activations: {what} has {bad} NaN or infinite entries; "
+                             "re-extract in float32 or check the model for overflow")
+    return matrix
+
+
+def covariance_eigenvalues(z: np.ndarray) -> np.ndarray:
+    """Eigenvalues (up to a common factor, largest first) of the covariance of a centred [n, p] matrix.
+    Uses the n x n Gram matrix when p > n (same non-zero eigenvalues, much cheaper for n << p)."""
+    n, p = z.shape
+    gram = z @ z.T if p > n else z.T @ z
+    eig = np.linalg.eigvalsh(gram)[::-1]
+    return np.clip(eig, 0.0, None)
+
+
+def spectrum_statistics(eig: np.ndarray) -> dict[str, float]:
+    """pc1, pc12 and participation ratio from eigenvalues sorted largest first."""
+    total = eig.sum()
+    if total <= 0:
+        return {"pc1": math.nan, "pc12": math.nan, "pr": math.nan}
+    return {"pc1": float(eig[0] / total), "pc12": float(eig[:2].sum() / total),
+            "pr": float(total**2 / (eig**2).sum())}
+
+
+def _standardised_eigenvalues(matrix: np.ndarray) -> np.ndarray:
+    return covariance_eigenvalues(standardise(matrix)[0])
+
+
+def resample_eigenvalues(z: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+    """Eigenvalues of standardise(X[rows]) for a bootstrap resample `rows`, given z = standardise(X).
+    Same result as re-standardising the resample, about 3x faster: standardising is affine per
+    column, so z can stand in for X; and a row drawn w times is one row scaled by sqrt(w), which
+    leaves the non-zero eigenvalues unchanged. Columns constant within the resample are dropped
+    (as standardise does); None if no column varies (e.g. every draw the same prompt)."""
+    n = z.shape[0]
+    counts = np.bincount(rows, minlength=n).astype(np.float64)
+    unique = np.flatnonzero(counts)
+    weights, drawn = counts[unique], z[unique]
+    mean = weights @ drawn / len(rows)
+    var = weights @ (drawn * drawn) / len(rows) - mean * mean
+    keep = var > 1e-10  # z has unit variance over all prompts: anything this small is rounding
+    if not keep.any():
+        return None
+    scaled = (drawn[:, keep] - mean[keep]) * (np.sqrt(weights)[:, None] / np.sqrt(var[keep]))
+    return covariance_eigenvalues(scaled)
+
+
+def _null_summary(draws: list[dict[str, float]], spectra: list[np.ndarray], kind: str, shape) -> dict:
+    summary = {"kind": kind, "n_draws": len(draws), "shape": [int(s) for s in shape]}
+    for name in STATISTICS:
+        values = np.array([d[name] for d in draws])
+        low, median, high = np.nanpercentile(values, [2.5, 50, 97.5])
+        summary[name] = {"median": float(median), "low": float(low), "high": float(high)}
+    length = min(len(s) for s in spectra)
+    summary["spectrum_median"] = [float(v) for v in np.median(np.stack([s[:length] for s in spectra]), axis=0)]
+    return summary
+
+
+def _ratios(eig: np.ndarray) -> np.ndarray:
+    return eig[:SPECTRUM_LENGTH] / eig.sum()
+
+
+def gaussian_null(n: int, p: int, n_null: int = 200, seed: int | np.random.SeedSequence = 0) -> dict:
+    """pc1/pc12/pr of standardised i.i.d. Gaussian [n, p] matrices: median and 2.5/97.5 percentiles,
+    plus the median top-20 spectrum (ratios)."""
+    rng = np.random.default_rng(seed)
+    draws, spectra = [], []
+    for _ in range(n_null):
+        eig = _standardised_eigenvalues(rng.standard_normal((n, p)))
+        draws.append(spectrum_statistics(eig))
+        spectra.append(_ratios(eig))
+    return _null_summary(draws, spectra, "gaussian", (n, p))
+
+
+def shuffle_null(z: np.ndarray, n_null: int = 200, seed: int | np.random.SeedSequence = 0) -> dict:
+    """Same summary for a standardised matrix whose columns are permuted independently across rows.
+    Permuting keeps each column's mean and variance, so z needs no re-standardising."""
+    rng = np.random.default_rng(seed)
+    draws, spectra = [], []
+    for _ in range(n_null):
+        eig = covariance_eigenvalues(rng.permuted(z, axis=0))
+        draws.append(spectrum_statistics(eig))
+        spectra.append(_ratios(eig))
+    return _null_summary(draws, spectra, "shuffle", z.shape)
+
+
+@dataclass(frozen=True)
+class ValueManifold:
+    """PROTOCOL.md section 2 for one matrix (one layer). CIs are [low, high] (95%, percentile bootstrap)."""
+
+    n_prompts: int
+    n_columns: int
+    n_dropped_columns: int  # zero-variance columns removed before PCA
+    pc1: float
+    pc12: float
+    pr: float
+    pc1_ci95: list
+    pc12_ci95: list
+    pr_ci95: list
+    spectrum: list  # top-20 explained-variance ratios, largest first
+    gaussian_null: dict  # {"pc1": {"median","low","high"}, "pc12": ..., "pr": ..., "spectrum_median", ...}
+    shuffle_null: dict
+    above_shuffle_null: dict  # {"pc1": bool, "pc12": bool}: estimate > the null's 97.5th percentile
+    above_gaussian_null: dict
+    pc1_coords: list  # per prompt, sign as described by pc1_sign
+    pc2_coords: list | None
+    pc1_sign: str
+    rho_pc1_entropy_raw: float | None  # Spearman rho with the SVD's arbitrary sign
+    rho_pc1_entropy: float | None  # after orienting PC1 so that rho >= 0
+    abs_rho_pc1_entropy: float | None
+    rho_pc1_entropy_pvalue: float | None
+    n_boot: int
+    n_null: int
+    seed: int
+
+    def to_dict(self, compact: bool = False) -> dict:
+        """JSON-ready plain Python; compact=True leaves out the per-prompt coordinates (layer profiles)."""
+        out = dataclasses.asdict(self)
+        if compact:
+            del out["pc1_coords"], out["pc2_coords"]
+        return out
+
+
+def _check_rows(n: int) -> None:
+    if n < 3:
+        raise ValueError(f"the value manifold needs at least 3 prompts (rows), got {n}")
+
+
+def _principal_coordinates(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Prompt coordinates [n, 2] on PC1 and PC2 (or [n, 1]) and the PC loadings [p, 2];
+    each PC's sign fixed so that its largest-magnitude coordinate is positive."""
+    u, s, vt = np.linalg.svd(z, full_matrices=False)
+    k = min(2, len(s))
+    coords, loadings = u[:, :k] * s[:k], vt[:k].T.copy()
+    for j in range(k):
+        if coords[np.argmax(np.abs(coords[:, j])), j] < 0:
+            coords[:, j] *= -1
+            loadings[:, j] *= -1
+    return coords, loadings
+
+
+def _orient(coords: np.ndarray, entropy_bits) -> tuple[np.ndarray, dict]:
+    """Spearman rho(PC1, entropy) as computed, then PC1 flipped so that rho >= 0 (PROTOCOL 2.5)."""
+    fields = {"pc1_sign": "largest-magnitude PC1 coordinate positive (no entropy given)",
+              "rho_pc1_entropy_raw": None, "rho_pc1_entropy": None, "abs_rho_pc1_entropy": None,
+              "rho_pc1_entropy_pvalue": None}
+    if entropy_bits is None:
+        return coords, fields
+    rho, pvalue = spearmanr(coords[:, 0], entropy_bits)
+    rho = float(rho)
+    if rho < 0:
+        coords = coords.copy()
+        coords[:, 0] *= -1
+    fields.update(
+        pc1_sign="oriented so that Spearman rho(PC1, entropy) >= 0" + (" (flipped)" if rho < 0 else ""),
+        rho_pc1_entropy_raw=_float_or_none(rho), rho_pc1_entropy=_float_or_none(abs(rho)),
+        abs_rho_pc1_entropy=_float_or_none(abs(rho)), rho_pc1_entropy_pvalue=_float_or_none(pvalue))
+    return coords, fields
+
+
+def _entropy_vector(entropy_bits, n: int) -> np.ndarray | None:
+    if entropy_bits is None:
+        return None
+    entropy_bits = np.asarray(entropy_bits, dtype=np.float64).reshape(-1)
+    if entropy_bits.shape[0] != n:
+        raise ValueError(f"entropy_bits has {entropy_bits.shape[0]} values for {n} prompts")
+    if not np.isfinite(entropy_bits).all():
+        raise NumericalError("NaN in entropies: entropy_bits has NaN or infinite values")
+    return entropy_bits
+
+
+def value_manifold(matrix, entropy_bits=None, n_boot: int = 1000, n_null: int = 200, seed: int = 0) -> ValueManifold:
+    """matrix: [n_prompts, p] final-token values of one layer, heads concatenated.
+    entropy_bits: optional [n_prompts] next-token entropies for the PC1 alignment (section 2.5).
+    Every random step derives from `seed` (bootstrap, Gaussian null and shuffle null each get their own stream)."""
+    matrix = _finite_matrix(matrix, "the value matrix")
+    if matrix.ndim != 2:
+        raise ValueError(f"value_manifold expects a [n_prompts, p] matrix, got shape {matrix.shape}")
+    n = matrix.shape[0]
+    _check_rows(n)
+    entropy_bits = _entropy_vector(entropy_bits, n)
+    z, n_dropped = standardise(matrix)
+    if z.shape[1] == 0:
+        raise ValueError(f"all {matrix.shape[1]} columns have zero variance across prompts: nothing to analyse")
+    eig = covariance_eigenvalues(z)
+    stats = spectrum_statistics(eig)
+
+    boot_seed, gauss_seed, shuffle_seed = np.random.SeedSequence(seed).spawn(3)
+    boot_rng = np.random.default_rng(boot_seed)
+    boot = {name: [] for name in STATISTICS}
+    for _ in range(n_boot):
+        boot_eig = resample_eigenvalues(z, boot_rng.integers(0, n, size=n))
+        if boot_eig is None:
+            continue
+        for name, value in spectrum_statistics(boot_eig).items():
+            boot[name].append(value)
+    cis = {}
+    for name in STATISTICS:
+        if boot[name]:
+            low, high = np.nanpercentile(boot[name], [2.5, 97.5])
+            cis[name] = [float(low), float(high)]
+        else:
+            cis[name] = [None, None]
+
+    gauss = gaussian_null(n, z.shape[1], n_null, seed=gauss_seed)
+    shuffle = shuffle_null(z, n_null, seed=shuffle_seed)
+
+    coords, _ = _principal_coordinates(z)
+    coords, orientation = _orient(coords, entropy_bits)
+    return ValueManifold(
+        n_prompts=n, n_columns=int(matrix.shape[1]), n_dropped_columns=n_dropped,
+        pc1=stats["pc1"], pc12=stats["pc12"], pr=stats["pr"],
+        pc1_ci95=cis["pc1"], pc12_ci95=cis["pc12"], pr_ci95=cis["pr"],
+        spectrum=[float(v) for v in _ratios(eig)],
+        gaussian_null=gauss, shuffle_null=shuffle,
+        above_shuffle_null={name: bool(stats[name] > shuffle[name]["high"]) for name in ("pc1", "pc12")},
+        above_gaussian_null={name: bool(stats[name] > gauss[name]["high"]) for name in ("pc1", "pc12")},
+        pc1_coords=[float(v) for v in coords[:, 0]],
+        pc2_coords=[float(v) for v in coords[:, 1]] if coords.shape[1] > 1 else None,
+        n_boot=n_boot, n_null=n_null, seed=seed, **orientation)
+
+
+def layer_profile(values, entropy_bits=None, n_boot: int = 200, n_null: int = 50, seed: int = 0) -> list[ValueManifold]:
+    """values: [n_prompts, n_layers, n_kv_heads, d_head] (or [n_prompts, n_layers, d_model] for the
+    residual readout). One ValueManifold per layer, in layer order (section 2.6), with cheaper default
+    resampling than `value_manifold`; every layer uses the same seed."""
+    values = np.asarray(values)
+    if values.ndim < 3:
+        raise ValueError(f"layer_profile expects [n_prompts, n_layers, ...], got shape {values.shape}")
+    n, n_layers = values.shape[:2]
+    return [value_manifold(values[:, layer].reshape(n, -1), entropy_bits, n_boot=n_boot, n_null=n_null, seed=seed)
+            for layer in range(n_layers)]
+
+
+def ungroup(values, n_heads: int) -> np.ndarray:
+    """Repeat each key/value head for the query heads that read it (GQA; PROTOCOL.md 1.1):
+    query head h uses kv head h // (n_heads / n_kv_heads). The kv-head axis is -2
+    ([..., n_kv_heads, d_head] -> [..., n_heads, d_head])."""
+    values = np.asarray(values)
+    n_kv_heads = values.shape[-2]
+    if n_heads % n_kv_heads:
+        raise ValueError(f"n_heads={n_heads} is not a multiple of the {n_kv_heads} key/value heads")
+    return np.repeat(values, n_heads // n_kv_heads, axis=-2)
+
+
+@dataclass(frozen=True)
+class CrossModelBasis:
+    """One PCA over models that share prompts (section 2.7): each model standardised on its own."""
+
+    models: list  # model names, in column order
+    n_prompts: int
+    n_kept_columns: dict  # model -> columns kept
+    n_dropped_columns: dict  # model -> zero-variance columns dropped
+    pc1: float
+    pc12: float
+    pr: float
+    pc1_loading_share: dict  # model -> share of PC1's squared loadings on its columns (sums to 1)
+    pc1_coords: list
+    pc2_coords: list | None
+    pc1_sign: str
+    rho_pc1_entropy_raw: float | None
+    rho_pc1_entropy: float | None
+    abs_rho_pc1_entropy: float | None
+    rho_pc1_entropy_pvalue: float | None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def cross_model_basis(matrices: dict, entropy_bits=None) -> CrossModelBasis:
+    """matrices: model name -> [n_prompts, p_model], rows in the same prompt order for every model.
+    A model with more columns weighs more in the joint PCA; pc1_loading_share shows by how much."""
+    if not matrices:
+        raise ValueError("cross_model_basis needs at least one model's matrix")
+    blocks, kept, dropped = [], {}, {}
+    n = None
+    for name, matrix in matrices.items():
+        matrix = _finite_matrix(matrix, f"the value matrix of {name}")
+        if matrix.ndim != 2:
+            raise ValueError(f"{name}: expected [n_prompts, p], got shape {matrix.shape}")
+        if n is None:
+            n = matrix.shape[0]
+        elif matrix.shape[0] != n:
+            raise ValueError(f"{name} has {matrix.shape[0]} prompts, the others {n}: models must share prompts")
+        z, n_dropped = standardise(matrix)
+        blocks.append(z)
+        kept[name], dropped[name] = int(z.shape[1]), n_dropped
+    _check_rows(n)
+    entropy_bits = _entropy_vector(entropy_bits, n)
+    z = np.concatenate(blocks, axis=1)
+    if z.shape[1] == 0:
+        raise ValueError("no model has a column that varies across prompts: nothing to analyse")
+    stats = spectrum_statistics(covariance_eigenvalues(z))
+    coords, loadings = _principal_coordinates(z)
+    coords, orientation = _orient(coords, entropy_bits)
+    squared = loadings[:, 0] ** 2
+    bounds = np.cumsum([0] + [kept[name] for name in matrices])
+    share = {name: float(squared[bounds[i]:bounds[i + 1]].sum() / squared.sum()) for i, name in enumerate(matrices)}
+    return CrossModelBasis(
+        models=list(matrices), n_prompts=n, n_kept_columns=kept, n_dropped_columns=dropped,
+        pc1=stats["pc1"], pc12=stats["pc12"], pr=stats["pr"], pc1_loading_share=share,
+        pc1_coords=[float(v) for v in coords[:, 0]],
+        pc2_coords=[float(v) for v in coords[:, 1]] if coords.shape[1] > 1 else None, **orientation)

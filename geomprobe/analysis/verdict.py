@@ -1,0 +1,112 @@
+"""The Bayesian-geometry verdict (PROTOCOL.md section 5): three criteria, printed with their numbers.
+
+    v = verdict(vm.pc1, vm.pc12, vm.above_shuffle_null, ko.fraction_below, af.focusing)
+    print(v.summary())   # partial (2/3): value manifold ... [met]; keys ... [not met]; focusing ... [met]
+
+- value manifold: PC1 > pc_threshold or PC1+PC2 > pc_threshold, and above the shuffle null;
+- keys: mean off-diagonal |cos| < orth_threshold in at least orth_layer_fraction of the layers;
+- focusing: 1 - Hbar(L-1)/Hbar(0) > focusing_threshold.
+3 met: "full", 2: "partial", fewer: "absent". A criterion whose number is None was not measured
+and counts as not met.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+LABELS = {3: "full", 2: "partial"}
+
+
+@dataclass(frozen=True)
+class VerdictThresholds:
+    pc_threshold: float = 0.30  # PC1 or PC1+PC2 explained-variance ratio must exceed this
+    orth_threshold: float = 0.20  # a layer counts as orthogonal when its mean |cos| is below this
+    orth_layer_fraction: float = 0.50  # ... in at least this fraction of layers
+    focusing_threshold: float = 0.30  # relative entropy reduction, layer 0 to last, must exceed this
+
+    def __post_init__(self):
+        if not 0.0 <= self.orth_layer_fraction <= 1.0:
+            raise ValueError(f"orth_layer_fraction must be in [0, 1], got {self.orth_layer_fraction}")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _measured(value) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    label: str  # "full" | "partial" | "absent"
+    n_met: int
+    n_criteria: int
+    value_manifold: dict  # met, pc1, pc12, above_shuffle_null, pc_threshold, passed_by
+    keys: dict  # met, fraction_below, orth_threshold, orth_layer_fraction
+    focusing: dict  # met, focusing, focusing_threshold
+    thresholds: dict
+
+    def to_dict(self) -> dict:
+        out = dataclasses.asdict(self)
+        out["summary"] = self.summary()
+        return out
+
+    def summary(self) -> str:
+        def mark(met):
+            return "[met]" if met else "[not met]"
+
+        def number(value):
+            return "n/a" if value is None else f"{value:.2f}"
+
+        vm, keys, foc = self.value_manifold, self.keys, self.focusing
+        above = vm["above_shuffle_null"]
+        if isinstance(above, Mapping):
+            above = ", ".join(f"{name} {'yes' if flag else 'no'}" for name, flag in above.items())
+        else:
+            above = "n/a" if above is None else ("yes" if above else "no")
+        return (f"{self.label} ({self.n_met}/{self.n_criteria}): "
+                f"value manifold PC1 {number(vm['pc1'])}, PC1+PC2 {number(vm['pc12'])} "
+                f"(> {vm['pc_threshold']:.2f}), above shuffle null: {above} {mark(vm['met'])}; "
+                f"keys {number(keys['fraction_below'])} of layers mean |cos| < {keys['orth_threshold']:.2f} "
+                f"(need >= {keys['orth_layer_fraction']:.2f}) {mark(keys['met'])}; "
+                f"focusing {number(foc['focusing'])} > {foc['focusing_threshold']:.2f} {mark(foc['met'])}")
+
+
+def verdict(value_manifold_pc1, value_manifold_pc12, above_shuffle_null, key_fraction_below, focusing,
+            thresholds: VerdictThresholds = VerdictThresholds()) -> Verdict:
+    """PROTOCOL.md section 5. above_shuffle_null: a bool, or ValueManifold.above_shuffle_null
+    ({"pc1": bool, "pc12": bool}), in which case the statistic that clears pc_threshold must itself be
+    above its null. key_fraction_below must have been computed with thresholds.orth_threshold
+    (KeyOrthogonality.fraction_below with the same threshold). Comparisons are strict except
+    "at least" for the layer fraction."""
+    pc1, pc12 = _measured(value_manifold_pc1), _measured(value_manifold_pc12)
+    fraction, focusing = _measured(key_fraction_below), _measured(focusing)
+
+    if isinstance(above_shuffle_null, Mapping):
+        above = {name: bool(flag) for name, flag in above_shuffle_null.items()}
+        candidates = {"pc1": pc1, "pc12": pc12}
+        passed_by = [name for name, value in candidates.items()
+                     if value is not None and value > thresholds.pc_threshold and above.get(name, False)]
+    else:
+        above = None if above_shuffle_null is None else bool(above_shuffle_null)
+        passed_by = [name for name, value in (("pc1", pc1), ("pc12", pc12))
+                     if value is not None and value > thresholds.pc_threshold] if above else []
+    value_met = bool(passed_by)
+    keys_met = fraction is not None and fraction >= thresholds.orth_layer_fraction
+    focusing_met = focusing is not None and focusing > thresholds.focusing_threshold
+
+    n_met = int(value_met) + int(keys_met) + int(focusing_met)
+    return Verdict(
+        label=LABELS.get(n_met, "absent"), n_met=n_met, n_criteria=3,
+        value_manifold={"met": value_met, "pc1": pc1, "pc12": pc12, "above_shuffle_null": above,
+                        "pc_threshold": thresholds.pc_threshold, "passed_by": passed_by},
+        keys={"met": keys_met, "fraction_below": fraction, "orth_threshold": thresholds.orth_threshold,
+              "orth_layer_fraction": thresholds.orth_layer_fraction},
+        focusing={"met": focusing_met, "focusing": focusing, "focusing_threshold": thresholds.focusing_threshold},
+        thresholds=thresholds.to_dict())

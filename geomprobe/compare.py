@@ -1,0 +1,125 @@
+"""Cross-model table in the layout of paper III's Table 2, built from finished run directories.
+
+    geomprobe compare runs/pythia-410m runs/phi-2 -o reports/compare
+
+Each row reads <run>/geometry/results.json (and <run>/domain/results.json when present). The
+paper's values sit in their own column, matched by model name; they are reference values, never
+results.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from geomprobe.errors import RunDirectoryError
+from geomprobe.rundir import atomic_write_json, atomic_write_text
+
+# Paper III (PROTOCOL.md sections 2, 4): value manifold PC1+PC2 (mixed / mathematics-only) and
+# attention focusing. Keys: substrings of a hub id.
+PAPER_III = {
+    "pythia-410m": {"pc12_mixed": "99.7%", "pc12_math": "99.9%", "focusing": "82%"},
+    "phi-2": {"pc12_mixed": "60.6%", "pc12_math": "63.5%", "focusing": "86%"},
+    "llama-3.2-1b": {"pc12_mixed": "51.4%", "pc12_math": "73.6%", "focusing": "31%"},
+    "mistral-7b": {"pc12_mixed": "15-20%", "pc12_math": "~80%", "focusing": "20-30% (non-monotone)"},
+}
+
+EARLY_FRACTION = 1 / 3  # "early layers": the first third of the depth, at least one layer
+
+
+def paper_reference(model: str) -> dict | None:
+    lowered = model.lower()
+    for key, values in PAPER_III.items():
+        if key in lowered:
+            return values
+    return None
+
+
+def _read(path: Path) -> dict | None:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def row_for(run_dir: str | Path) -> dict:
+    run_dir = Path(run_dir)
+    manifest = _read(run_dir / "manifest.json")
+    geometry = _read(run_dir / "geometry" / "results.json")
+    if manifest is None or geometry is None:
+        raise RunDirectoryError(f"{run_dir} has no finished geometry suite (geometry/results.json): run "
+                                f"`geomprobe run --suite geometry --out {run_dir}` first")
+    domain = _read(run_dir / "domain" / "results.json")
+    model = manifest["model"]
+    shape = geometry.get("shape") or model.get("shape") or {}
+    keys = geometry["key_orthogonality"]
+    layer_means = keys["layer_mean"]
+    n_early = max(1, math.ceil(len(layer_means) * EARLY_FRACTION))
+    row = {
+        "run": str(run_dir),
+        "model": model.get("spec") or model.get("source"),
+        "source": model.get("source"),
+        "architecture": model.get("family"),
+        "shape": shape,
+        "pc12_mixed": geometry["value_manifold"]["pc12"],
+        "pc12_mixed_ci95": geometry["value_manifold"]["pc12_ci95"],
+        "pc12_restricted": None,
+        "keys_early_mean_abs_cos": sum(layer_means[:n_early]) / n_early,
+        "keys_early_layers": list(range(n_early)),
+        "keys_fraction_below": keys["fraction_below"],
+        "keys_analytic_gaussian": keys["analytic_gaussian"],
+        "focusing": geometry["attention_focusing"]["focusing"],
+        "verdict": geometry["verdict"]["label"],
+        "verdict_summary": geometry["verdict"]["summary"],
+        "paper_iii": paper_reference(f"{model.get('spec')} {model.get('source')}"),
+    }
+    if domain is not None:
+        row["pc12_restricted"] = {label: entry["pc12"] for label, entry in domain["sets"].items() if label != "mixed"}
+        row["pc12_mixed_domain_suite"] = domain["sets"]["mixed"]["pc12"]
+    return row
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def markdown_table(rows: list[dict]) -> str:
+    header = ("| model | architecture | value manifold PC1+PC2 mixed | restricted | keys early layers mean abs cos "
+              "(Gaussian) | attention focusing | verdict | paper III (mixed / math / focusing) |")
+    lines = [header, "|" + "---|" * 8]
+    for row in rows:
+        restricted = ("-" if not row["pc12_restricted"] else
+                      ", ".join(f"{k} {_pct(v)}" for k, v in row["pc12_restricted"].items()))
+        paper = row["paper_iii"]
+        paper_text = "-" if paper is None else f"{paper['pc12_mixed']} / {paper['pc12_math']} / {paper['focusing']}"
+        lines.append(f"| {row['model']} | {row['architecture']} | {_pct(row['pc12_mixed'])} | {restricted} | "
+                     f"{row['keys_early_mean_abs_cos']:.3f} ({row['keys_analytic_gaussian']:.3f}) | "
+                     f"{_pct(row['focusing'])} | {row['verdict']} | {paper_text} |")
+    return "\n".join(lines) + "\n"
+
+
+def compare(run_dirs: list[str | Path], out: str | Path | None = None) -> list[dict]:
+    """Rows of the cross-model table; with `out`, also OUT.json and OUT.md."""
+    rows = [row_for(run_dir) for run_dir in run_dirs]
+    if out is not None:
+        out = Path(out)
+        atomic_write_json(out.with_suffix(".json"), {"rows": rows, "early_layers": "first third of the depth"})
+        atomic_write_text(out.with_suffix(".md"), markdown_table(rows))
+    return rows
+
+
+def print_table(rows: list[dict]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="cross-model geometry (paper III Table 2 layout)")
+    for column in ("model", "arch", "PC1+PC2 mixed", "restricted", "keys early |cos| (Gauss)", "focusing",
+                   "verdict", "paper III mixed/math/focus"):
+        table.add_column(column)
+    for row in rows:
+        restricted = ("-" if not row["pc12_restricted"] else
+                      ", ".join(f"{k} {_pct(v)}" for k, v in row["pc12_restricted"].items()))
+        paper = row["paper_iii"]
+        table.add_row(row["model"], row["architecture"] or "-", _pct(row["pc12_mixed"]), restricted,
+                      f"{row['keys_early_mean_abs_cos']:.3f} ({row['keys_analytic_gaussian']:.3f})",
+                      _pct(row["focusing"]), row["verdict"],
+                      "-" if paper is None else f"{paper['pc12_mixed']} / {paper['pc12_math']} / {paper['focusing']}")
+    Console().print(table)

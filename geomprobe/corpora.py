@@ -1,0 +1,41 @@
+"""The project's prompt corpora (PROTOCOL.md section 6): prompts/<name>.jsonl in the repository.
+
+    from geomprobe.corpora import load_corpus
+    mixed = load_corpus("mixed")      # 1,000+ prompts from five sources
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from geomprobe.errors import ConfigError
+
+CORPORA = {
+    "mixed": "mixed-domain candidates: encyclopedia, news, fiction, code, qa",
+    "math": "domain-restricted: mathematics",
+    "code": "domain-restricted: Python code",
+    "philosophy": "domain-restricted: philosophy",
+}
+
+
+def corpora_dir() -> Path:
+    return Path(__file__).resolve().parents[1] / "prompts"
+
+
+def corpus_path(name: str) -> Path:
+    """Path of a built-in corpus; a path to an existing file is returned as is."""
+    if name not in CORPORA:
+        if Path(name).is_file():
+            return Path(name)
+        raise ConfigError(f"unknown corpus '{name}': choose one of {', '.join(CORPORA)}, or give a prompt file")
+    path = corpora_dir() / f"{name}.jsonl"
+    if not path.exists():
+        raise ConfigError(f"corpus '{name}' is missing ({path}): run `python prompts/build_corpora.py` from a "
+                          "geomprobe checkout")
+    return path
+
+
+def load_corpus(name: str):
+    from geomprobe.prompts import read_prompts
+
+    return read_prompts(corpus_path(name))

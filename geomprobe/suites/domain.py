@@ -1,0 +1,101 @@
+"""The `domain` suite: the mixed-domain set against each domain-restricted set (PROTOCOL.md 2, 6).
+
+Every set goes through the same pipeline as the geometry suite (candidates scored, stratified
+by next-token entropy, extracted), and the last-layer value manifold is compared: PC1, PC1+PC2
+and their gain over the mixed set, with a bootstrap CI of the gain (the two sets resampled
+independently). Paper III reads a higher PC1+PC2 under restriction as "one inference mode";
+restriction also narrows vocabulary and syntax, so the gain does not isolate that by itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from geomprobe.analysis.pca import explained_variance_ratios
+from geomprobe.analysis.value_manifold import value_manifold
+from geomprobe.errors import ConfigError
+from geomprobe.extraction import extract
+from geomprobe.rundir import atomic_write_json
+
+from .geometry import readout_matrix, stratified_prompts
+
+CAVEAT = ("restricting prompts to one domain also narrows vocabulary and syntax, so a higher PC1+PC2 "
+          "does not by itself isolate a single inference mode")
+
+
+def _bootstrap_gain(mixed: np.ndarray, restricted: np.ndarray, n_boot: int, seed: int) -> dict:
+    """Bootstrap distribution of (restricted - mixed) for PC1 and PC1+PC2, rows resampled
+    independently in each set."""
+    rng = np.random.default_rng(seed)
+    gains = {"pc1": [], "pc12": []}
+    for _ in range(n_boot):
+        a = mixed[rng.integers(0, len(mixed), len(mixed))]
+        b = restricted[rng.integers(0, len(restricted), len(restricted))]
+        try:
+            ra, rb = explained_variance_ratios(a), explained_variance_ratios(b)
+        except ValueError:
+            continue
+        gains["pc1"].append(rb[0] - ra[0])
+        gains["pc12"].append(rb[:2].sum() - ra[:2].sum())
+    return {name: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] for name, v in gains.items()}
+
+
+def run_domain_suite(ctx) -> dict:
+    from geomprobe.corpora import load_corpus
+    from geomprobe.windtunnel.builtin import windtunnel_info
+
+    config = ctx.config
+    if windtunnel_info(ctx.loaded.source) is not None:
+        raise ConfigError("the domain suite compares natural-language corpora; a wind-tunnel model only reads its "
+                          "own task: run --suite geometry on it instead")
+    if ctx.prompts:
+        raise ConfigError("the domain suite uses the built-in corpora (--corpus and --domains), not --prompts")
+    if config.readout not in config.readouts:
+        config.readouts = [*config.readouts, config.readout]
+    work = ctx.run_dir.path / "domain"
+    sets = {"mixed": config.corpus, **{name: name for name in config.domains}}
+    matrices, summary = {}, {}
+    for label, corpus in sets.items():
+        candidates = load_corpus(corpus)
+        prompts, sample = stratified_prompts(ctx, candidates, work, label=label)
+        atomic_write_json(work / f"sample-{label}.json", {"corpus": corpus, **sample})
+        ctx.record_prompts(prompts, f"corpus:{corpus}", key=f"prompts_{label}")
+        n_layers = ctx.loaded.adapter.shape.n_layers
+        extraction = extract(ctx.loaded, prompts, ctx.extraction_config(layers=[n_layers - 1]),
+                             out_dir=work / f"extraction-{label}", progress=ctx.progress)
+        matrix = readout_matrix(extraction, config.readout)
+        matrices[label] = matrix[:, -1].reshape(len(matrix), -1)
+        manifold = value_manifold(matrices[label], entropy_bits=extraction.arrays.get("next_entropy_bits"),
+                                  n_boot=config.n_boot, n_null=config.n_null, seed=config.seed)
+        summary[label] = {"corpus": corpus, "n": len(prompts), "stratified": sample["stratified"],
+                          **manifold.to_dict()}
+    for label in config.domains:
+        mixed, restricted = summary["mixed"], summary[label]
+        summary[label]["gain_over_mixed"] = {
+            "pc1": restricted["pc1"] - mixed["pc1"], "pc12": restricted["pc12"] - mixed["pc12"],
+            "ci95": _bootstrap_gain(matrices["mixed"], matrices[label], max(200, config.n_boot // 2), config.seed)}
+    results = {"model": ctx.loaded.spec, "readout": config.readout, "layer": ctx.loaded.adapter.shape.n_layers - 1,
+               "sets": summary, "caveat": CAVEAT}
+    atomic_write_json(work / "results.json", results)
+    if ctx.progress:
+        print_summary(results)
+    return results
+
+
+def print_summary(results: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"domain restriction: {results['model']}, last-layer {results['readout']}")
+    for column in ("set", "n", "PC1", "PC1+PC2", "95% CI", "shuffle null", "gain PC1+PC2 (95% CI)"):
+        table.add_column(column, justify="right")
+    for label, row in results["sets"].items():
+        gain = row.get("gain_over_mixed")
+        table.add_row(label, str(row["n"]), f"{row['pc1']:.3f}", f"{row['pc12']:.3f}",
+                      f"[{row['pc12_ci95'][0]:.3f}, {row['pc12_ci95'][1]:.3f}]",
+                      f"{row['shuffle_null']['pc12']['median']:.3f}",
+                      "" if gain is None else f"{gain['pc12']:+.3f} [{gain['ci95']['pc12'][0]:+.3f}, "
+                                              f"{gain['ci95']['pc12'][1]:+.3f}]")
+    console = Console()
+    console.print(table)
+    console.print(f"caveat: {results['caveat']}")

@@ -1,0 +1,210 @@
+"""The `geometry` suite: the three static/dynamic signatures and the verdict (PROTOCOL.md 2-6).
+
+1. Candidates: --prompts, else the `mixed` corpus (a wind-tunnel model: 1,000 sequences of its
+   own task). Each candidate's next-token entropy under this model is computed (one forward
+   pass each, kept in <run>/geometry/candidates/ so a rerun does not redo it).
+2. Stratified-entropy sample: --n-per-quintile draws from each entropy quintile (default 15,
+   so 75 prompts); the chosen ids are saved in <run>/geometry/sample.json.
+3. Extraction of every layer for the chosen prompts (<run>/geometry/extraction/).
+4. Value manifold (last layer, and a per-layer profile), key orthogonality with computed
+   baselines (analytic and empirical Gaussian, fresh initialisation, Pythia's step0), attention
+   focusing, and the verdict. Everything goes to <run>/geometry/results.json.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from geomprobe.analysis.focusing import attention_focusing
+from geomprobe.analysis.key_orthogonality import key_orthogonality, token_key_orth
+from geomprobe.analysis.stratified import stratified_sample
+from geomprobe.analysis.value_manifold import value_manifold
+from geomprobe.analysis.verdict import VerdictThresholds, verdict
+from geomprobe.errors import ConfigError
+from geomprobe.extraction import extract
+from geomprobe.rundir import atomic_write_json
+
+N_WINDTUNNEL_CANDIDATES = 1000
+
+
+def candidate_prompts(ctx, corpus: str | None = None):
+    """(candidates, description): the user's prompts, a wind-tunnel model's own task sequences,
+    or a named corpus."""
+    if ctx.prompts:
+        return ctx.prompts, str(ctx.config.prompts)
+    from geomprobe.windtunnel.builtin import windtunnel_info
+
+    info = windtunnel_info(ctx.loaded.source)
+    if info is not None:
+        from geomprobe.windtunnel.prompts import task_prompts
+        from geomprobe.windtunnel.tasks import make_task
+
+        task = make_task(info["task"], **info.get("task_options", {}))
+        position = "random" if task.name in ("bijection", "hmm") else "last"
+        prompts = task_prompts(task, n=N_WINDTUNNEL_CANDIDATES, seed=ctx.config.seed, position=position)
+        return prompts, (f"windtunnel:{task.name} ({N_WINDTUNNEL_CANDIDATES} sampled sequences cut at the "
+                         f"{position} supervised position, seed {ctx.config.seed})")
+    from geomprobe.corpora import corpus_path, load_corpus
+
+    name = corpus or ctx.config.corpus
+    return load_corpus(name), f"corpus:{name} ({corpus_path(name)})"
+
+
+def stratified_prompts(ctx, candidates, work_dir: Path, label: str):
+    """The stratified-entropy sample of `candidates` (PROTOCOL.md section 6) and what was done.
+    With n_per_quintile 0, or an encoder (no next-token entropy), every candidate is kept."""
+    config = ctx.config
+    n_layers = ctx.loaded.adapter.shape.n_layers
+    if config.n_per_quintile == 0 or not ctx.loaded.adapter.has_next_token:
+        why = ("--n-per-quintile 0" if config.n_per_quintile == 0
+               else "encoder: no next-token entropy to stratify by")
+        return candidates, {"stratified": False, "why": why, "n": len(candidates)}
+    scores = extract(ctx.loaded, candidates, ctx.extraction_config(layers=[n_layers - 1], readouts=(), tokens=[]),
+                     out_dir=work_dir / f"candidates-{label}" if label else work_dir / "candidates",
+                     progress=ctx.progress)
+    entropy = scores["next_entropy_bits"]
+    try:
+        sample = stratified_sample(entropy, n_per_bin=config.n_per_quintile, n_bins=5, seed=config.seed)
+    except ValueError as error:
+        raise ConfigError(f"{label or 'candidates'}: {error}") from None
+    chosen = [candidates[i] for i in sample.indices]
+    record = {"stratified": True, "n_candidates": len(candidates), "n": len(chosen),
+              "ids": [p.id for p in chosen], "quintile": sample.bins, "edges_bits": sample.edges_bits,
+              "n_candidates_per_quintile": sample.n_candidates_per_bin, "seed": config.seed,
+              "candidate_entropy_bits": {"min": float(entropy.min()), "median": float(np.median(entropy)),
+                                         "max": float(entropy.max())}}
+    return chosen, record
+
+
+def readout_matrix(extraction, readout: str) -> np.ndarray:
+    """[n_prompts, n_layers, features...] for the value-manifold analysis."""
+    if readout not in extraction.arrays:
+        raise ConfigError(f"readout '{readout}' was not extracted: add it to --readouts")
+    return extraction[readout]
+
+
+def entropy_of(extraction) -> np.ndarray | None:
+    return extraction.arrays.get("next_entropy_bits")
+
+
+def manifold_results(extraction, readout: str, config) -> dict:
+    """Last-layer value manifold with CIs and nulls, and the per-layer profile."""
+    matrix = readout_matrix(extraction, readout)
+    entropy = entropy_of(extraction)
+    try:
+        last = value_manifold(matrix[:, -1].reshape(len(matrix), -1), entropy_bits=entropy, n_boot=config.n_boot,
+                              n_null=config.n_null, seed=config.seed)
+    except ValueError as error:
+        raise ConfigError(f"value manifold at layer {extraction.layers[-1]}: {error}") from None
+    per_layer = []
+    for column, layer in enumerate(extraction.layers):
+        try:
+            profile = value_manifold(matrix[:, column].reshape(len(matrix), -1), entropy_bits=entropy,
+                                     n_boot=max(100, config.n_boot // 5), n_null=max(20, config.n_null // 5),
+                                     seed=config.seed)
+            per_layer.append({"layer": layer, **profile.to_dict(compact=True)})
+        except ValueError as error:  # e.g. layer 0 values of prompts that all end in the same token
+            per_layer.append({"layer": layer, "pc1": None, "pc12": None, "pr": None, "note": str(error)})
+    return {"readout": readout, "layer": extraction.layers[-1], **last.to_dict(), "per_layer": per_layer}
+
+
+def key_results(ctx) -> dict:
+    """Key orthogonality with every baseline this model allows (PROTOCOL.md section 3)."""
+    from geomprobe.weights import init_key_weights, key_weight_stack, step0_key_weights, step0_source, token_keys
+
+    config = ctx.config
+    weights = key_weight_stack(ctx.loaded, fold_ln=config.fold_ln)
+    baselines, notes = {}, {}
+    init = [init_key_weights(ctx.loaded, seed=config.seed + s) for s in range(config.init_seeds)]
+    if init:
+        baselines["init"] = init
+    step0 = None if config.step0 == "off" else (step0_source(ctx.loaded) if config.step0 == "auto" else config.step0)
+    if step0 is not None:
+        try:
+            baselines["step0"] = step0_key_weights(ctx.loaded, step0)
+        except Exception as error:  # an unavailable checkpoint must not sink the suite: say why
+            notes["step0"] = f"{step0} unavailable: {str(error).splitlines()[0]}"
+    elif config.step0 == "auto":
+        notes["step0"] = "this model family publishes no untrained checkpoint"
+    result = key_orthogonality(weights, threshold=config.orth_threshold, baselines=baselines,
+                               ln_folded=config.fold_ln, seed=config.seed).to_dict()
+    result.update(fold_ln=config.fold_ln, init_seeds=config.init_seeds, step0_spec=step0, notes=notes,
+                  init_note="fresh initialisation by transformers from the model's config; every layer's W_K is "
+                            "initialised alike, so the baseline is measured on 2 layers per seed")
+    if config.token_keys:
+        result["token_keys"] = [token_key_orth(keys).to_dict() for keys in token_keys(ctx.loaded, seed=config.seed)]
+    return result
+
+
+def thresholds_of(config) -> VerdictThresholds:
+    return VerdictThresholds(pc_threshold=config.pc_threshold, orth_threshold=config.orth_threshold,
+                             orth_layer_fraction=config.orth_layer_fraction,
+                             focusing_threshold=config.focusing_threshold)
+
+
+def geometry_results(ctx, extraction) -> dict:
+    config = ctx.config
+    manifold = manifold_results(extraction, config.readout, config)
+    keys = key_results(ctx)
+    focusing = attention_focusing(extraction["attn_entropy_bits"], extraction["n_visible_keys"],
+                                  n_boot=config.n_boot, seed=config.seed).to_dict()
+    judged = verdict(manifold["pc1"], manifold["pc12"], manifold["above_shuffle_null"], keys["fraction_below"],
+                     focusing["focusing"], thresholds=thresholds_of(config))
+    return {"value_manifold": manifold, "key_orthogonality": keys, "attention_focusing": focusing,
+            "verdict": judged.to_dict()}
+
+
+def run_geometry_suite(ctx) -> dict:
+    work = ctx.run_dir.path / "geometry"
+    if ctx.config.readout not in ctx.config.readouts:
+        ctx.config.readouts = [*ctx.config.readouts, ctx.config.readout]
+    candidates, source = candidate_prompts(ctx)
+    prompts, sample = stratified_prompts(ctx, candidates, work, label="")
+    atomic_write_json(work / "sample.json", {"source": source, **sample})
+    ctx.record_prompts(prompts, source)
+    extraction = extract(ctx.loaded, prompts, ctx.extraction_config(layers=None), out_dir=work / "extraction",
+                         progress=ctx.progress)
+    results = {"model": ctx.loaded.spec, "shape": dict(ctx.loaded.adapter.shape.__dict__), "prompts": {"source": source, "n": len(prompts),
+                                                     "stratified": sample["stratified"]},
+               **geometry_results(ctx, extraction)}
+    atomic_write_json(work / "results.json", results)
+    if ctx.progress:
+        print_summary(results)
+    return results
+
+
+def _ci(entry) -> str:
+    return f"[{entry[0]:.3f}, {entry[1]:.3f}]"
+
+
+def print_summary(results: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    vm, keys, focus = results["value_manifold"], results["key_orthogonality"], results["attention_focusing"]
+    table = Table(title=f"geometry: {results['model']}, {results['prompts']['n']} prompts")
+    for column in ("signature", "measured", "95% CI", "baselines"):
+        table.add_column(column)
+    table.add_row(f"value manifold PC1 (layer {vm['layer']}, {vm['readout']})", f"{vm['pc1']:.3f}",
+                  _ci(vm["pc1_ci95"]), f"shuffle {vm['shuffle_null']['pc1']['median']:.3f}, "
+                                       f"gaussian {vm['gaussian_null']['pc1']['median']:.3f}")
+    table.add_row("value manifold PC1+PC2", f"{vm['pc12']:.3f}", _ci(vm["pc12_ci95"]),
+                  f"shuffle {vm['shuffle_null']['pc12']['median']:.3f}")
+    if vm.get("rho_pc1_entropy") is not None:
+        table.add_row("Spearman rho(PC1, next-token entropy)", f"{vm['rho_pc1_entropy_raw']:+.3f}", "", "")
+    base = f"analytic {keys['analytic_gaussian']:.3f}, empirical {keys['empirical_gaussian']['mean']:.3f}"
+    if "init" in keys.get("baselines", {}):
+        base += f", init {keys['baselines']['init']['mean']:.3f}"
+    if "step0" in keys.get("baselines", {}):
+        base += f", step0 {keys['baselines']['step0']['mean']:.3f}"
+    table.add_row("key orthogonality: mean |cos| over layers", f"{np.mean(keys['layer_mean']):.3f}", "", base)
+    table.add_row(f"  fraction of layers < {keys['threshold']:.2f}", f"{keys['fraction_below']:.2f}", "", "")
+    table.add_row("attention focusing 1 - H(L-1)/H(0)", f"{focus['focusing']:.3f}", _ci(focus["focusing_ci95"])
+                  if focus["focusing_ci95"][0] is not None else "",
+                  "normalised " + ("n/a" if focus["normalised"]["focusing"] is None
+                                   else f"{focus['normalised']['focusing']:.3f}"))
+    console = Console()
+    console.print(table)
+    console.print(f"verdict: {results['verdict']['summary']}")

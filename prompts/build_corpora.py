@@ -1,0 +1,63 @@
+"""Regenerate the project's prompt corpora (PROTOCOL.md section 6) from the generators in build/.
+
+    .venv/bin/python prompts/build_corpora.py          # writes prompts/{mixed,math,code,philosophy}.jsonl
+
+Every text is written by this project: the modules in prompts/build/ compose prompts from
+fragments and sentence frames of their own, deterministically (fixed seeds, stdlib only), so
+this script reproduces the committed files byte for byte (a test checks it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from build import code, encyclopedia_news, fiction_qa, math_philosophy  # noqa: E402
+
+MIXED_SOURCES = ("encyclopedia", "news", "fiction", "code", "qa")
+# restricted corpus name -> the generator's source name
+RESTRICTED = {"math": "math", "code": "code_restricted", "philosophy": "philosophy"}
+
+
+def normalised(text: str) -> str:
+    return re.sub(r"\s+", " ", text.lower()).strip()
+
+
+def corpora() -> dict[str, list[dict]]:
+    """name -> records {"id", "domain", "source", "text"}; raises if a text repeats anywhere."""
+    by_source: dict[str, list[str]] = {}
+    for module in (encyclopedia_news, fiction_qa, code, math_philosophy):
+        for record in module.generate():
+            by_source.setdefault(record["source"], []).append(record["text"])
+    out: dict[str, list[dict]] = {"mixed": []}
+    for source in MIXED_SOURCES:
+        for i, text in enumerate(by_source[source], 1):
+            out["mixed"].append({"id": f"mixed-{source}-{i:04d}", "domain": "mixed", "source": source, "text": text})
+    for name, source in RESTRICTED.items():
+        out[name] = [{"id": f"{name}-{i:04d}", "domain": name, "source": name, "text": text}
+                     for i, text in enumerate(by_source[source], 1)]
+    seen: dict[str, str] = {}
+    for records in out.values():
+        for record in records:
+            key = normalised(record["text"])
+            if key in seen:
+                raise ValueError(f"duplicate text: {record['id']} repeats {seen[key]}")
+            seen[key] = record["id"]
+    return out
+
+
+def main(out_dir: Path = HERE) -> None:
+    out_dir = Path(out_dir)
+    for name, records in corpora().items():
+        text = "".join(json.dumps(record, ensure_ascii=True) + "\n" for record in records)
+        (out_dir / f"{name}.jsonl").write_text(text)
+        print(f"{name}: {len(records)} prompts -> {out_dir / f'{name}.jsonl'}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)

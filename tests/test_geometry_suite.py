@@ -1,0 +1,110 @@
+"""The geometry and domain suites end to end on small real models, and the stratified sampler."""
+
+import json
+
+import numpy as np
+import pytest
+
+from geomprobe.analysis.key_orthogonality import analytic_gaussian, orth_statistic
+from geomprobe.analysis.stratified import stratified_sample
+from geomprobe.errors import ConfigError
+from geomprobe.runner import RunConfig, run
+
+
+def test_stratified_sample_draws_equally_from_each_quintile():
+    entropy = np.random.default_rng(0).gamma(2.0, 1.0, size=500)
+    sample = stratified_sample(entropy, n_per_bin=15, seed=1)
+    assert len(sample.indices) == 75 and len(set(sample.indices)) == 75
+    edges = np.quantile(entropy, np.linspace(0, 1, 6))
+    chosen = entropy[sample.indices]
+    for b in range(5):
+        in_bin = chosen[np.array(sample.bins) == b]
+        assert len(in_bin) == 15
+        assert in_bin.min() >= edges[b] - 1e-12 and in_bin.max() <= edges[b + 1] + 1e-12
+    assert sample.n_candidates_per_bin == [100] * 5
+    assert stratified_sample(entropy, seed=1).indices == sample.indices  # seeded
+    assert stratified_sample(entropy, seed=2).indices != sample.indices
+
+
+def test_stratified_sample_splits_ties_and_refuses_small_bins():
+    tied = np.zeros(50)  # all equal: rank-based bins still hold 10 each
+    assert stratified_sample(tied, n_per_bin=10).n_candidates_per_bin == [10] * 5
+    with pytest.raises(ValueError, match="fewer than"):
+        stratified_sample(np.arange(20.0), n_per_bin=5)
+    with pytest.raises(ValueError, match="NaN"):
+        stratified_sample(np.array([1.0, np.nan, 2.0]), n_per_bin=1, n_bins=1)
+
+
+def test_geometry_suite_on_a_tiny_model(tmp_path, demo_prompts, load_tiny):
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in demo_prompts))
+    out = tmp_path / "run"
+    run(RunConfig(model="tiny-llama", suite="geometry", prompts=str(prompts), out=str(out), n_per_quintile=5,
+                  n_boot=50, n_null=20, init_seeds=2), progress=False)
+    results = json.loads((out / "geometry" / "results.json").read_text())
+    sample = json.loads((out / "geometry" / "sample.json").read_text())
+    assert sample["stratified"] and sample["n"] == 25 and sample["n_candidates"] == 60
+    assert len(set(sample["ids"])) == 25 and sorted(set(sample["quintile"])) == [0, 1, 2, 3, 4]
+    # the chosen prompts' entropies really span the quintiles (recomputed from the candidates)
+    cand = np.load(out / "geometry" / "candidates" / "next_entropy_bits.npy")
+    ids = [json.loads(line)["id"] for line in (out / "geometry" / "candidates" / "prompts.jsonl").open()]
+    chosen = np.array([cand[ids.index(i)] for i in sample["ids"]])
+    assert chosen[:5].max() <= np.sort(cand)[len(cand) // 5] + 1e-6
+    assert chosen[-5:].min() >= np.sort(cand)[4 * len(cand) // 5 - 1] - 1e-6
+
+    vm = results["value_manifold"]
+    values = np.load(out / "geometry" / "extraction" / "values.npy")
+    assert values.shape[:2] == (25, 4)
+    last = values[:, -1].reshape(25, -1).astype(np.float64)
+    z = (last - last.mean(0)) / last.std(0)
+    eig = np.linalg.svd(z, compute_uv=False) ** 2
+    assert vm["pc1"] == pytest.approx(eig[0] / eig.sum(), rel=1e-6)
+    assert vm["pc1_ci95"][0] <= vm["pc1"] <= vm["pc1_ci95"][1] or vm["pc1_ci95"][0] > 0
+    assert len(vm["per_layer"]) == 4
+
+    keys = results["key_orthogonality"]
+    loaded = load_tiny("tiny-llama")
+    w0, _ = loaded.adapter.key_weights(0)
+    assert keys["layer_mean"][0] == pytest.approx(float(np.mean(orth_statistic(w0.numpy()))), rel=1e-6)
+    assert keys["analytic_gaussian"] == pytest.approx(analytic_gaussian(128))
+    assert keys["baselines"]["init"]["n_seeds"] == 2
+    assert "step0" in keys["notes"]  # llama publishes no untrained checkpoint: said, not silently skipped
+
+    focus = results["attention_focusing"]
+    entropy = np.load(out / "geometry" / "extraction" / "attn_entropy_bits.npy").mean(axis=2).mean(axis=0)
+    assert focus["focusing"] == pytest.approx(1 - entropy[-1] / entropy[0], rel=1e-5)
+    assert results["verdict"]["label"] in ("full", "partial", "absent")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["suites"]["geometry"]["status"] == "complete"
+    assert manifest["suites"]["geometry"]["prompts"]["n"] == 25
+
+
+def test_geometry_suite_on_the_sula_wind_tunnel(tmp_path):
+    out = tmp_path / "run"
+    run(RunConfig(model="windtunnel-sula", suite="geometry", out=str(out), n_boot=50, n_null=20, init_seeds=1),
+        progress=False)
+    results = json.loads((out / "geometry" / "results.json").read_text())
+    assert results["prompts"]["n"] == 75 and results["prompts"]["source"].startswith("windtunnel:sula")
+    assert 0 < results["value_manifold"]["pc1"] <= 1
+
+
+def test_domain_suite_and_compare(tmp_path):
+    from geomprobe.compare import compare
+
+    out = tmp_path / "run"
+    config = dict(model="tiny-neox", out=str(out), n_per_quintile=4, n_boot=50, n_null=20, init_seeds=1)
+    run(RunConfig(suite="geometry", **config), progress=False)
+    run(RunConfig(suite="domain", domains=["math", "philosophy"], **config), progress=False)
+    domain = json.loads((out / "domain" / "results.json").read_text())
+    assert set(domain["sets"]) == {"mixed", "math", "philosophy"}
+    gain = domain["sets"]["math"]["gain_over_mixed"]
+    assert gain["pc12"] == pytest.approx(domain["sets"]["math"]["pc12"] - domain["sets"]["mixed"]["pc12"])
+    assert "vocabulary" in domain["caveat"]
+    rows = compare([out], tmp_path / "table")
+    assert rows[0]["pc12_restricted"]["math"] == domain["sets"]["math"]["pc12"]
+    assert (tmp_path / "table.md").read_text().count("|") > 10
+
+
+def test_domain_suite_refuses_a_wind_tunnel(tmp_path):
+    with pytest.raises(ConfigError, match="wind-tunnel"):
+        run(RunConfig(model="windtunnel-sula", suite="domain", out=str(tmp_path / "r")), progress=False)
