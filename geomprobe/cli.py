@@ -282,12 +282,14 @@ def windtunnel_curves(run_dir: Path = typer.Argument(..., help="a `windtunnel tr
         raise ConfigError(str(err)) from None
     atomic_write_json(run_dir / "curves.json", curves)
     table = Table(title="frame (attention) vs precision (values, calibration) across checkpoints")
-    for column in ("step", "time s", "attention distance to final, per layer", "value PC1", "PC1+PC2", "MAE bits"):
+    for column in ("step", "time s", "attention distance to final, per layer", "value PC1", "PC1+PC2",
+                   "|rho(PC1, H_bayes)|", "MAE bits"):
         table.add_column(column, justify="right")
     for c in curves:
         table.add_row(str(c["step"]), f"{c['elapsed_s']:.0f}",
                       " ".join(f"{x:.3f}" for x in c["attention_distance_to_final"]), f"{c['pc1']:.3f}",
-                      f"{c['pc12']:.3f}", f"{c['entropy_mae_bits']:.4f}")
+                      f"{c['pc12']:.3f}", "-" if c["abs_rho_pc1_bayes_entropy"] is None
+                      else f"{c['abs_rho_pc1_bayes_entropy']:.3f}", f"{c['entropy_mae_bits']:.4f}")
     Console().print(table)
     typer.echo(f"curves: {run_dir / 'curves.json'}")
 
