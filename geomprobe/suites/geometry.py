@@ -57,10 +57,15 @@ def stratified_prompts(ctx, candidates, work_dir: Path, label: str):
     With n_per_quintile 0, or an encoder (no next-token entropy), every candidate is kept."""
     config = ctx.config
     n_layers = ctx.loaded.adapter.shape.n_layers
-    if config.n_per_quintile == 0 or not ctx.loaded.adapter.has_next_token:
-        why = ("--n-per-quintile 0" if config.n_per_quintile == 0
-               else "encoder: no next-token entropy to stratify by")
-        return candidates, {"stratified": False, "why": why, "n": len(candidates)}
+    if config.n_per_quintile == 0:
+        return candidates, {"stratified": False, "why": "--n-per-quintile 0: every candidate", "n": len(candidates)}
+    if not ctx.loaded.adapter.has_next_token:  # an encoder: same sample size, drawn uniformly
+        n = min(len(candidates), 5 * config.n_per_quintile)
+        picks = np.random.default_rng(config.seed).choice(len(candidates), size=n, replace=False)
+        chosen = [candidates[int(i)] for i in picks]
+        return chosen, {"stratified": False, "n": n, "n_candidates": len(candidates), "seed": config.seed,
+                        "ids": [p.id for p in chosen],
+                        "why": "encoder: no next-token entropy to stratify by; drawn uniformly instead"}
     scores = extract(ctx.loaded, candidates, ctx.extraction_config(layers=[n_layers - 1], readouts=(), tokens=[]),
                      out_dir=work_dir / f"candidates-{label}" if label else work_dir / "candidates",
                      progress=ctx.progress)
