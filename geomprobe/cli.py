@@ -44,7 +44,7 @@ def user_errors(fn):
     return wrapper
 
 
-def _int_list(text: Optional[str]) -> Optional[list[int]]:
+def _int_list(text: Optional[str], option: str = "--layers") -> Optional[list[int]]:
     if text is None:
         return None
     from geomprobe.errors import ConfigError
@@ -52,7 +52,7 @@ def _int_list(text: Optional[str]) -> Optional[list[int]]:
     try:
         return [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise ConfigError(f"--layers takes comma-separated integers such as 0,5,11, not '{text}'") from None
+        raise ConfigError(f"{option} takes comma-separated integers such as 0,5,11, not '{text}'") from None
 
 
 def _str_list(text: Optional[str]) -> list[str]:
@@ -63,7 +63,7 @@ def _str_list(text: Optional[str]) -> list[str]:
 @user_errors
 def run(
     model: str = typer.Option(DEFAULT_MODEL, help="alias (see `geomprobe models`), alias@revision, hub id or local dir"),
-    suite: str = typer.Option("extract", help="what to measure: extract | geometry | domain"),
+    suite: str = typer.Option("extract", help="what to measure: extract | geometry | domain | sula"),
     prompts: Optional[Path] = typer.Option(None, help="prompt file (.jsonl records or plain text lines); "
                                                       "default: the built-in demo prompts"),
     out: Optional[Path] = typer.Option(None, help="run directory (default runs/<model>); a rerun resumes it"),
@@ -103,6 +103,20 @@ def run(
     orth_threshold: float = typer.Option(0.20, rich_help_panel="verdict"),
     orth_layer_fraction: float = typer.Option(0.50, rich_help_panel="verdict"),
     focusing_threshold: float = typer.Option(0.30, rich_help_panel="verdict"),
+    n_per_k: int = typer.Option(250, help="sula: prompts per number of examples k", rich_help_panel="sula"),
+    k_values: str = typer.Option("0,1,2,4,8", "--k", help="sula: comma-separated numbers of examples",
+                                 rich_help_panel="sula"),
+    alpha: float = typer.Option(0.9, help="sula: probability that an example's label is the latent label",
+                                rich_help_panel="sula"),
+    labels: Optional[str] = typer.Option(None, help="sula: two label words A,B (default: nonce words that are "
+                                                    "single tokens of the model)", rich_help_panel="sula"),
+    controls: str = typer.Option("all", help="sula: all | none | comma-separated lexical_remap, shuffled, "
+                                             "carrier_mask, label_mask", rich_help_panel="sula"),
+    target: str = typer.Option("posterior", help="sula: posterior (of the latent label) | predictive (of a fresh "
+                                                 "noisy label)", rich_help_panel="sula"),
+    template: Optional[str] = typer.Option(None, help="sula: prompt format with {examples} ('w: L' joined by ', ') "
+                                                      "and {query}; default '{examples}. {query}:'",
+                                           rich_help_panel="sula"),
 ):
     """Run a suite on a model and write a run directory."""
     from geomprobe.runner import RunConfig
@@ -117,7 +131,10 @@ def run(
                        domains=_str_list(domains), readout=readout, fold_ln=fold_ln, token_keys=token_keys,
                        init_seeds=init_seeds, step0=step0, n_boot=n_boot, pc_threshold=pc_threshold,
                        orth_threshold=orth_threshold, orth_layer_fraction=orth_layer_fraction,
-                       focusing_threshold=focusing_threshold)
+                       focusing_threshold=focusing_threshold, n_per_k=n_per_k,
+                       k_values=_int_list(k_values, "--k"), alpha=alpha,
+                       labels=_str_list(labels) if labels else None, controls=controls, target=target,
+                       template=template)
     run_dir = run_suite(config, progress=not quiet)
     typer.echo(f"results: {run_dir}")
 
@@ -158,12 +175,19 @@ def extract(
 def compare(
     run_dirs: list[Path] = typer.Argument(..., help="run directories with a finished geometry suite"),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="also write OUT.json and OUT.md"),
+    basis: bool = typer.Option(False, help="also one PCA across the models over the prompts their geometry "
+                                           "runs share (PROTOCOL section 2.7)"),
 ):
     """Cross-model table (paper III Table 2 layout) from existing run directories."""
-    from geomprobe.compare import compare as build, print_table
+    from geomprobe.compare import compare as build, print_table, shared_basis
 
-    rows = build(run_dirs, out)
+    rows = build(run_dirs, out, basis=basis)
     print_table(rows)
+    if basis:
+        shared = shared_basis(run_dirs)
+        typer.echo(f"cross-model basis over {shared['n_shared_prompts']} shared prompts: PC1 {shared['pc1']:.3f}, "
+                   f"PC1+PC2 {shared['pc12']:.3f}; PC1 loading share "
+                   + ", ".join(f"{Path(k).name} {v:.2f}" for k, v in shared["pc1_loading_share"].items()))
     if out is not None:
         typer.echo(f"table: {out.with_suffix('.md')}")
 

@@ -77,6 +77,37 @@ def row_for(run_dir: str | Path) -> dict:
     return row
 
 
+def shared_basis(run_dirs: list[str | Path], readout: str = "values") -> dict:
+    """One PCA over several models' last-layer vectors for the prompts their geometry suites share
+    (PROTOCOL.md section 2.7): each model standardised separately, columns concatenated."""
+    import numpy as np
+
+    from geomprobe.analysis.value_manifold import cross_model_basis
+    from geomprobe.extraction import load_extraction
+
+    extractions = {}
+    for run_dir in run_dirs:
+        path = Path(run_dir) / "geometry" / "extraction"
+        if not (path / "meta.json").exists():
+            raise RunDirectoryError(f"{run_dir} has no finished geometry extraction ({path})")
+        extractions[str(run_dir)] = load_extraction(path)
+    shared = set.intersection(*(set(e.prompt_ids) for e in extractions.values()))
+    if len(shared) < 3:
+        raise RunDirectoryError(f"the runs share {len(shared)} prompts; a cross-model basis needs at least 3: run "
+                                "their geometry suites with the same --prompts and --n-per-quintile 0")
+    order = sorted(shared)
+    matrices, entropy = {}, None
+    for name, extraction in extractions.items():
+        rows = [extraction.prompt_ids.index(i) for i in order]
+        if readout not in extraction.arrays:
+            raise RunDirectoryError(f"{name}: readout '{readout}' was not extracted")
+        matrices[name] = extraction[readout][rows, -1].reshape(len(rows), -1)
+        if entropy is None and "next_entropy_bits" in extraction.arrays:
+            entropy = extraction["next_entropy_bits"][rows]
+    basis = cross_model_basis(matrices, entropy_bits=entropy)
+    return {"n_shared_prompts": len(order), "prompt_ids": order, "readout": readout, **basis.to_dict()}
+
+
 def _pct(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
@@ -96,12 +127,16 @@ def markdown_table(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare(run_dirs: list[str | Path], out: str | Path | None = None) -> list[dict]:
-    """Rows of the cross-model table; with `out`, also OUT.json and OUT.md."""
+def compare(run_dirs: list[str | Path], out: str | Path | None = None, basis: bool = False) -> list[dict]:
+    """Rows of the cross-model table; with `out`, also OUT.json and OUT.md (and, with basis, the
+    cross-model PCA over shared prompts in OUT.json)."""
     rows = [row_for(run_dir) for run_dir in run_dirs]
     if out is not None:
         out = Path(out)
-        atomic_write_json(out.with_suffix(".json"), {"rows": rows, "early_layers": "first third of the depth"})
+        payload = {"rows": rows, "early_layers": "first third of the depth"}
+        if basis:
+            payload["cross_model_basis"] = shared_basis(run_dirs)
+        atomic_write_json(out.with_suffix(".json"), payload)
         atomic_write_text(out.with_suffix(".md"), markdown_table(rows))
     return rows
 

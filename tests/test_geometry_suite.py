@@ -108,3 +108,24 @@ def test_domain_suite_and_compare(tmp_path):
 def test_domain_suite_refuses_a_wind_tunnel(tmp_path):
     with pytest.raises(ConfigError, match="wind-tunnel"):
         run(RunConfig(model="windtunnel-sula", suite="domain", out=str(tmp_path / "r")), progress=False)
+
+
+def test_step0_baseline_from_a_local_checkpoint_and_cross_model_basis(tmp_path, demo_prompts, load_tiny):
+    """--step0 SPEC loads another checkpoint's W_K as a baseline: the model itself gives equal means.
+    Two models on the same prompts (--n-per-quintile 0) share a basis; its loading shares sum to 1."""
+    from geomprobe.compare import shared_basis
+    from geomprobe.models.builtin import ensure_builtin
+
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in demo_prompts[:30]))
+    runs = []
+    for name in ("tiny-neox", "tiny-llama"):
+        out = tmp_path / name
+        run(RunConfig(model=name, suite="geometry", prompts=str(prompts), out=str(out), n_per_quintile=0,
+                      n_boot=20, n_null=10, init_seeds=1, step0=str(ensure_builtin(name))), progress=False)
+        runs.append(out)
+    keys = json.loads((runs[0] / "geometry" / "results.json").read_text())["key_orthogonality"]
+    assert keys["baselines"]["step0"]["layer_mean"] == pytest.approx(keys["layer_mean"], rel=1e-6)
+    basis = shared_basis(runs)
+    assert basis["n_shared_prompts"] == 30
+    assert sum(basis["pc1_loading_share"].values()) == pytest.approx(1.0)

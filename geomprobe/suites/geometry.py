@@ -212,4 +212,4 @@ def print_summary(results: dict) -> None:
                                    else f"{focus['normalised']['focusing']:.3f}"))
     console = Console()
     console.print(table)
-    console.print(f"verdict: {results['verdict']['summary']}")
+    console.print(f"verdict: {results['verdict']['summary']}", markup=False)
