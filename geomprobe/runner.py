@@ -51,6 +51,14 @@ class RunConfig:
     orth_threshold: float = 0.20
     orth_layer_fraction: float = 0.50
     focusing_threshold: float = 0.30
+    # sula suite (PROTOCOL.md section 7)
+    n_per_k: int = 250  # prompts per number of examples k
+    k_values: list[int] = field(default_factory=lambda: [0, 1, 2, 4, 8])
+    alpha: float = 0.9  # probability that an example's label equals the latent label
+    labels: list[str] | None = None  # (L1, L2); None: chosen from nonce words that are single tokens
+    controls: str | list[str] = "all"  # all | none | a list of lexical_remap, shuffled, carrier_mask, label_mask
+    target: str = "posterior"  # posterior | predictive (H_bayes of the next noisy label)
+    template: str | None = None  # prompt format with {examples} and {query}; None: "w1: L1, w2: L2. q:"
 
 
 def default_out(model: str) -> Path:

@@ -9,9 +9,10 @@ from geomprobe.errors import ConfigError
 from .domain import run_domain_suite
 from .extract import run_extract_suite
 from .geometry import run_geometry_suite
+from .sula import run_sula_suite
 
 SUITES: dict[str, Callable] = {"extract": run_extract_suite, "geometry": run_geometry_suite,
-                               "domain": run_domain_suite}
+                               "domain": run_domain_suite, "sula": run_sula_suite}
 
 
 def get_suite(name: str) -> Callable:

@@ -1,0 +1,219 @@
+"""SULA statistics (PROTOCOL.md section 7): model entropy on the two labels, agreement with Bayes,
+and the entropy axis (PC1 of standardised final-token values). numpy/scipy only.
+
+    side = restrict_to_labels(token_probs)             # token_probs [n, 2]: p(L1), p(L2), full vocabulary
+    side["H_model"]                                     # [n] bits, restricted to {L1, L2} and renormalised
+    axis = fit_axis(values_last.reshape(n, -1), side["H_model"])
+    pc1 = axis.project(values_last.reshape(n, -1))      # [n], also for control prompts (main basis)
+    metrics = condition_metrics(k, H_bayes, side["H_model"], pc1, side["label_mass"], ...)
+
+The axis follows PROTOCOL.md section 8.1: columns standardised with the main prompts' means and
+scales (zero-variance columns dropped), u = the unit PC1 loading, oriented so that Spearman
+rho(z . u, H_model) >= 0, sigma_u = std of z . u over the main prompts. Control prompts are
+standardised with the same means and scales and projected on the same u.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import pearsonr, rankdata, spearmanr
+
+from geomprobe.analysis.bootstrap import bootstrap_mean_ci
+from geomprobe.analysis.windtunnel_metrics import entropy_bits
+
+TINY = 1e-12
+
+
+def restrict_to_labels(token_probs) -> dict[str, np.ndarray]:
+    """token_probs [n, 2]: full-vocabulary next-token probabilities of (L1, L2).
+    Returns p_model_l1 [n] (renormalised over the two), H_model [n] (bits) and label_mass [n]."""
+    probs = np.asarray(token_probs, dtype=np.float64)
+    if probs.ndim != 2 or probs.shape[1] != 2:
+        raise ValueError(f"token_probs must be [n_prompts, 2] (L1, L2), got shape {probs.shape}")
+    mass = probs.sum(axis=1)
+    restricted = probs / np.maximum(mass, TINY)[:, None]
+    return {"p_model_l1": restricted[:, 0], "H_model": entropy_bits(restricted), "label_mass": mass}
+
+
+def binary_kl_bits(p_true, p_model) -> np.ndarray:
+    """KL(Bernoulli(p_true) || Bernoulli(p_model)) in bits, elementwise, 0 log 0 = 0."""
+    p = np.stack([np.asarray(p_true, dtype=np.float64), 1 - np.asarray(p_true, dtype=np.float64)], -1)
+    q = np.clip(np.stack([np.asarray(p_model, dtype=np.float64), 1 - np.asarray(p_model, dtype=np.float64)], -1),
+                TINY, 1.0)
+    logs = np.log2(np.where(p > 0, p, 1.0) / q)
+    return np.maximum((p * logs).sum(-1), 0.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# The entropy axis
+
+
+@dataclass(frozen=True)
+class SulaAxis:
+    """PC1 of the standardised main-condition values, with what is needed to project other prompts.
+
+    mean, scale: [p] column means and standard deviations (scale 1 on dropped columns);
+    kept: [p] bool, columns that vary over the main prompts; u: [p] unit PC1 loading (0 on dropped
+    columns); sigma_u: std of z . u over the main prompts.
+    """
+
+    mean: np.ndarray
+    scale: np.ndarray
+    kept: np.ndarray
+    u: np.ndarray
+    sigma_u: float
+    pc1_explained: float  # lambda_1 / sum(lambda)
+    pc12_explained: float
+    n_dropped_columns: int
+    rho_pc1_H_model_raw: float | None  # Spearman, with the SVD's own sign
+    sign: str
+
+    def standardise(self, matrix) -> np.ndarray:
+        matrix = np.asarray(matrix, dtype=np.float64)
+        return np.where(self.kept, (matrix - self.mean) / self.scale, 0.0)
+
+    def project(self, matrix) -> np.ndarray:
+        """[n, p] vectors -> [n] coordinates z . u in the main condition's basis."""
+        return self.standardise(matrix) @ self.u
+
+    def summary(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name not in ("mean", "scale", "kept", "u")}
+        out["n_columns"] = int(self.kept.size)
+        return out
+
+
+def fit_axis(matrix, H_model) -> SulaAxis:
+    """matrix: [n_prompts, p] final-token vectors of the main prompts; H_model: [n_prompts] bits.
+    Raises ValueError when fewer than 3 prompts or no column varies."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] < 3:
+        raise ValueError(f"the SULA axis needs a [n_prompts >= 3, p] matrix, got shape {matrix.shape}")
+    if not np.isfinite(matrix).all():
+        raise ValueError("the SULA value matrix has NaN or infinite entries")
+    mean = matrix.mean(axis=0)
+    std = matrix.std(axis=0)
+    kept = std > 1e-12 * max(1.0, float(np.abs(matrix).max(initial=0.0)))  # as analysis.pca.standardise
+    if not kept.any():
+        raise ValueError(f"all {matrix.shape[1]} columns have zero variance across the SULA prompts")
+    scale = np.where(kept, std, 1.0)
+    z = np.where(kept, (matrix - mean) / scale, 0.0)
+    _, singular, vt = np.linalg.svd(z[:, kept], full_matrices=False)
+    eig = singular**2
+    u = np.zeros(matrix.shape[1])
+    u[kept] = vt[0]
+    coords = z @ u
+    rho = spearman_or_none(coords, H_model)
+    flipped = rho is not None and rho < 0
+    if flipped:
+        u, coords = -u, -coords
+    sign = ("oriented so that Spearman rho(PC1, H_model) >= 0" + (" (flipped)" if flipped else "")
+            if rho is not None else "H_model constant: sign as the SVD gave it")
+    return SulaAxis(mean=mean, scale=scale, kept=kept, u=u, sigma_u=float(coords.std()),
+                    pc1_explained=float(eig[0] / eig.sum()), pc12_explained=float(eig[:2].sum() / eig.sum()),
+                    n_dropped_columns=int((~kept).sum()), rho_pc1_H_model_raw=rho, sign=sign)
+
+
+# ----------------------------------------------------------------------------------------------
+# Correlations and means with bootstrap intervals
+
+
+def _constant(x) -> bool:
+    x = np.asarray(x, dtype=np.float64)
+    return bool(np.ptp(x) <= 1e-12 * max(1.0, float(np.abs(x).max(initial=0.0))))
+
+
+def spearman_or_none(x, y) -> float | None:
+    """Spearman rho, or None when either side is constant."""
+    if _constant(x) or _constant(y):
+        return None
+    return float(spearmanr(x, y)[0])
+
+
+def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    denom = np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denom > 0, (a * b).sum(axis=1) / denom, np.nan)
+
+
+def correlation(x, y, method: str = "spearman", n_boot: int = 1000, seed: int = 0) -> dict:
+    """{"value", "ci95", "pvalue", "method"} for Pearson or Spearman correlation of x and y; the CI is a
+    percentile bootstrap over prompts (pairs resampled; resamples where either side is constant are
+    skipped). value None, with a note, when x or y is constant (e.g. H_bayes = 1 everywhere)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    entry = {"method": method, "value": None, "ci95": [None, None], "pvalue": None, "n": int(len(x))}
+    if len(x) < 3 or _constant(x) or _constant(y):
+        entry["note"] = "undefined: one side is constant" if len(x) >= 3 else "undefined: fewer than 3 prompts"
+        return entry
+    value, pvalue = (spearmanr if method == "spearman" else pearsonr)(x, y)
+    idx = np.random.default_rng(seed).integers(0, len(x), size=(n_boot, len(x)))
+    xs, ys = x[idx], y[idx]
+    if method == "spearman":
+        xs, ys = rankdata(xs, axis=1), rankdata(ys, axis=1)
+    boot = _rowwise_pearson(xs, ys)
+    boot = boot[np.isfinite(boot)]
+    entry.update(value=_finite(value), pvalue=_finite(pvalue))
+    if len(boot):
+        entry["ci95"] = [float(v) for v in np.percentile(boot, [2.5, 97.5])]
+    return entry
+
+
+def _finite(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def mean_ci(samples, n_boot: int = 1000, seed: int = 0) -> dict:
+    """{"mean", "ci95"}: percentile bootstrap of the mean over prompts."""
+    mean, low, high = bootstrap_mean_ci(samples, n_boot=n_boot, seed=seed)
+    return {"mean": mean, "ci95": [low, high]}
+
+
+# ----------------------------------------------------------------------------------------------
+# One condition's metrics
+
+
+def condition_metrics(k, H_bayes, H_model, pc1, label_mass, kl_bits, next_entropy_bits=None,
+                      n_boot: int = 1000, seed: int = 0) -> dict:
+    """Every per-condition number of PROTOCOL.md section 7. All inputs [n_prompts]; entropies in bits.
+    pc1: the prompts' coordinates on the main condition's axis."""
+    k = np.asarray(k)
+    H_bayes, H_model, pc1 = (np.asarray(a, dtype=np.float64) for a in (H_bayes, H_model, pc1))
+    error = np.abs(H_model - H_bayes)
+    out = {
+        "n_prompts": int(len(k)),
+        "mae_bits": mean_ci(error, n_boot, seed),
+        "H_bayes": mean_ci(H_bayes, n_boot, seed),
+        "H_model": mean_ci(H_model, n_boot, seed),
+        "kl_bits": mean_ci(kl_bits, n_boot, seed),
+        "label_mass": mean_ci(label_mass, n_boot, seed),
+        "pearson_H_model_H_bayes": correlation(H_model, H_bayes, "pearson", n_boot, seed),
+        "spearman_H_model_H_bayes": correlation(H_model, H_bayes, "spearman", n_boot, seed),
+        "rho_pc1_H_bayes": correlation(pc1, H_bayes, "spearman", n_boot, seed),
+        "rho_pc1_H_model": correlation(pc1, H_model, "spearman", n_boot, seed),
+        "rho_k_pc1": correlation(k, pc1, "spearman", n_boot, seed),
+        "pc1": mean_ci(pc1, n_boot, seed),
+    }
+    if next_entropy_bits is not None:
+        out["next_entropy_bits"] = mean_ci(next_entropy_bits, n_boot, seed)
+    per_k = []
+    for value in sorted(set(int(v) for v in k)):
+        rows = k == value
+        per_k.append({
+            "k": value, "n": int(rows.sum()),
+            "H_bayes": mean_ci(H_bayes[rows], n_boot, seed),
+            "H_model": mean_ci(H_model[rows], n_boot, seed),
+            "mae_bits": mean_ci(error[rows], n_boot, seed),
+            "kl_bits": float(np.mean(np.asarray(kl_bits)[rows])),
+            "label_mass": float(np.mean(np.asarray(label_mass)[rows])),
+            "pc1": mean_ci(pc1[rows], n_boot, seed),
+        })
+    out["per_k"] = per_k
+    return out

@@ -1,0 +1,262 @@
+"""The `sula` suite: in-context Bayesian updating against the exact posterior (PROTOCOL.md section 7).
+
+1. Labels: two nonce words that the model's tokenizer writes as one token each where a label
+   stands (geomprobe.sula.choose_labels; --labels overrides), and a second pair for lexical_remap.
+   A wind-tunnel model gets its own trained label pairs, carrier words and k = 0 form.
+2. Prompts (geomprobe.sula.generate): n_per_k per k, the main condition and each control with the
+   same k, latent labels, carriers and noisy labels; written with their Bayes quantities and the
+   model's outputs to <run>/sula/prompts-<condition>.jsonl.
+3. Extraction per condition in <run>/sula/extraction-<condition>/ (resumable): next-token
+   probabilities of the two labels, full-vocabulary entropy, final-token values (main: every layer,
+   or --layers plus the last; controls: the last layer).
+4. H_model = entropy of the next-token distribution restricted to {L1, L2}, renormalised (bits).
+   Metrics per condition (MAE, correlations, per-k means, PC1), the controls' PC1 coordinates
+   projected into the main condition's basis; the basis of every main layer in <run>/sula/axis.npz
+   (for the entropy-axis interventions, PROTOCOL.md section 8).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from geomprobe.analysis.sula_metrics import (
+    SulaAxis, binary_kl_bits, condition_metrics, fit_axis, restrict_to_labels, spearman_or_none,
+)
+from geomprobe.errors import ConfigError
+from geomprobe.extraction import extract
+from geomprobe.rundir import atomic_save_npz, atomic_write_json, atomic_write_text
+from geomprobe.sula import (
+    CARRIER_POOL, CONTROLS, K0_TEMPLATE, LABEL_CANDIDATES, MASK_TOKEN, WINDTUNNEL_K0_TEMPLATE,
+    SulaSpec, choose_labels, generate,
+)
+
+BAYES_NOTES = {
+    "main": "exact posterior of the noisy-label model",
+    "lexical_remap": "another label pair in the same places: Bayes unchanged",
+    "shuffled": "example labels drawn independently of y: no evidence, H_bayes = 1",
+    "carrier_mask": "carrier words (query included) masked: they carry no evidence, Bayes unchanged",
+    "label_mask": "labels masked: no evidence, H_bayes = 1",
+}
+
+BAYES_SHORT = {"main": "exact", "lexical_remap": "unchanged", "shuffled": "flat", "carrier_mask": "unchanged",
+               "label_mask": "flat"}
+
+# Paper III's LLM values, printed next to the measurements (reference only, never a result).
+REFERENCE_PAPER_III = {
+    "mae_bits": {"pythia-410m": 0.44, "llama-3.2-1b": 0.36, "phi-2": 0.31},
+    "abs_rho_pc1_H_bayes": [0.65, 0.80],
+    "rho_k_pc1": {"pythia-410m": 0.86, "phi-2": 0.60, "llama-3.2-1b": 0.32},
+    "official_code_pythia_410m": {"pc1": 0.264, "pc2": 0.113, "rho_pc1_entropy": -0.77, "n_prompts": 150},
+}
+
+
+def parse_controls(controls) -> list[str]:
+    """"all" | "none" | "a,b" | a list -> the control names, in CONDITIONS order."""
+    if controls is None or controls == "none" or controls == []:
+        return []
+    if controls == "all":
+        return list(CONTROLS)
+    names = [c.strip() for c in controls.split(",")] if isinstance(controls, str) else list(controls)
+    names = [c for c in names if c]
+    unknown = [c for c in names if c not in CONTROLS]
+    if unknown:
+        raise ConfigError(f"--controls: unknown control(s) {', '.join(unknown)}; choose all, none or a comma-separated "
+                          f"list of {', '.join(CONTROLS)}")
+    return [c for c in CONTROLS if c in names]
+
+
+def sula_setup(loaded, config) -> tuple[SulaSpec, object, dict | None, list[str], dict]:
+    """(spec, label choice, wind-tunnel info or None, controls to run, skipped controls with why) for
+    this model and configuration."""
+    from geomprobe.windtunnel.builtin import windtunnel_info
+
+    controls = parse_controls(config.controls)
+    info = windtunnel_info(loaded.source)
+    carriers, k0_template, candidates, sweep, source = CARRIER_POOL, K0_TEMPLATE, LABEL_CANDIDATES, True, None
+    if info is not None:
+        if info["task"] != "sula":
+            raise ConfigError(f"the sula suite needs a language model or windtunnel-sula; {loaded.spec} is a "
+                              f"'{info['task']}' wind tunnel")
+        from geomprobe.windtunnel.tasks import make_task
+
+        task = make_task("sula", **info.get("task_options", {}))
+        carriers, k0_template = tuple(task.carrier_words), WINDTUNNEL_K0_TEMPLATE  # only words it was trained on
+        candidates, sweep, source = tuple(task.label_words), False, "windtunnel"
+    choice = choose_labels(loaded.tokenizer, labels=config.labels, candidates=candidates, sweep=sweep,
+                           exclude=set(carriers) | {MASK_TOKEN}, context=f"{carriers[0]}:",
+                           source=source if config.labels is None else "user")
+    skipped = {}
+    if choice.remap is None and "lexical_remap" in controls:
+        controls.remove("lexical_remap")
+        skipped["lexical_remap"] = ("only one label pair qualifies" + (" (the wind tunnel was trained on one pair)"
+                                                                       if info is not None else ""))
+    spec = SulaSpec(labels=choice.main, remap_labels=choice.remap, k_values=tuple(config.k_values),
+                    n_per_k=config.n_per_k, alpha=config.alpha, target=config.target, carriers=carriers,
+                    template=config.template, k0_template=k0_template, seed=config.seed)
+    return spec, choice, info, controls, skipped
+
+
+def _axis_arrays(axes: dict[int, SulaAxis | None], p: int) -> dict[str, np.ndarray]:
+    layers = sorted(axes)
+    empty = np.zeros(p)
+
+    def stack(name, fill):
+        return np.stack([getattr(axes[layer], name) if axes[layer] is not None else fill for layer in layers])
+
+    return {"layers": np.array(layers), "mean": stack("mean", empty), "scale": stack("scale", np.ones(p)),
+            "kept": stack("kept", np.zeros(p, dtype=bool)), "u": stack("u", empty),
+            "sigma_u": np.array([axes[layer].sigma_u if axes[layer] is not None else 0.0 for layer in layers]),
+            "pc1_explained": np.array([axes[layer].pc1_explained if axes[layer] is not None else np.nan
+                                       for layer in layers])}
+
+
+def main_axes(vectors: dict, H_model, last: int) -> dict[int, SulaAxis | None]:
+    """The entropy axis of every extracted main layer; None where no column varies (e.g. layer 0
+    values of prompts that all end in ":"), an error if that happens at the last layer."""
+    axes = {}
+    for layer, matrix in vectors.items():
+        try:
+            axes[layer] = fit_axis(matrix, H_model)
+        except ValueError as error:
+            if layer == last:
+                raise ConfigError(f"sula axis at the last layer ({layer}): {error}") from None
+            axes[layer] = None
+    return axes
+
+
+def layer_profile(vectors: dict, axes: dict, H_bayes, H_model) -> list[dict]:
+    """Per main layer: PC1's share of variance and its Spearman rho with H_bayes and H_model."""
+    profile = []
+    for layer, matrix in vectors.items():
+        axis = axes[layer]
+        if axis is None:
+            profile.append({"layer": layer, "pc1_explained": None, "rho_pc1_H_bayes": None, "rho_pc1_H_model": None,
+                            "note": "no column varies across the prompts at this layer"})
+            continue
+        coords = axis.project(matrix)
+        profile.append({"layer": layer, "pc1_explained": axis.pc1_explained,
+                        "rho_pc1_H_bayes": spearman_or_none(coords, H_bayes),
+                        "rho_pc1_H_model": spearman_or_none(coords, H_model)})
+    return profile
+
+
+def run_sula_suite(ctx) -> dict:
+    config, loaded = ctx.config, ctx.loaded
+    if ctx.prompts:
+        raise ConfigError("the sula suite writes its own prompts: drop --prompts (use --template to change the "
+                          "surface form)")
+    if not loaded.adapter.has_next_token:
+        raise ConfigError(f"{loaded.spec} is an encoder ({loaded.adapter.family}): the sula suite needs next-token "
+                          "probabilities")
+    spec, choice, info, controls, skipped = sula_setup(loaded, config)
+    conditions = ["main", *controls]
+    prompts = generate(spec, conditions)
+    work = ctx.run_dir.path / "sula"
+    last = loaded.adapter.shape.n_layers - 1
+    main_layers = sorted(set(range(last + 1) if config.layers is None
+                             else [loaded.adapter.check_layer(layer) for layer in config.layers]) | {last})
+    readout = config.readout
+
+    axes, metrics, per_layer = {}, {}, []
+    for condition in conditions:
+        pair, records = spec.pair(condition), prompts[condition]
+        as_prompts = [r.to_prompt() for r in records]
+        extraction = extract(loaded, as_prompts,
+                             ctx.extraction_config(layers=main_layers if condition == "main" else [last],
+                                                   readouts=(readout,),
+                                                   tokens=[choice.token_strings[w] for w in pair]),
+                             out_dir=work / f"extraction-{condition}", progress=ctx.progress)
+        ctx.record_prompts(as_prompts, f"sula:{condition} (seed {spec.seed})",
+                           key="prompts" if condition == "main" else f"prompts_{condition}")
+        model = restrict_to_labels(extraction["token_probs"])
+        H_bayes = np.array([r.H_bayes for r in records])
+        vectors = {layer: extraction[readout][:, column].reshape(len(records), -1)
+                   for column, layer in enumerate(extraction.layers)}
+        if condition == "main":
+            axes = main_axes(vectors, model["H_model"], last)
+            per_layer = layer_profile(vectors, axes, H_bayes, model["H_model"])
+        pc1 = axes[last].project(vectors[last])
+        kl = binary_kl_bits([r.target_l1 for r in records], model["p_model_l1"])
+        metrics[condition] = {
+            "labels": list(pair), "bayes": BAYES_NOTES[condition],
+            "pc1_basis": "own (main condition)" if condition == "main" else "projected into the main condition's basis",
+            **condition_metrics([r.k for r in records], H_bayes, model["H_model"], pc1, model["label_mass"], kl,
+                                extraction["next_entropy_bits"], n_boot=config.n_boot, seed=config.seed)}
+        rows = [{**r.to_dict(), "p_model_l1": float(model["p_model_l1"][i]), "H_model": float(model["H_model"][i]),
+                 "label_mass": float(model["label_mass"][i]), "kl_bits": float(kl[i]),
+                 "next_entropy_bits": float(extraction["next_entropy_bits"][i]), "pc1": float(pc1[i])}
+                for i, r in enumerate(records)]
+        atomic_write_text(work / f"prompts-{condition}.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+
+    atomic_save_npz(work / "axis.npz", **_axis_arrays(axes, axes[last].u.size), analysis_layer=np.array(last),
+                    readout=np.array(readout))
+    example = {c: prompts[c][min(len(prompts[c]) - 1, spec.n_per_k * (len(spec.k_values) - 1))].text
+               for c in conditions}
+    results = {
+        "model": loaded.spec,
+        "settings": {**spec.describe(), "controls": controls, "skipped_controls": skipped,
+                     "label_choice": choice.to_dict(), "windtunnel": info is not None, "n_boot": config.n_boot,
+                     "example_prompts": example},
+        "axis": {"layer": last, "readout": readout, **axes[last].summary(), "file": "axis.npz",
+                 "note": "PC1 of the main prompts' standardised last-layer vectors; controls are standardised with "
+                         "the main means and scales and projected on the same unit vector"},
+        "conditions": metrics,
+        "per_layer": per_layer,
+        "reference_paper_iii": REFERENCE_PAPER_III,
+    }
+    atomic_write_json(work / "results.json", results)
+    if ctx.progress:
+        print_summary(results)
+    return results
+
+
+def _fmt(entry, digits: int = 3) -> str:
+    if entry is None or entry.get("value", entry.get("mean")) is None:
+        return "-"
+    value = entry.get("value", entry.get("mean"))
+    low, high = entry["ci95"]
+    return f"{value:.{digits}f}" + ("" if low is None else f" [{low:.{digits}f}, {high:.{digits}f}]")
+
+
+def print_summary(results: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    settings, main = results["settings"], results["conditions"]["main"]
+    console = Console()
+    table = Table(title=f"SULA: {results['model']}, labels {'/'.join(settings['labels'])}, alpha {settings['alpha']}, "
+                        f"target {settings['target']}, {main['n_prompts']} prompts (95% CI)")
+    for column in ("k", "H_bayes (bits)", "H_model (bits)", "MAE (bits)", "PC1 mean"):
+        table.add_column(column, justify="right")
+    for row in main["per_k"]:
+        table.add_row(str(row["k"]), _fmt(row["H_bayes"]), _fmt(row["H_model"]), _fmt(row["mae_bits"]),
+                      _fmt(row["pc1"], 2))
+    table.add_row("all", _fmt(main["H_bayes"]), _fmt(main["H_model"]), _fmt(main["mae_bits"]), "")
+    console.print(table)
+    axis = results["axis"]
+    console.print(f"Pearson(H_model, H_bayes) {_fmt(main['pearson_H_model_H_bayes'])}, Spearman "
+                  f"{_fmt(main['spearman_H_model_H_bayes'])}; axis (layer {axis['layer']}, {axis['readout']}): PC1 "
+                  f"{axis['pc1_explained']:.3f} of variance, {axis['sign']}")
+    console.print(f"rho(PC1, H_bayes) {_fmt(main['rho_pc1_H_bayes'])}, rho(PC1, H_model) "
+                  f"{_fmt(main['rho_pc1_H_model'])}, rho(k, PC1) {_fmt(main['rho_k_pc1'])}")
+    ref = results["reference_paper_iii"]
+    console.print(f"paper III (LLMs): MAE {min(ref['mae_bits'].values())}-{max(ref['mae_bits'].values())} bits, "
+                  f"|rho(PC1, H_bayes)| {ref['abs_rho_pc1_H_bayes'][0]}-{ref['abs_rho_pc1_H_bayes'][1]}, rho(k, PC1) "
+                  f"{min(ref['rho_k_pc1'].values())}-{max(ref['rho_k_pc1'].values())}")
+    if len(results["conditions"]) > 1:
+        controls = Table(title="controls (same k and latent labels; PC1 in the main condition's basis)")
+        for column in ("condition", "Bayes", "H_bayes", "H_model", "MAE (bits)", "Pearson", "rho(PC1,H_model)",
+                       "PC1 mean, k = " + ",".join(str(row["k"]) for row in main["per_k"])):
+            controls.add_column(column)
+        for name, entry in results["conditions"].items():
+            pearson, rho = entry["pearson_H_model_H_bayes"]["value"], entry["rho_pc1_H_model"]["value"]
+            controls.add_row(name, BAYES_SHORT[name], f"{entry['H_bayes']['mean']:.3f}",
+                             f"{entry['H_model']['mean']:.3f}",
+                             _fmt(entry["mae_bits"]), "-" if pearson is None else f"{pearson:+.2f}",
+                             "-" if rho is None else f"{rho:+.2f}",
+                             " ".join(f"{row['pc1']['mean']:+.1f}" for row in entry["per_k"]))
+        console.print(controls)
+    for name, why in results["settings"]["skipped_controls"].items():
+        console.print(f"{name} skipped: {why}")
