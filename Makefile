@@ -23,6 +23,7 @@ demo: $(STAMP)
 	$(BIN)/geomprobe run --model windtunnel-sula --suite extract --out runs/demo
 	$(BIN)/geomprobe run --model windtunnel-sula --suite geometry --out runs/demo
 	@echo "demo run directory: runs/demo (manifest.json, extraction/, extract/ and geometry/results.json)"
+	$(BIN)/geomprobe report runs/demo -o reports/demo.html
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -1,0 +1,12 @@
+"""The HTML report: one self-contained page drawing what run directories hold (issue 7).
+
+    from geomprobe.report import build_report
+    build_report([Path("runs/minilm")], Path("reports/minilm.html"))
+
+`geomprobe report RUN_DIR ... -o reports/NAME.html` and `geomprobe run --report` call it.
+Figure families live in figures.RUN_FIGURES; files are read by rundata.load_run.
+"""
+
+from .html import build_report
+
+__all__ = ["build_report"]

@@ -1,0 +1,346 @@
+"""`build_report(run_dirs, out)`: one self-contained HTML file drawing what the run directories hold.
+
+    from geomprobe.report import build_report
+    build_report([Path("runs/pythia-410m"), Path("runs/phi-2")], Path("reports/compare.html"))
+
+plotly.js is inlined once in the page head and every figure is a plotly div whose script calls
+it, so the file opens offline and makes no network request (no CDN, fonts or MathJax). Every
+string read from a run directory is HTML-escaped. Layout: a verdict panel, the cross-model table
+and chart (several runs), each run's figures by family (figures.RUN_FIGURES), what is missing,
+and the provenance of every run.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import plotly.io as pio
+import plotly.offline
+
+from geomprobe.errors import ConfigError
+from geomprobe.rundir import atomic_write_text, now
+
+from .figures import RUN_FIGURES, Figure, fmt, pct, signature_chart
+from .rundata import RunData, load_run
+
+# Nothing that would fetch: no plotly.com link, no MathJax typesetting, no topojson.
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "showSendToCloud": False, "typesetMath": False,
+                 "toImageButtonOptions": {"format": "png"}}
+
+
+def esc(value) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+class _Page:
+    """Collects figures and numbers them; ids are deterministic (fig-N, plot-N)."""
+
+    def __init__(self):
+        self.n_figures = 0
+
+    def figure(self, figure: Figure) -> str:
+        self.n_figures += 1
+        n = self.n_figures
+        plot = pio.to_html(figure.fig, include_plotlyjs=False, include_mathjax=False, full_html=False,
+                           config=PLOTLY_CONFIG, div_id=f"plot-{n}", default_width="100%",
+                           default_height=f"{figure.fig.layout.height or 420}px")
+        notes = "".join(f"<li>{esc(note)}</li>" for note in figure.notes)
+        return (f'<figure class="gp-figure" id="fig-{n}">\n<div class="gp-plot">{plot}</div>\n'
+                f"<figcaption><b>Figure {n}. {esc(figure.title)}.</b> {esc(figure.caption)}"
+                f'{f"<ul class=notes>{notes}</ul>" if notes else ""}</figcaption>\n</figure>')
+
+
+def _unique_names(paths: list[Path]) -> list[str]:
+    names = [p.name or str(p) for p in paths]
+    return [str(Path(p.parent.name) / p.name) if names.count(p.name) > 1 else name
+            for p, name in zip(paths, names)]
+
+
+# --------------------------------------------------------------------------------------------
+# verdict panel
+
+
+def _mark(met) -> str:
+    if met is None:
+        return '<span class="na">n/a</span>'
+    return '<span class="yes">met</span>' if met else '<span class="no">not met</span>'
+
+
+def _verdict_card(run: RunData, anchor: str) -> str:
+    verdict = (run.results.get("geometry") or {}).get("verdict")
+    title = f'<h3><a href="#{anchor}">{esc(run.name)}</a> <span class="model">{esc(run.model)}</span>'
+    if verdict:
+        label = str(verdict.get("label", "?"))
+        vm, keys, focus = verdict.get("value_manifold", {}), verdict.get("keys", {}), verdict.get("focusing", {})
+        above = vm.get("above_shuffle_null") or {}
+        rows = [
+            ("value manifold", f"PC1 {pct(vm.get('pc1'))}, PC1+PC2 {pct(vm.get('pc12'))}; above shuffle null: PC1 "
+                               f"{_yes(above.get('pc1'))}, PC1+PC2 {_yes(above.get('pc12'))}",
+             f"PC1 or PC1+PC2 > {pct(vm.get('pc_threshold'))}, above its shuffle null", vm.get("met")),
+            ("key orthogonality", f"{pct(keys.get('fraction_below'))} of layers with mean |cos| < "
+                                  f"{fmt(keys.get('orth_threshold'), '.2f')}",
+             f">= {pct(keys.get('orth_layer_fraction'))} of layers", keys.get("met")),
+            ("attention focusing", f"1 - H(L-1)/H(0) = {pct(focus.get('focusing'))}",
+             f"> {pct(focus.get('focusing_threshold'))}", focus.get("met")),
+        ]
+        body = "".join(f"<tr><td>{esc(name)}</td><td>{esc(measured)}</td><td>{esc(rule)}</td><td>{_mark(met)}</td></tr>"
+                       for name, measured, rule, met in rows)
+        css = label if label in ("full", "partial", "absent") else "unknown"
+        return (f'<div class="card">{title} <span class="badge {css}">{esc(label)} '
+                f'({esc(verdict.get("n_met"))}/{esc(verdict.get("n_criteria"))})</span></h3>'
+                f"<table><tr><th>criterion</th><th>measured</th><th>rule</th><th></th></tr>{body}</table>"
+                f'<p class="summary">{esc(verdict.get("summary"))}</p></div>')
+    if run.windtunnel is not None:
+        rows = "".join(f"<tr><td>{esc(name)}</td><td>{esc(fmt(score.get('entropy_mae_bits'), '.4f'))}</td>"
+                       f"<td>{esc(fmt(score.get('kl_bits'), '.4f'))}</td>"
+                       f"<td>{esc(fmt(score.get('mass_on_feasible'), '.4f'))}</td></tr>"
+                       for name, score in (run.windtunnel.get("eval") or {}).items())
+        return (f'<div class="card">{title}</h3><p>Wind tunnel scored against the exact Bayes predictive '
+                f"(held out):</p><table><tr><th>evaluation</th><th>entropy MAE (bits)</th><th>KL (bits)</th>"
+                f"<th>mass on feasible</th></tr>{rows}</table>"
+                f'<p class="summary">No geometry verdict: the geometry suite has not been run on this '
+                f"{'run' if run.manifest else 'model'}.</p></div>")
+    return (f'<div class="card">{title}</h3><p class="summary">No verdict: the geometry suite has not been run '
+            f"(<code>geomprobe run --suite geometry --out {esc(run.path)}</code>).</p></div>")
+
+
+def _yes(value) -> str:
+    return "n/a" if value is None else ("yes" if value else "no")
+
+
+# --------------------------------------------------------------------------------------------
+# cross-model table (paper III Table 2 layout, fields of geomprobe.compare.row_for)
+
+
+def _cross_model(runs: list[RunData], page: _Page) -> str:
+    from geomprobe.compare import row_for
+
+    with_geometry = [run for run in runs if "geometry" in run.results]
+    if len(runs) < 2:
+        return ""
+    if not with_geometry:  # the verdict panel already says that no run has a geometry suite
+        return ""
+    rows = [row_for(run.path) for run in with_geometry]
+    body = []
+    for row in rows:
+        restricted = ("-" if not row["pc12_restricted"] else
+                      ", ".join(f"{k} {pct(v)}" for k, v in row["pc12_restricted"].items()))
+        ci = row.get("pc12_mixed_ci95") or [None, None]
+        paper = row["paper_iii"]
+        paper_text = "-" if paper is None else f"{paper['pc12_mixed']} / {paper['pc12_math']} / {paper['focusing']}"
+        cells = [row["model"], row["architecture"] or "-", f"{pct(row['pc12_mixed'])} [{pct(ci[0])}, {pct(ci[1])}]",
+                 restricted, f"{fmt(row['keys_early_mean_abs_cos'])} ({fmt(row['keys_analytic_gaussian'])})",
+                 pct(row["focusing"]), row["verdict"]]
+        body.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells)
+                    + f'<td class="paper">{esc(paper_text)}</td></tr>')
+    header = ("<tr><th>model</th><th>architecture</th><th>value manifold PC1+PC2, mixed [95% CI]</th>"
+              "<th>PC1+PC2, restricted</th><th>keys: early-layer mean |cos| (analytic Gaussian)</th>"
+              "<th>attention focusing</th><th>verdict</th><th class=\"paper\">paper III reference: mixed / math / "
+              "focusing</th></tr>")
+    thresholds = (with_geometry[0].results["geometry"].get("verdict") or {}).get("thresholds") or {}
+    chart = signature_chart([{**row, "model": esc(row["model"])} for row in rows], thresholds)
+    missing = [run.name for run in runs if "geometry" not in run.results]
+    note = (f'<p class="missing">Not in the table (no geometry suite): {esc(", ".join(missing))}.</p>'
+            if missing else "")
+    return (f'<section id="cross-model"><h2>Cross-model (paper III Table 2 layout)</h2>'
+            f'<table class="wide">{header}{"".join(body)}</table>'
+            f'<p class="caption">Early layers: the first third of the depth. The paper\'s values are references in '
+            f"their own column, matched by model name, never results.</p>{note}{page.figure(chart)}</section>")
+
+
+# --------------------------------------------------------------------------------------------
+# one run's figures and what is missing
+
+
+def _missing(run: RunData) -> list[str]:
+    notes = list(run.notes)
+    if run.manifest is not None and "geometry" not in run.results:
+        notes.append(f"no geometry suite: no value manifold, key orthogonality, focusing ratio or verdict "
+                     f"(run `geomprobe run --suite geometry --out {run.path}`)")
+    if run.manifest is None and run.windtunnel is not None and run.windtunnel.get("arch") == "transformer":
+        notes.append(f"a wind-tunnel training run: probe its geometry with `geomprobe run --model {run.path} "
+                     "--suite geometry --out runs/NAME`")
+    drawn = {suite for family in RUN_FIGURES for suite in family.suites}
+    for suite in run.results:
+        if suite not in drawn:
+            notes.append(f"{suite}/results.json is present but this version of the report does not draw it")
+    return notes
+
+
+def _run_section(run: RunData, anchor: str, page: _Page) -> str:
+    parts = [f'<section class="run" id="{anchor}"><h2>{esc(run.name)} <span class="model">{esc(run.model)}</span>'
+             "</h2>"]
+    missing = _missing(run)
+    if missing:
+        parts.append('<div class="missing"><b>Not drawn, missing or unfinished:</b><ul>'
+                     + "".join(f"<li>{esc(m)}</li>" for m in missing) + "</ul></div>")
+    for family in RUN_FIGURES:
+        figures = family.draw(run)
+        if figures:
+            parts.append(f"<h3>{esc(family.section)}</h3>")
+            parts += [page.figure(f) for f in figures]
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# provenance
+
+
+def _text(value) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return str(value)
+
+
+def _rows(pairs) -> str:
+    """Key-value pairs two to a row; a long value takes a whole row."""
+    pairs = [(k, _text(v)) for k, v in pairs if v not in (None, "", {}, [])]
+    cells, row = [], []
+    for key, value in pairs:
+        if len(value) > 48:
+            cells.append(f'<tr><th>{esc(key)}</th><td colspan="3">{esc(value)}</td></tr>')
+            continue
+        row.append(f"<th>{esc(key)}</th><td>{esc(value)}</td>")
+        if len(row) == 2:
+            cells.append("<tr>" + "".join(row) + "</tr>")
+            row = []
+    if row:
+        cells.append("<tr>" + row[0] + "<td></td><td></td></tr>")
+    return "".join(cells)
+
+
+def _versions(versions: dict | None) -> str | None:
+    return ", ".join(f"{k} {v}" for k, v in (versions or {}).items() if v) or None
+
+
+def _prompts_text(prompts) -> str | None:
+    if not isinstance(prompts, dict):
+        return None
+    return f"{prompts.get('source')} (n {prompts.get('n')}, sha256 {str(prompts.get('sha256'))[:12]})"
+
+
+def _provenance(run: RunData) -> str:
+    parts = [f"<h3>{esc(run.name)}</h3>"]
+    manifest = run.manifest
+    if manifest:
+        model = manifest.get("model") or {}
+        shape = model.get("shape") or (run.results.get("geometry") or {}).get("shape")
+        parts.append('<table class="prov wide">' + _rows([
+            ("run directory", run.path),
+            ("model", model.get("spec")), ("source", model.get("source")),
+            ("revision", model.get("revision")), ("commit", model.get("commit")), ("family", model.get("family")),
+            ("shape", shape), ("dtype", manifest.get("dtype") or model.get("dtype")),
+            ("device", model.get("device")), ("device map", model.get("device_map")),
+            ("quantisation", model.get("quantize")), ("attention", model.get("attn_implementation")),
+            ("backend", manifest.get("backend")), ("seed", manifest.get("seed")),
+            ("status", manifest.get("status")), ("created", manifest.get("created")),
+            ("started", manifest.get("started")), ("ended", manifest.get("ended")),
+            ("command", manifest.get("command")), ("geomprobe commit", manifest.get("geomprobe_commit")),
+            ("fingerprint", manifest.get("fingerprint")), ("versions", _versions(manifest.get("versions"))),
+            ("prompts", _prompts_text(manifest.get("prompts"))),
+        ]) + "</table>")
+        suites = manifest.get("suites") or {}
+        if suites:
+            rows = []
+            for suite, entry in suites.items():
+                entry = entry if isinstance(entry, dict) else {}
+                prompts = "; ".join(f"{key}: {_prompts_text(value)}" for key, value in entry.items()
+                                    if key.startswith("prompts") and isinstance(value, dict))
+                rows.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in (
+                    suite, entry.get("status"), entry.get("started"), entry.get("ended"), prompts or "-")) + "</tr>")
+            parts.append('<table class="wide"><tr><th>suite</th><th>status</th><th>started</th><th>ended</th>'
+                         f'<th>prompts</th></tr>{"".join(rows)}</table>')
+    metrics = run.windtunnel
+    if metrics:
+        config = metrics.get("config") or {}
+        parts.append(f"<p>Wind-tunnel training ({esc(run.windtunnel_dir / 'metrics.json')}):</p>"
+                     '<table class="prov wide">' + _rows([
+                         ("task", metrics.get("task")), ("task options", metrics.get("task_options")),
+                         ("architecture", metrics.get("arch")), ("parameters", metrics.get("n_params")),
+                         ("transformer spec", metrics.get("transformer_spec")), ("steps", metrics.get("steps")),
+                         ("train seconds", metrics.get("train_seconds")), ("target", config.get("target")),
+                         ("batch size", config.get("batch_size")), ("lr", config.get("lr")),
+                         ("seed", config.get("seed")), ("threads", metrics.get("threads")),
+                         ("finished", metrics.get("finished")), ("versions", _versions(metrics.get("versions"))),
+                     ]) + "</table>")
+    return "\n".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0;color:#1d2733;
+background:#f6f7f9;line-height:1.45}
+main{max-width:1280px;margin:0 auto;padding:0 24px 48px}
+header{background:#1d2733;color:#fff;padding:18px 24px}header h1{margin:0;font-size:22px}
+header p{margin:4px 0 0;color:#c9d1db;font-size:13px}
+nav{font-size:13px;margin:12px 0}nav a{margin-right:14px}
+h2{border-bottom:2px solid #d5dae1;padding-bottom:4px;margin-top:36px}h3{margin:24px 0 8px}
+.model{font-weight:normal;color:#5b6675;font-size:0.8em}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:16px}
+.card{background:#fff;border:1px solid #d5dae1;border-radius:8px;padding:12px 16px}
+.card h3{margin:0 0 8px}.card p{font-size:13px;margin:6px 0}
+.badge{display:inline-block;border-radius:12px;padding:1px 10px;font-size:0.8em;color:#fff;background:#7f7f7f}
+.badge.full{background:#2e7d32}.badge.partial{background:#c77c02}.badge.absent{background:#b23b3b}
+table{border-collapse:collapse;font-size:13px;background:#fff}
+th,td{border:1px solid #d5dae1;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#eef1f5}table.wide{width:100%}table.prov th{width:130px}
+td.paper,th.paper{background:#fdf3f2}
+.yes{color:#2e7d32;font-weight:bold}.no{color:#b23b3b;font-weight:bold}.na{color:#7f7f7f}
+.summary{font-size:12px;color:#5b6675}
+figure.gp-figure{background:#fff;border:1px solid #d5dae1;border-radius:8px;margin:12px 0 20px;padding:8px 12px}
+figcaption{font-size:13px;margin-top:6px}figcaption ul.notes{margin:4px 0 0;color:#5b6675;font-size:12px}
+.missing{background:#fff8e1;border:1px solid #f0d48a;border-radius:6px;padding:6px 12px;font-size:13px}
+.caption{font-size:13px;color:#5b6675}
+code{font-size:12px;background:#eef1f5;padding:1px 4px;border-radius:3px}
+"""
+
+
+def build_report(run_dirs: list[Path], out: Path) -> Path:
+    """Write one self-contained HTML report of `run_dirs` to `out` and return `out`.
+
+    Draws whatever each run directory holds; says in the page what is missing. A directory with
+    nothing usable raises RunDirectoryError (one line)."""
+    if not run_dirs:
+        raise ConfigError("give at least one run directory to report on")
+    paths = [Path(p) for p in run_dirs]
+    runs = [load_run(path, name) for path, name in zip(paths, _unique_names(paths))]
+    page = _Page()
+    anchors = [f"run-{i}" for i in range(len(runs))]
+    cards = "".join(_verdict_card(run, anchor) for run, anchor in zip(runs, anchors))
+    cross = _cross_model(runs, page)
+    sections = [_run_section(run, anchor, page) for run, anchor in zip(runs, anchors)]
+    provenance = "\n".join(_provenance(run) for run in runs)
+    toc = ['<a href="#verdict">verdict</a>'] + (['<a href="#cross-model">cross-model</a>'] if cross else [])
+    toc += [f'<a href="#{anchor}">{esc(run.name)}</a>' for run, anchor in zip(runs, anchors)]
+    toc.append('<a href="#provenance">provenance</a>')
+    from geomprobe import __version__
+
+    document = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>geomprobe report: {esc(", ".join(run.name for run in runs))}</title>
+<style>{CSS}</style>
+<script type="text/javascript">{plotly.offline.get_plotlyjs()}</script>
+</head><body>
+<header><h1>geomprobe report</h1><p>{esc(", ".join(f"{run.name} ({run.model})" for run in runs))} &middot;
+generated {esc(now())} by geomprobe {esc(__version__)} &middot; self-contained, works offline</p></header>
+<main>
+<nav>{" ".join(toc)}</nav>
+<section id="verdict"><h2>Verdict</h2>
+<p class="caption">PROTOCOL.md section 5: value manifold PC1 or PC1+PC2 above threshold and above its shuffle
+null; mean key |cos| below threshold in enough layers; attention entropy reduced from the first to the last layer.
+3 of 3 criteria: full, 2: partial, fewer: absent.</p>
+<div class="cards">{cards}</div></section>
+{cross}
+{"".join(sections)}
+<section id="provenance"><h2>Provenance</h2>
+{provenance}
+</section>
+</main></body></html>
+"""
+    out = Path(out)
+    atomic_write_text(out, document)
+    return out

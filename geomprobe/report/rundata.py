@@ -1,0 +1,113 @@
+"""What the report reads from a run directory: files only, no statistics (STYLE.md: the report
+draws what the results say).
+
+A run directory is either a `geomprobe run` output (manifest.json and <suite>/results.json, with
+the suites' arrays beside them) or a `geomprobe windtunnel train` output (metrics.json and, after
+`windtunnel curves`, curves.json). A geomprobe run on a wind-tunnel model also picks up the
+metrics.json and curves.json saved with that model (its manifest's model source).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from geomprobe.errors import RunDirectoryError
+
+
+@dataclass
+class RunData:
+    path: Path
+    name: str
+    manifest: dict | None = None
+    results: dict[str, dict] = field(default_factory=dict)  # suite name -> <suite>/results.json
+    windtunnel: dict | None = None  # metrics.json of a `windtunnel train` run
+    windtunnel_dir: Path | None = None  # where metrics.json was found (this run, or its model's directory)
+    curves: list | None = None  # curves.json (frame-precision dissociation)
+    notes: list[str] = field(default_factory=list)  # what is missing, unfinished or unreadable
+
+    @property
+    def model(self) -> str:
+        if self.manifest and isinstance(self.manifest.get("model"), dict):
+            model = self.manifest["model"]
+            return str(model.get("spec") or model.get("source") or self.name)
+        if self.windtunnel:
+            return f"{self.windtunnel.get('arch', '?')} wind tunnel ({self.windtunnel.get('task', '?')})"
+        return self.name
+
+    def array(self, relative: str) -> np.ndarray | None:
+        """A .npy array under the run directory, or None when it is absent or unreadable."""
+        path = self.path / relative
+        if not path.exists():
+            return None
+        try:
+            return np.load(path)
+        except (OSError, ValueError):
+            self.notes.append(f"could not read {relative}")
+            return None
+
+    def suite_status(self, suite: str) -> str | None:
+        suites = (self.manifest or {}).get("suites") or {}
+        entry = suites.get(suite)
+        return entry.get("status") if isinstance(entry, dict) else None
+
+
+def _read_json(path: Path, notes: list[str], label: str):
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        notes.append(f"could not read {label}: {str(error).splitlines()[0]}")
+        return None
+
+
+def load_run(path: str | Path, name: str | None = None) -> RunData:
+    """Everything the report can draw from one run directory. Raises RunDirectoryError (one
+    line) when the directory holds nothing the report can use."""
+    path = Path(path)
+    if not path.is_dir():
+        raise RunDirectoryError(f"{path} is not a directory: pass a run directory written by `geomprobe run` or "
+                                "`geomprobe windtunnel train`")
+    run = RunData(path=path, name=name or path.name)
+    if (path / "manifest.json").exists():
+        run.manifest = _read_json(path / "manifest.json", run.notes, "manifest.json")
+    for results in sorted(path.glob("*/results.json")):
+        data = _read_json(results, run.notes, f"{results.parent.name}/results.json")
+        if isinstance(data, dict):
+            run.results[results.parent.name] = data
+    suites = (run.manifest or {}).get("suites") or {}
+    for suite, entry in suites.items():
+        status = entry.get("status") if isinstance(entry, dict) else None
+        if suite not in run.results:
+            run.notes.append(f"{suite} suite: no {suite}/results.json (status {status or 'unknown'}): "
+                             f"rerun `geomprobe run --suite {suite} --out {path}` to finish it")
+        elif status != "complete":
+            run.notes.append(f"{suite} suite: status {status or 'unknown'}; drawn from the results.json on disk")
+    _attach_windtunnel(run)
+    if not run.results and run.windtunnel is None and run.curves is None:
+        raise RunDirectoryError(f"{path} has nothing to report (no <suite>/results.json, no metrics.json): run "
+                                f"`geomprobe run --suite geometry --out {path}` or pass a `geomprobe windtunnel "
+                                "train` directory")
+    return run
+
+
+def _attach_windtunnel(run: RunData) -> None:
+    """metrics.json and curves.json from the run itself, or from the wind-tunnel model it probed."""
+    candidates = [run.path]
+    source = ((run.manifest or {}).get("model") or {}).get("source") if run.manifest else None
+    if source and (Path(source) / "windtunnel.json").exists():
+        candidates.append(Path(source))
+    for directory in candidates:
+        if (directory / "metrics.json").exists() and run.windtunnel is None:
+            metrics = _read_json(directory / "metrics.json", run.notes, str(directory / "metrics.json"))
+            if isinstance(metrics, dict) and "eval" in metrics:
+                run.windtunnel, run.windtunnel_dir = metrics, directory
+        if (directory / "curves.json").exists() and run.curves is None:
+            curves = _read_json(directory / "curves.json", run.notes, str(directory / "curves.json"))
+            if isinstance(curves, list) and curves:
+                run.curves = curves
+    if run.windtunnel is not None and run.curves is None and run.windtunnel.get("arch") == "transformer":
+        run.notes.append(f"frame-precision curves: no curves.json beside {run.windtunnel_dir / 'metrics.json'} "
+                         f"(run `geomprobe windtunnel curves {run.windtunnel_dir}`)")

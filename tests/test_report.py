@@ -1,0 +1,203 @@
+"""The HTML report (issue 7), built from small real runs made here: a geometry run on tiny-neox
+(written with --report), a short wind-tunnel training run with its frame-precision curves, and a
+geometry run on that wind-tunnel model. Checked as text (self-contained, captioned, escaped,
+missing parts said) and rendered in headless Chromium (no console message, no network request,
+every figure drawn, a screenshot that is not blank)."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from geomprobe.cli import app
+from geomprobe.errors import GeomprobeError
+from geomprobe.report import build_report
+from geomprobe.rundir import atomic_write_json
+from geomprobe.runner import RunConfig, run
+
+SMALL = dict(n_per_quintile=5, n_boot=50, n_null=20, init_seeds=1)
+
+
+def write_prompts(path, prompts):
+    path.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in prompts))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, demo_prompts):
+    import torch
+
+    from geomprobe.windtunnel.dissociation import dissociation_curves
+    from geomprobe.windtunnel.models import TransformerSpec
+    from geomprobe.windtunnel.prompts import task_prompts
+    from geomprobe.windtunnel.tasks import make_task
+    from geomprobe.windtunnel.train import TrainConfig, train
+
+    base = tmp_path_factory.mktemp("report-runs")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny models gain nothing from threads, and lose a lot on a busy machine
+    try:
+        neox = base / "tiny-neox"
+        run(RunConfig(model="tiny-neox", suite="geometry", prompts=write_prompts(base / "demo.jsonl", demo_prompts),
+                      out=str(neox), report=True, **SMALL), progress=False)
+        tunnel = base / "wt-sula"
+        train(TrainConfig(task="sula", steps=30, batch_size=32, eval_sequences=64, n_checkpoints=2, log_every=5,
+                          spec=TransformerSpec(32, 2, 2, 64)), tunnel, progress=False)
+        atomic_write_json(tunnel / "curves.json", dissociation_curves(tunnel, n_probe=16, n_eval=64))
+        probe = base / "wt-probe"  # a geomprobe run on the wind-tunnel model: its metrics come from the model dir
+        sequences = write_prompts(base / "sula.jsonl", task_prompts(make_task("sula"), n=60, seed=0))
+        run(RunConfig(model=str(tunnel), suite="geometry", prompts=sequences, out=str(probe), **SMALL),
+            progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    return {"neox": neox, "tunnel": tunnel, "probe": probe, "base": base}
+
+
+@pytest.fixture(scope="module")
+def report(runs):
+    out = build_report([runs["neox"], runs["tunnel"], runs["probe"]], runs["base"] / "reports" / "all.html")
+    return out, out.read_text()
+
+
+def figures_of(text: str) -> list[str]:
+    return re.findall(r'<figure class="gp-figure".*?</figure>', text, flags=re.S)
+
+
+def test_run_with_report_flag_writes_a_report(runs):
+    text = (runs["neox"] / "report.html").read_text()
+    assert "Verdict" in text and "Key orthogonality per layer" in text and "Provenance" in text
+    assert len(figures_of(text)) == 5  # manifold scatter, spectrum, per layer; keys; focusing
+
+
+def test_report_is_self_contained_and_every_figure_is_captioned(report):
+    _, text = report
+    assert text.count("<script") == text.count("</script>")
+    # no external resource of any kind: scripts, styles, images, frames, CSS imports or urls
+    assert not re.search(r"<(script|link|img|iframe|source)\b[^>]*\b(src|href)\s*=\s*[\"']?(https?:)?//", text, re.I)
+    assert not re.search(r"@import|url\(\s*[\"']?(https?:)?//", text, re.I)
+    body = text.split("</head>", 1)[1]
+    assert body.count("Plotly.newPlot(") == len(figures_of(text))
+    figures = figures_of(text)
+    # tiny-neox: 5 geometry figures; wind tunnel: per position, training, dissociation; the probe run:
+    # 5 geometry + the same 3 (read from the model's directory); cross-model: 1
+    assert len(figures) == 17
+    for figure in figures:
+        caption = re.search(r"<figcaption><b>Figure \d+\. [^<]+\.</b> ([^<]+)", figure)
+        assert caption and len(caption.group(1).split()) >= 8, figure[-400:]
+    assert "Cross-model (paper III Table 2 layout)" in text
+    table = text.split('id="cross-model"')[1].split("</table>")[0]
+    assert table.count("<tr>") == 3  # header and the two geometry runs
+    assert 'class="paper"' in table
+    assert text.count('class="badge ') == 2  # two verdicts; the training run shows its Bayes scores instead
+    assert "frame-precision dissociation" in text
+
+
+def test_strings_from_files_are_escaped_and_missing_parts_are_said(runs, tmp_path):
+    hostile = tmp_path / "hostile"
+    (hostile / "geometry").mkdir(parents=True)
+    shutil.copy(runs["neox"] / "geometry" / "results.json", hostile / "geometry" / "results.json")
+    manifest = json.loads((runs["neox"] / "manifest.json").read_text())
+    manifest["model"]["spec"] = "<script>alert(1)</script>"
+    manifest["suites"]["domain"] = {"status": "running", "started": "now"}
+    (hostile / "manifest.json").write_text(json.dumps(manifest))
+    text = build_report([hostile], tmp_path / "hostile.html").read_text()
+    assert "<script>alert(1)</script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "domain suite: no domain/results.json (status running)" in text
+    # no extraction arrays here: the scatter is drawn uncoloured and the page says why
+    assert "geometry/extraction/next_entropy_bits.npy is missing" in text
+    with pytest.raises(GeomprobeError, match="nothing to report"):
+        build_report([tmp_path / "hostile" / "geometry"], tmp_path / "x.html")
+
+
+def test_report_cli(runs, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(app, ["report", str(runs["neox"]), str(runs["tunnel"])])
+    assert result.exit_code == 0, result.output
+    assert "report: reports/tiny-neox.html" in result.output and (tmp_path / "reports" / "tiny-neox.html").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    bad = runner.invoke(app, ["report", str(empty), "-o", "x.html"])
+    assert bad.exit_code == 2 and "nothing to report" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    bad = runner.invoke(app, ["report", str(tmp_path / "absent")])
+    assert bad.exit_code == 2 and "is not a directory" in bad.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# headless Chromium
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (.ci/run installs Debian's "
+                                                             "chromium where apt-get is available)")
+BROWSER_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr",
+                 "--v=0", "--virtual-time-budget=5000", "--no-first-run", "--disable-extensions",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium(page, tmp_path, *action) -> tuple[str, list[str], list[str]]:
+    """Open `page` in headless Chromium with `action` (--dump-dom, --screenshot=...). Returns the
+    stdout, the console messages (any level) and the URLs the page itself requested over the
+    network (from Chromium's net log; the browser's own background requests are left out)."""
+    profile, netlog = tmp_path / "profile", tmp_path / "netlog.json"
+    shutil.rmtree(profile, ignore_errors=True)
+    command = [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={profile}", f"--log-net-log={netlog}", *action,
+               page.as_uri()]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=120)
+    finally:  # the browser and any helper it left behind, whether it finished or timed out
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.communicate()
+    console = [line for line in stderr.splitlines() if re.search(r":CONSOLE[:(]", line)]
+    log = json.loads(netlog.read_text())
+    names = {code: name for name, code in log["constants"]["logEventTypes"].items()}
+    requested = [event["params"]["url"] for event in log["events"]
+                 if names.get(event["type"]) == "URL_REQUEST_START_JOB" and "url" in event.get("params", {})
+                 and event["params"].get("initiator") != "not an origin"
+                 and not event["params"]["url"].startswith(("file:", "data:", "blob:"))]
+    return stdout, console, requested
+
+
+@needs_chromium
+def test_the_browser_checks_catch_console_errors_and_network_requests(tmp_path):
+    canary = tmp_path / "canary.html"
+    canary.write_text('<html><body><img src="https://example.invalid/x.png"><script>console.error("bad");'
+                      'setTimeout(() => { throw new Error("boom") }, 10);</script></body></html>')
+    _, console, requested = chromium(canary, tmp_path, "--dump-dom")
+    assert any('"bad"' in line for line in console) and any("Uncaught Error: boom" in line for line in console)
+    assert set(requested) == {"https://example.invalid/x.png"}
+
+
+@needs_chromium
+def test_report_renders_in_headless_chromium(report, tmp_path):
+    pytest.importorskip("PIL", reason="pillow (a dev dependency) reads the screenshot")
+    import numpy as np
+    from PIL import Image
+
+    page, text = report
+    shot = tmp_path / "report.png"
+    dom, console, requested = chromium(page, tmp_path, "--dump-dom", f"--screenshot={shot}", "--window-size=1400,3000")
+    assert console == [], "\n".join(console)
+    assert requested == []
+    rendered = figures_of(dom)
+    assert len(rendered) == len(figures_of(text))
+    for figure in rendered:
+        assert 'class="main-svg"' in figure and "plot-container" in figure, figure[:300]
+        assert re.search(r'class="(scatterlayer|barlayer)', figure)  # traces were drawn, not only axes
+
+    pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
+    assert pixels.shape == (3000, 1400)
+    non_white = (pixels < 235).mean()
+    assert 0.03 < non_white < 0.9 and pixels.std() > 15, (non_white, pixels.std())
+    # the lower half holds plots too, not a page that stopped drawing after the header
+    assert (pixels[1500:] < 235).mean() > 0.01
