@@ -63,7 +63,7 @@ def _str_list(text: Optional[str]) -> list[str]:
 @user_errors
 def run(
     model: str = typer.Option(DEFAULT_MODEL, help="alias (see `geomprobe models`), alias@revision, hub id or local dir"),
-    suite: str = typer.Option("extract", help="what to measure: extract | geometry | domain | sula"),
+    suite: str = typer.Option("extract", help="what to measure: extract | geometry | domain | sula | ablation"),
     prompts: Optional[Path] = typer.Option(None, help="prompt file (.jsonl records or plain text lines); "
                                                       "default: the built-in demo prompts"),
     out: Optional[Path] = typer.Option(None, help="run directory (default runs/<model>); a rerun resumes it"),
@@ -75,7 +75,8 @@ def run(
     backend: str = typer.Option("hf", help="hf (geomprobe hooks) | tl (TransformerLens 4 bridge)"),
     batch_size: int = typer.Option(8, min=1, help="prompts per forward pass"),
     seed: int = typer.Option(0, help="seed for every random choice"),
-    layers: Optional[str] = typer.Option(None, help="comma-separated layer indices (default: all)"),
+    layers: Optional[str] = typer.Option(None, help="comma-separated layer indices (default: all; ablation: the "
+                                                    "layers to intervene on, default by fraction of depth)"),
     readouts: str = typer.Option("values", help="comma-separated: values,z,resid"),
     tokens: Optional[str] = typer.Option(None, help="comma-separated single tokens whose next-token "
                                                     "probabilities to record, e.g. ' dax, lug'"),
@@ -103,7 +104,8 @@ def run(
     orth_threshold: float = typer.Option(0.20, rich_help_panel="verdict"),
     orth_layer_fraction: float = typer.Option(0.50, rich_help_panel="verdict"),
     focusing_threshold: float = typer.Option(0.30, rich_help_panel="verdict"),
-    n_per_k: int = typer.Option(250, help="sula: prompts per number of examples k", rich_help_panel="sula"),
+    n_per_k: Optional[int] = typer.Option(None, help="sula: prompts per number of examples k (default 250; "
+                                                     "ablation 100)", rich_help_panel="sula"),
     k_values: str = typer.Option("0,1,2,4,8", "--k", help="sula: comma-separated numbers of examples",
                                  rich_help_panel="sula"),
     alpha: float = typer.Option(0.9, help="sula: probability that an example's label is the latent label",
@@ -117,6 +119,16 @@ def run(
     template: Optional[str] = typer.Option(None, help="sula: prompt format with {examples} ('w: L' joined by ', ') "
                                                       "and {query}; default '{examples}. {query}:'",
                                            rich_help_panel="sula"),
+    ops: str = typer.Option("cut,only,shift", help="ablation: comma-separated cut, only, shift (shift runs +1 and -1 "
+                                                   "sigma_u)", rich_help_panel="ablation"),
+    n_random: int = typer.Option(10, min=0, help="ablation: random axes per condition (controls)",
+                                 rich_help_panel="ablation"),
+    cut_lambda: float = typer.Option(1.0, "--lambda", help="ablation: cut strength (1 removes the axis)",
+                                     rich_help_panel="ablation"),
+    positions: str = typer.Option("all", help="ablation: edit values at all positions | final token only",
+                                  rich_help_panel="ablation"),
+    report: bool = typer.Option(False, "--report", help="after the suite, write RUN_DIR/report.html "
+                                                        "(same as `geomprobe report RUN_DIR`)"),
 ):
     """Run a suite on a model and write a run directory."""
     from geomprobe.runner import RunConfig
@@ -134,9 +146,12 @@ def run(
                        focusing_threshold=focusing_threshold, n_per_k=n_per_k,
                        k_values=_int_list(k_values, "--k"), alpha=alpha,
                        labels=_str_list(labels) if labels else None, controls=controls, target=target,
-                       template=template)
+                       template=template, ops=ops, n_random=n_random, cut_lambda=cut_lambda, positions=positions,
+                       report=report)
     run_dir = run_suite(config, progress=not quiet)
     typer.echo(f"results: {run_dir}")
+    if report:
+        typer.echo(f"report: {run_dir / 'report.html'}")
 
 
 @app.command()
@@ -190,6 +205,19 @@ def compare(
                    + ", ".join(f"{Path(k).name} {v:.2f}" for k, v in shared["pc1_loading_share"].items()))
     if out is not None:
         typer.echo(f"table: {out.with_suffix('.md')}")
+
+
+@app.command()
+@user_errors
+def report(
+    run_dirs: list[Path] = typer.Argument(..., help="run directories (geomprobe run or windtunnel train outputs)"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="HTML file (default reports/<first run>.html)"),
+):
+    """One self-contained HTML report (plotly, works offline) of one or more run directories."""
+    from geomprobe.report import build_report
+
+    path = build_report(run_dirs, out or Path("reports") / f"{run_dirs[0].resolve().name}.html")
+    typer.echo(f"report: {path}")
 
 
 @app.command()

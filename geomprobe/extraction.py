@@ -20,9 +20,10 @@ Two backends produce the same arrays: "hf" (geomprobe's own hooks and attention 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,10 +130,19 @@ def _check_finite(batch: dict[str, np.ndarray], ids: Sequence[str], loaded) -> N
 
 
 def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None = None,
-            out_dir: str | Path | None = None, progress: bool = True) -> Extraction:
+            out_dir: str | Path | None = None, progress: bool = True,
+            batch_context: Callable | None = None) -> Extraction:
     """Run extraction over `prompts` with a LoadedModel. With `out_dir` (usually <run>/extraction),
-    finished batches are kept as shards and a rerun resumes; the final arrays are written there."""
+    finished batches are kept as shards and a rerun resumes; the final arrays are written there.
+
+    batch_context: optional function final_index (int64 [batch], positions of each row's last token)
+    -> context manager; each batch's forward pass runs inside it. The ablation suite enters
+    `edit_values` there, since a final-token edit needs the batch's final positions. Edited passes
+    are not resumable shards, so it cannot be combined with out_dir."""
     config = config or ExtractionConfig()
+    if batch_context is not None and out_dir is not None:
+        raise ValueError("extract: batch_context edits the forward pass, so its results cannot be kept as "
+                         "resumable shards; call it without out_dir")
     adapter = loaded.adapter
     for readout in config.readouts:
         if readout not in READOUTS:
@@ -190,7 +200,8 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
         task = bar.add_task(loaded.spec, total=len(prompts), completed=len(done))
         for batch in batches:
             input_ids, attention_mask, final_index = pad_batch([encoded[i] for i in batch], pad_id)
-            result = backend.run_batch(input_ids, attention_mask, final_index)
+            with batch_context(final_index) if batch_context is not None else contextlib.nullcontext():
+                result = backend.run_batch(input_ids, attention_mask, final_index)
             _check_finite(result, [prompts[i].id for i in batch], loaded)
             if shard_dir is not None:
                 atomic_save_npz(shard_dir / f"shard-{batch[0]:06d}.npz", prompt_index=np.array(batch), **result)

@@ -52,13 +52,19 @@ class RunConfig:
     orth_layer_fraction: float = 0.50
     focusing_threshold: float = 0.30
     # sula suite (PROTOCOL.md section 7)
-    n_per_k: int = 250  # prompts per number of examples k
+    n_per_k: int | None = None  # prompts per number of examples k; None: the suite's default (sula 250, ablation 100)
     k_values: list[int] = field(default_factory=lambda: [0, 1, 2, 4, 8])
     alpha: float = 0.9  # probability that an example's label equals the latent label
     labels: list[str] | None = None  # (L1, L2); None: chosen from nonce words that are single tokens
     controls: str | list[str] = "all"  # all | none | a list of lexical_remap, shuffled, carrier_mask, label_mask
     target: str = "posterior"  # posterior | predictive (H_bayes of the next noisy label)
     template: str | None = None  # prompt format with {examples} and {query}; None: "w1: L1, w2: L2. q:"
+    # ablation suite (PROTOCOL.md section 8); also uses the sula settings above and `layers`
+    ops: str | list[str] = "cut,only,shift"  # cut (z - lambda (z.u) u), only ((z.u) u), shift (z +- sigma_u u)
+    n_random: int = 10  # random unit axes (orthogonal to u) per condition, the control distribution
+    cut_lambda: float = 1.0  # cut strength; 0 leaves the values as they are
+    positions: str = "all"  # all | final: edit the values at every position or at the final token only
+    report: bool = False  # after the suite, write <run>/report.html (geomprobe.report.build_report)
 
 
 def default_out(model: str) -> Path:
@@ -172,4 +178,8 @@ def run(config: RunConfig, progress: bool = True) -> Path:
     manifest["suites"][config.suite].update(status="complete", ended=now())
     manifest.update(status="complete", ended=now())
     run_dir.write_manifest(manifest)
+    if config.report:
+        from geomprobe.report import build_report
+
+        build_report([run_dir.path], run_dir.path / "report.html")
     return run_dir.path

@@ -32,6 +32,8 @@ from geomprobe.sula import (
     SulaSpec, choose_labels, generate,
 )
 
+DEFAULT_N_PER_K = 250  # prompts per k when --n-per-k is not given
+
 BAYES_NOTES = {
     "main": "exact posterior of the noisy-label model",
     "lexical_remap": "another label pair in the same places: Bayes unchanged",
@@ -67,9 +69,11 @@ def parse_controls(controls) -> list[str]:
     return [c for c in CONTROLS if c in names]
 
 
-def sula_setup(loaded, config) -> tuple[SulaSpec, object, dict | None, list[str], dict]:
+def sula_setup(loaded, config, default_n_per_k: int = DEFAULT_N_PER_K
+               ) -> tuple[SulaSpec, object, dict | None, list[str], dict]:
     """(spec, label choice, wind-tunnel info or None, controls to run, skipped controls with why) for
-    this model and configuration."""
+    this model and configuration. config.n_per_k None means `default_n_per_k` (the ablation suite
+    passes a smaller one)."""
     from geomprobe.windtunnel.builtin import windtunnel_info
 
     controls = parse_controls(config.controls)
@@ -93,7 +97,8 @@ def sula_setup(loaded, config) -> tuple[SulaSpec, object, dict | None, list[str]
         skipped["lexical_remap"] = ("only one label pair qualifies" + (" (the wind tunnel was trained on one pair)"
                                                                        if info is not None else ""))
     spec = SulaSpec(labels=choice.main, remap_labels=choice.remap, k_values=tuple(config.k_values),
-                    n_per_k=config.n_per_k, alpha=config.alpha, target=config.target, carriers=carriers,
+                    n_per_k=default_n_per_k if config.n_per_k is None else config.n_per_k, alpha=config.alpha,
+                    target=config.target, carriers=carriers,
                     template=config.template, k0_template=k0_template, seed=config.seed)
     return spec, choice, info, controls, skipped
 
@@ -142,6 +147,33 @@ def layer_profile(vectors: dict, axes: dict, H_bayes, H_model) -> list[dict]:
     return profile
 
 
+def main_layers(adapter, layers) -> list[int]:
+    """The layers extracted for the main condition: every layer (layers None) or `layers`, plus the last."""
+    last = adapter.shape.n_layers - 1
+    return sorted(set(range(last + 1) if layers is None else [adapter.check_layer(layer) for layer in layers])
+                  | {last})
+
+
+def extract_condition(ctx, spec: SulaSpec, choice, records, condition: str, layers: list[int], work, readout: str):
+    """One condition's extraction, resumable in work/extraction-<condition>: the next-token probabilities
+    of its two labels and the final-token `readout` at `layers`.
+    Returns (extraction, model side {p_model_l1, H_model, label_mass} [n], vectors {layer: [n, p]})."""
+    extraction = extract(ctx.loaded, [r.to_prompt() for r in records],
+                         ctx.extraction_config(layers=layers, readouts=(readout,),
+                                               tokens=[choice.token_strings[w] for w in spec.pair(condition)]),
+                         out_dir=work / f"extraction-{condition}", progress=ctx.progress)
+    model = restrict_to_labels(extraction["token_probs"])
+    vectors = {layer: extraction[readout][:, column].reshape(len(records), -1)
+               for column, layer in enumerate(extraction.layers)}
+    return extraction, model, vectors
+
+
+def save_axis_file(path, axes: dict[int, SulaAxis | None], last: int, readout: str) -> None:
+    """axis.npz: layers, mean, scale, kept, u, sigma_u, pc1_explained per main layer; analysis_layer, readout."""
+    atomic_save_npz(path, **_axis_arrays(axes, axes[last].u.size), analysis_layer=np.array(last),
+                    readout=np.array(readout))
+
+
 def run_sula_suite(ctx) -> dict:
     config, loaded = ctx.config, ctx.loaded
     if ctx.prompts:
@@ -155,25 +187,17 @@ def run_sula_suite(ctx) -> dict:
     prompts = generate(spec, conditions)
     work = ctx.run_dir.path / "sula"
     last = loaded.adapter.shape.n_layers - 1
-    main_layers = sorted(set(range(last + 1) if config.layers is None
-                             else [loaded.adapter.check_layer(layer) for layer in config.layers]) | {last})
+    layers = main_layers(loaded.adapter, config.layers)
     readout = config.readout
 
     axes, metrics, per_layer = {}, {}, []
     for condition in conditions:
         pair, records = spec.pair(condition), prompts[condition]
-        as_prompts = [r.to_prompt() for r in records]
-        extraction = extract(loaded, as_prompts,
-                             ctx.extraction_config(layers=main_layers if condition == "main" else [last],
-                                                   readouts=(readout,),
-                                                   tokens=[choice.token_strings[w] for w in pair]),
-                             out_dir=work / f"extraction-{condition}", progress=ctx.progress)
-        ctx.record_prompts(as_prompts, f"sula:{condition} (seed {spec.seed})",
+        extraction, model, vectors = extract_condition(ctx, spec, choice, records, condition,
+                                                       layers if condition == "main" else [last], work, readout)
+        ctx.record_prompts([r.to_prompt() for r in records], f"sula:{condition} (seed {spec.seed})",
                            key="prompts" if condition == "main" else f"prompts_{condition}")
-        model = restrict_to_labels(extraction["token_probs"])
         H_bayes = np.array([r.H_bayes for r in records])
-        vectors = {layer: extraction[readout][:, column].reshape(len(records), -1)
-                   for column, layer in enumerate(extraction.layers)}
         if condition == "main":
             axes = main_axes(vectors, model["H_model"], last)
             per_layer = layer_profile(vectors, axes, H_bayes, model["H_model"])
@@ -190,8 +214,7 @@ def run_sula_suite(ctx) -> dict:
                 for i, r in enumerate(records)]
         atomic_write_text(work / f"prompts-{condition}.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
 
-    atomic_save_npz(work / "axis.npz", **_axis_arrays(axes, axes[last].u.size), analysis_layer=np.array(last),
-                    readout=np.array(readout))
+    save_axis_file(work / "axis.npz", axes, last, readout)
     example = {c: prompts[c][min(len(prompts[c]) - 1, spec.n_per_k * (len(spec.k_values) - 1))].text
                for c in conditions}
     results = {

@@ -1,0 +1,198 @@
+"""Statistics of entropy-axis interventions (PROTOCOL.md section 8.5). numpy/scipy only.
+
+    change = behaviour_change(H_bayes, H_base, H_edit, mass_base, mass_edit)   # vs the unperturbed pass
+    change["delta_mae_bits"], change["delta_pearson"], change["mean_abs_dH_bits"]   # each with a 95% CI
+    geometry = axis_entropy_correlation(coords, H_edit, sigma_u)                 # corr(v'.u, H_model)
+    where = compare_with_random(true_value, random_values, alternative="greater")  # rank, empirical p
+    paired = paired_true_vs_random(err_true, err_random)                           # [n], [m, n] per prompt
+    text = reading(op, geometry_before_after, change, versus)                      # one line
+
+Entropies in bits. "Behaviour" is the model's entropy over the two SULA labels, H_model; "geometry"
+is the Pearson correlation of the values' coordinate on the entropy axis with H_model.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from geomprobe.analysis.sula_metrics import _constant, _rowwise_pearson, correlation, mean_ci
+
+# The thresholds behind each condition's one-line reading (stored in results.json with them).
+READING_THRESHOLDS = {
+    "axis_r_zero": 0.10,  # |corr(v'.u, H_model)| below this: no axis-entropy correlation left
+    "axis_r_change": 0.10,  # a change of the axis-entropy correlation at least this large counts as a change
+    "mae_bits": 0.01,  # |change of the SULA MAE| below this, in bits: MAE unchanged
+    "pearson": 0.01,  # |change of Pearson(H_model, H_bayes)| below this: correlation unchanged
+    "coordinate_removed_sd_ratio": 1e-3,  # std(v'.u) / sigma_u below this: coordinate constant, r reported as 0
+    "vs_random": "more (less) than random axes: the true-axis value lies above (below) every random axis's, "
+                 "and the paired-bootstrap 95% CI of true minus mean random excludes 0",
+}
+
+
+def pearson_or_none(x, y) -> float | None:
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if len(x) < 3 or _constant(x) or _constant(y):
+        return None
+    value = float(np.corrcoef(x, y)[0, 1])
+    return value if math.isfinite(value) else None
+
+
+def axis_entropy_correlation(coords, H_model, sigma_u: float,
+                             removed_ratio: float = READING_THRESHOLDS["coordinate_removed_sd_ratio"]) -> dict:
+    """coords [n]: the prompts' values projected on the true axis (z . u) at one layer; H_model [n].
+    {"pearson", "sd_ratio" (std of the coordinate / sigma_u), "mean_coord"}. When the coordinate is
+    constant up to rounding (sd_ratio < removed_ratio, e.g. after a cut), the correlation is
+    undefined; it is reported as 0, its limit, with a note."""
+    coords = np.asarray(coords, dtype=np.float64)
+    sd_ratio = float(coords.std() / sigma_u) if sigma_u > 0 else None
+    out = {"pearson": pearson_or_none(coords, H_model), "sd_ratio": sd_ratio, "mean_coord": float(coords.mean())}
+    if sd_ratio is not None and sd_ratio < removed_ratio:
+        out["pearson"] = 0.0
+        out["note"] = f"axis coordinate constant up to rounding (sd {sd_ratio:.1e} sigma_u): reported as 0"
+    return out
+
+
+def _paired_mean(samples, n_boot: int, seed: int) -> dict:
+    samples = np.asarray(samples, dtype=np.float64)
+    if np.all(samples == samples[0]):  # no variation (e.g. an exact identity): the CI is the point
+        value = float(samples[0])
+        return {"mean": value, "ci95": [value, value]}
+    return mean_ci(samples, n_boot, seed)
+
+
+def pearson_change(H_bayes, H_base, H_edit, n_boot: int = 1000, seed: int = 0) -> dict:
+    """Pearson(H_edit, H_bayes) - Pearson(H_base, H_bayes), with a paired bootstrap CI (the same
+    resampled prompts for both). value None when either correlation is undefined."""
+    H_bayes, H_base, H_edit = (np.asarray(a, dtype=np.float64) for a in (H_bayes, H_base, H_edit))
+    before, after = pearson_or_none(H_base, H_bayes), pearson_or_none(H_edit, H_bayes)
+    if before is None or after is None:
+        return {"value": None, "ci95": [None, None], "note": "undefined: a correlation is undefined"}
+    if np.array_equal(H_base, H_edit):
+        return {"value": 0.0, "ci95": [0.0, 0.0]}
+    idx = np.random.default_rng(seed).integers(0, len(H_bayes), size=(n_boot, len(H_bayes)))
+    boot = _rowwise_pearson(H_edit[idx], H_bayes[idx]) - _rowwise_pearson(H_base[idx], H_bayes[idx])
+    boot = boot[np.isfinite(boot)]
+    ci = [float(v) for v in np.percentile(boot, [2.5, 97.5])] if len(boot) else [None, None]
+    return {"value": after - before, "ci95": ci}
+
+
+def behaviour_change(H_bayes, H_base, H_edit, mass_base=None, mass_edit=None, n_boot: int = 1000,
+                     seed: int = 0) -> dict:
+    """An intervened pass against the unperturbed one, over the same prompts ([n] each, bits):
+    the SULA MAE and Pearson(H_model, H_bayes) under the intervention (bootstrap CIs), their
+    changes (paired bootstrap), mean |H_edit - H_base| and mean H_edit - H_base, and the change in
+    probability mass on the two labels."""
+    H_bayes, H_base, H_edit = (np.asarray(a, dtype=np.float64) for a in (H_bayes, H_base, H_edit))
+    err_base, err = np.abs(H_base - H_bayes), np.abs(H_edit - H_bayes)
+    out = {
+        "mae_bits": mean_ci(err, n_boot, seed),
+        "delta_mae_bits": _paired_mean(err - err_base, n_boot, seed),
+        "pearson_H_model_H_bayes": correlation(H_edit, H_bayes, "pearson", n_boot, seed),
+        "delta_pearson": pearson_change(H_bayes, H_base, H_edit, n_boot, seed),
+        "mean_abs_dH_bits": _paired_mean(np.abs(H_edit - H_base), n_boot, seed),
+        "mean_dH_bits": _paired_mean(H_edit - H_base, n_boot, seed),
+    }
+    if mass_base is not None and mass_edit is not None:
+        out["delta_label_mass"] = _paired_mean(np.asarray(mass_edit, np.float64) - np.asarray(mass_base, np.float64),
+                                               n_boot, seed)
+    return out
+
+
+def behaviour_point(H_bayes, H_base, H_edit) -> dict:
+    """The point values of behaviour_change (no bootstrap), for the random-axis draws."""
+    H_bayes, H_base, H_edit = (np.asarray(a, dtype=np.float64) for a in (H_bayes, H_base, H_edit))
+    err_base, err = np.abs(H_base - H_bayes), np.abs(H_edit - H_bayes)
+    before, after = pearson_or_none(H_base, H_bayes), pearson_or_none(H_edit, H_bayes)
+    return {"mae_bits": float(err.mean()), "delta_mae_bits": float((err - err_base).mean()),
+            "pearson_H_model_H_bayes": after,
+            "delta_pearson": None if before is None or after is None else after - before,
+            "mean_abs_dH_bits": float(np.abs(H_edit - H_base).mean()), "mean_dH_bits": float((H_edit - H_base).mean())}
+
+
+def compare_with_random(true_value, random_values, alternative: str = "greater") -> dict:
+    """Where the true-axis value falls among the random-axis values.
+
+    alternative "greater": is the true value larger? "abs": is its magnitude larger? rank 1 = the
+    largest of the n_random + 1 values (ties count against the true axis); p_value = (1 + #{random >=
+    true}) / (1 + n_random), the empirical one-sided p-value (its smallest possible value is
+    1 / (n_random + 1))."""
+    randoms = np.array([v for v in random_values if v is not None], dtype=np.float64)
+    out = {"true": true_value, "random": [float(v) for v in randoms], "n_random": int(len(randoms)),
+           "alternative": alternative}
+    if true_value is None or len(randoms) == 0:
+        return {**out, "random_mean": None, "random_sd": None, "random_min": None, "random_max": None,
+                "rank": None, "p_value": None}
+    stat_true = abs(true_value) if alternative == "abs" else float(true_value)
+    stats = np.abs(randoms) if alternative == "abs" else randoms
+    if alternative not in ("greater", "abs"):
+        raise ValueError(f"alternative must be 'greater' or 'abs', got '{alternative}'")
+    return {**out, "random_mean": float(randoms.mean()), "random_sd": float(randoms.std(ddof=1)) if len(randoms) > 1
+            else 0.0, "random_min": float(randoms.min()), "random_max": float(randoms.max()),
+            "rank": int(1 + (stats >= stat_true).sum()), "of": int(len(randoms) + 1),
+            "p_value": float((1 + (stats >= stat_true).sum()) / (1 + len(randoms)))}
+
+
+def paired_true_vs_random(true_per_prompt, random_per_prompt, n_boot: int = 1000, seed: int = 0) -> dict:
+    """true_per_prompt [n], random_per_prompt [m, n]: a per-prompt quantity (e.g. |H_model - H_bayes|)
+    under the true axis and under each random axis. The mean over prompts of true minus the mean of
+    the random axes, with a paired bootstrap 95% CI over prompts."""
+    true_per_prompt = np.asarray(true_per_prompt, dtype=np.float64)
+    random_per_prompt = np.asarray(random_per_prompt, dtype=np.float64).reshape(-1, len(true_per_prompt))
+    if random_per_prompt.shape[0] == 0:
+        return {"mean": None, "ci95": [None, None]}
+    return _paired_mean(true_per_prompt - random_per_prompt.mean(axis=0), n_boot, seed)
+
+
+def _versus(compare: dict, paired: dict | None) -> str | None:
+    """'more' | 'less' | 'within' for one measure, by READING_THRESHOLDS['vs_random']."""
+    if compare.get("rank") is None:
+        return None
+    true, low, high = compare["true"], compare["random_min"], compare["random_max"]
+    ci = (paired or {}).get("ci95", [None, None])
+    if true > high and (ci[0] is None or ci[0] > 0):
+        return "more"
+    if true < low and (ci[1] is None or ci[1] < 0):
+        return "less"
+    return "within"
+
+
+def reading(geometry: tuple[float | None, float | None] | None, change: dict, versus: dict | None = None,
+            thresholds: dict = READING_THRESHOLDS) -> str:
+    """One line that follows from the numbers.
+
+    geometry: (r before, r after) of the axis-entropy correlation at the intervened layer(s);
+    change: behaviour_change(...) of the true axis; versus: {"mean_abs_dH_bits": (compare, paired),
+    "delta_mae_bits": (compare, paired)} against the random axes, or None."""
+    parts = []
+    before, after = geometry if geometry is not None else (None, None)
+    if before is None or after is None:
+        parts.append("geometry undefined (constant H_model)")
+    elif abs(before) < thresholds["axis_r_zero"]:
+        parts.append(f"no axis-entropy correlation to act on (r {before:+.2f})")
+    elif abs(after) < thresholds["axis_r_zero"]:
+        parts.append(f"geometry destroyed (r {before:+.2f} -> {after:+.2f})")
+    elif after - before <= -thresholds["axis_r_change"]:
+        parts.append(f"geometry weakened (r {before:+.2f} -> {after:+.2f})")
+    elif after - before >= thresholds["axis_r_change"]:
+        parts.append(f"geometry strengthened (r {before:+.2f} -> {after:+.2f})")
+    else:
+        parts.append(f"geometry unchanged (r {before:+.2f} -> {after:+.2f})")
+    d_mae = change["delta_mae_bits"]["mean"]
+    d_r = change["delta_pearson"]["value"]
+    quiet = abs(d_mae) < thresholds["mae_bits"] and (d_r is None or abs(d_r) < thresholds["pearson"])
+    numbers = f"MAE {d_mae:+.3f} bits" + ("" if d_r is None else f", Pearson {d_r:+.3f}")
+    line = " / ".join([parts[0], f"behaviour {'unchanged' if quiet else 'changed'} ({numbers})"])
+    if versus:
+        moved = _versus(*versus["mean_abs_dH_bits"])
+        hurt = _versus(*versus["delta_mae_bits"])
+        if moved is not None:
+            compare_moved, compare_mae = versus["mean_abs_dH_bits"][0], versus["delta_mae_bits"][0]
+            moved_words = {"more": "more", "less": "less", "within": "no differently"}
+            mae_words = {"more": "higher", "less": "lower", "within": "no different"}
+            line += (f"; vs {compare_moved['n_random']} random axes: behaviour moved {moved_words[moved]} "
+                     f"(rank {compare_moved['rank']}/{compare_moved['of']}), MAE {mae_words[hurt]} "
+                     f"(rank {compare_mae['rank']}/{compare_mae['of']})")
+    return line

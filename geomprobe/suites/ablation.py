@@ -1,0 +1,483 @@
+"""The `ablation` suite: entropy-axis interventions against random axes (PROTOCOL.md section 8).
+
+1. Prompts: the SULA main condition (geomprobe.suites.sula.sula_setup, the sula settings of the
+   RunConfig; --n-per-k defaults to 100 here, 250 in the sula suite).
+2. Axis per layer: PC1 of the standardised final-token values over those prompts, oriented so that
+   rho(z . u, H_model) >= 0, with its means, scales and sigma_u. Taken from <run>/sula/axis.npz when
+   a finished sula suite there used the same settings and read values; otherwise the SULA main
+   condition is extracted by the sula suite's own code into <run>/ablation/sula-main/. The axes
+   used are saved to <run>/ablation/axis.npz (geomprobe.interventions.load_axes replays them), the
+   random control axes to <run>/ablation/random_axes.npz.
+3. Layer sets: each --layers entry alone plus all of them together; by default the fractions of
+   depth of paper III's Pythia-410M choice (single 12 and 23, multi 8, 12, 16, 20, 23 of 24 layers).
+4. Passes, each one forward pass over the prompts through extraction with the value edit active
+   (geomprobe.hooks.edit_values): the unperturbed baseline, then for every operation (cut, only,
+   shift +1, shift -1) and layer set the true axis and n_random random axes. Each pass is cached in
+   <run>/ablation/conditions/<name>.json, so a rerun skips finished ones.
+5. Metrics against the baseline (geomprobe.analysis.ablation_metrics): SULA MAE and Pearson with
+   H_bayes, their changes, |change in H_model|, the axis-entropy correlation corr(v'.u, H_model)
+   re-extracted at the intervened layers and at the last layer, where the true axis falls among the
+   random ones, and a one-line reading; <run>/ablation/results.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+import numpy as np
+
+from geomprobe.analysis.ablation_metrics import (
+    READING_THRESHOLDS, axis_entropy_correlation, behaviour_change, behaviour_point, compare_with_random,
+    paired_true_vs_random, reading,
+)
+from geomprobe.analysis.sula_metrics import correlation, mean_ci, restrict_to_labels
+from geomprobe.errors import ConfigError
+from geomprobe.extraction import ExtractionConfig, extract
+from geomprobe.hooks import edit_values
+from geomprobe.interventions import (
+    POSITIONS, InterventionAxis, load_axes, make_editor, random_directions, save_axes,
+)
+from geomprobe.prompts import prompts_hash
+from geomprobe.rundir import atomic_save_npz, atomic_write_json, atomic_write_text
+from geomprobe.sula import generate
+
+ABLATION_N_PER_K = 100  # prompts per k by default: each condition is one pass over 5 x 100 prompts
+
+# Paper III's layer choice on Pythia-410M (24 layers), used as fractions of depth.
+PAPER_DEPTH = 24
+PAPER_SINGLE = (12, 23)
+PAPER_MULTI = (8, 12, 16, 20, 23)
+
+# Paper III (Pythia-410M), printed next to the measurements (reference only, never a result).
+REFERENCE_PAPER_III = {
+    "axis_entropy_r_baseline": [0.27, 0.32],
+    "single_layer_true_cut": "axis-entropy correlation falls to about 0",
+    "single_layer_random_cut_change": 0.01,
+    "multi_layer_true_cut": {"axis_entropy_r": [0.27, 0.07], "sula_mae_and_correlation_change": "under 1%"},
+    "reading": "a privileged readout, not a bottleneck",
+}
+
+SHIFT_NOTE = ("random axes are Gaussian over the columns that vary, orthogonalised against u and normalised; a "
+              "random shift moves the values by the true axis's distance c sigma_u")
+DROPPED_NOTE = "columns with zero variance over the SULA prompts (dropped from the axis fit) are never edited"
+
+
+# ----------------------------------------------------------------------------------------------
+# Options
+
+
+def parse_ops(ops, cut_lambda: float) -> list[tuple[str, str, dict]]:
+    """"cut,only,shift" -> [(name, op, parameters)]: shift runs at +1 and -1 sigma_u."""
+    names = [o.strip() for o in ops.split(",")] if isinstance(ops, str) else list(ops)
+    names = [o for o in names if o]
+    unknown = [o for o in names if o not in ("cut", "only", "shift")]
+    if unknown or not names:
+        raise ConfigError(f"--ops: unknown operation(s) {', '.join(unknown) or '(none given)'}; choose a "
+                          "comma-separated list of cut, only, shift")
+    if not math.isfinite(cut_lambda):
+        raise ConfigError(f"--lambda must be a finite number, got {cut_lambda}")
+    out = []
+    for name in ("cut", "only", "shift"):
+        if name in names:
+            if name == "cut":
+                out.append(("cut", "cut", {"cut_lambda": float(cut_lambda)}))
+            elif name == "only":
+                out.append(("only", "only", {}))
+            else:
+                out += [("shift+1", "shift", {"shift_c": 1.0}), ("shift-1", "shift", {"shift_c": -1.0})]
+    return out
+
+
+def default_layer_sets(n_layers: int) -> list[tuple[str, list[int]]]:
+    """Paper III's layers (of 24) as fractions of depth: l / 24 * n_layers, rounded half up, at most
+    the last layer, deduplicated. 24 layers give single 12 and 23 and multi 8, 12, 16, 20, 23."""
+    def scaled(layer):
+        return min(n_layers - 1, int(math.floor(layer / PAPER_DEPTH * n_layers + 0.5)))
+
+    singles = sorted({scaled(layer) for layer in PAPER_SINGLE})
+    multi = sorted({scaled(layer) for layer in PAPER_MULTI})
+    return _sets(singles, multi)
+
+
+def _sets(singles, multi) -> list[tuple[str, list[int]]]:
+    sets = [(f"L{layer}", [layer]) for layer in singles]
+    if len(multi) > 1:
+        sets.append(("multi", list(multi)))
+    return sets
+
+
+def _without(sets, missing: set) -> list[tuple[str, list[int]]]:
+    """The layer sets less the layers in `missing`; empty sets and repeats of an earlier set removed."""
+    out, seen = [], set()
+    for name, layers in sets:
+        layers = [layer for layer in layers if layer not in missing]
+        if layers and tuple(layers) not in seen:
+            seen.add(tuple(layers))
+            out.append((name, layers))
+    return out
+
+
+def layer_sets(adapter, layers) -> tuple[list[tuple[str, list[int]]], bool]:
+    """(layer sets, explicit): --layers gives each layer alone plus all together."""
+    if layers is None:
+        return default_layer_sets(adapter.shape.n_layers), False
+    chosen = sorted({adapter.check_layer(layer) for layer in layers})
+    return _sets(chosen, chosen), True
+
+
+# ----------------------------------------------------------------------------------------------
+# The axis
+
+
+def _same_settings(saved: dict, spec) -> bool:
+    wanted = json.loads(json.dumps(spec.describe()))
+    return all(saved.get(key) == value for key, value in wanted.items())
+
+
+def reusable_sula_axes(run_path, spec, needed: list[int]) -> dict[int, InterventionAxis] | None:
+    """The finished sula suite's axes in this run directory, if it used the same prompt settings,
+    read values and fitted every needed layer; else None."""
+    sula, manifest_path = run_path / "sula", run_path / "manifest.json"
+    if not ((sula / "results.json").exists() and (sula / "axis.npz").exists() and manifest_path.exists()):
+        return None
+    manifest = json.loads(manifest_path.read_text())
+    if manifest.get("suites", {}).get("sula", {}).get("status") != "complete":
+        return None
+    if not _same_settings(json.loads((sula / "results.json").read_text())["settings"], spec):
+        return None
+    with np.load(sula / "axis.npz") as data:
+        if str(data["readout"]) != "values":
+            return None
+    axes = load_axes(sula / "axis.npz")
+    return axes if set(needed) <= set(axes) else None
+
+
+def fit_axes(ctx, spec, choice, records, needed: list[int], work) -> dict[int, InterventionAxis]:
+    """Run the SULA main condition through the sula suite's code (extraction in
+    work/extraction-main, axes in work/axis.npz) and return the layers whose axis could be fitted."""
+    from geomprobe.suites.sula import extract_condition, main_axes, main_layers, save_axis_file
+
+    last = ctx.loaded.adapter.shape.n_layers - 1
+    _, model, vectors = extract_condition(ctx, spec, choice, records, "main", main_layers(ctx.loaded.adapter, needed),
+                                          work, "values")
+    axes = main_axes(vectors, model["H_model"], last)
+    save_axis_file(work / "axis.npz", axes, last, "values")
+    return {layer: InterventionAxis.from_sula(axis) for layer, axis in axes.items() if axis is not None}
+
+
+def _axes_digest(axes: dict[int, InterventionAxis]) -> str:
+    digest = hashlib.sha256()
+    for layer in sorted(axes):
+        axis = axes[layer]
+        for array in (axis.mean, axis.scale, axis.kept, axis.u, np.array([axis.sigma_u])):
+            digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------------------------
+# Passes
+
+
+def _one_pass(loaded, prompts, extraction_config, true_axes, edit) -> dict:
+    """One forward pass over the prompts; edit = (op, parameters, {layer: axis}, positions) or None.
+    Returns the labels' next-token probabilities and the axis-entropy correlation at every extracted
+    layer (values projected on the true axis, re-extracted after the edit)."""
+    batch_context = None
+    if edit is not None:
+        op, params, edit_axes, positions = edit
+
+        def batch_context(final_index):
+            return edit_values(loaded.adapter, sorted(edit_axes),
+                               make_editor(edit_axes, op, positions, final_index, **params))
+
+    extraction = extract(loaded, prompts, extraction_config, progress=False, batch_context=batch_context)
+    side = restrict_to_labels(extraction["token_probs"])
+    n = len(prompts)
+    geometry = {}
+    for column, layer in enumerate(extraction.layers):
+        if layer in true_axes:
+            coords = true_axes[layer].project(extraction["values"][:, column].reshape(n, -1))
+            geometry[str(layer)] = axis_entropy_correlation(coords, side["H_model"], true_axes[layer].sigma_u)
+    return {"token_probs": extraction["token_probs"].astype(np.float64).tolist(), "axis_entropy": geometry}
+
+
+def _cached_pass(path, key: dict, compute) -> tuple[dict, bool]:
+    """(the pass, whether it was read from path): a pass whose fingerprint matches is not rerun."""
+    key = json.loads(json.dumps(key))  # as it reads back
+    if path.exists():
+        cached = json.loads(path.read_text())
+        if cached.get("fingerprint") == key:
+            return cached, True
+    result = {"fingerprint": key, **compute()}
+    atomic_write_text(path, json.dumps(result) + "\n")
+    return result, False
+
+
+# ----------------------------------------------------------------------------------------------
+# The suite
+
+
+def run_ablation_suite(ctx) -> dict:
+    from geomprobe.suites.sula import sula_setup
+
+    config, loaded = ctx.config, ctx.loaded
+    adapter = loaded.adapter
+    if ctx.prompts:
+        raise ConfigError("the ablation suite uses the SULA main prompts: drop --prompts (the sula options set them)")
+    if not adapter.has_next_token:
+        raise ConfigError(f"{loaded.spec} is an encoder ({adapter.family}): the ablation suite needs next-token "
+                          "probabilities")
+    if config.backend != "hf":
+        raise ConfigError("the ablation suite edits values through geomprobe's own hooks: use --backend hf")
+    if config.positions not in POSITIONS:
+        raise ConfigError(f"--positions must be one of {', '.join(POSITIONS)}, got '{config.positions}'")
+    if config.n_random < 0:
+        raise ConfigError(f"--n-random must be >= 0, got {config.n_random}")
+    operations = parse_ops(config.ops, config.cut_lambda)
+    sets, explicit = layer_sets(adapter, config.layers)
+
+    spec, choice, info, _, _ = sula_setup(loaded, config, default_n_per_k=ABLATION_N_PER_K)
+    records = generate(spec, ["main"])["main"]
+    prompts = [r.to_prompt() for r in records]
+    H_bayes = np.array([r.H_bayes for r in records])
+    work = ctx.run_dir.path / "ablation"
+    last = adapter.shape.n_layers - 1
+    needed = sorted({layer for _, layers in sets for layer in layers} | {last})
+
+    axes = reusable_sula_axes(ctx.run_dir.path, spec, needed)
+    source = "sula/axis.npz (the sula suite's, same settings)"
+    if axes is None:
+        axes = fit_axes(ctx, spec, choice, records, needed, work / "sula-main")
+        source = "ablation/sula-main/axis.npz (the SULA main condition, fitted here)"
+    missing = [layer for layer in needed if layer not in axes]
+    if missing and explicit:
+        raise ConfigError(f"layer(s) {', '.join(map(str, missing))} have no entropy axis (no value column varies "
+                          "across the SULA prompts at the final token): choose other --layers")
+    dropped_layers = {str(layer): "no value column varies across the SULA prompts at the final token"
+                      for layer in missing}
+    sets = _without(sets, set(missing))
+    if not sets:
+        raise ConfigError("no layer has an entropy axis to intervene on")
+    axes = {layer: axes[layer] for layer in needed if layer in axes}
+    save_axes(work / "axis.npz", axes, source=np.array(source))
+    randoms = {layer: random_directions(axes[layer], config.n_random, config.seed, layer)
+               for layer in sorted({layer for _, layers in sets for layer in layers})}
+    atomic_save_npz(work / "random_axes.npz", **{f"layer_{layer}": dirs for layer, dirs in randoms.items()},
+                    seed=np.array(config.seed))
+    ctx.record_prompts(prompts, f"sula:main (seed {spec.seed})")
+
+    extract_layers = sorted(axes)
+    extraction_config = ExtractionConfig(layers=extract_layers, readouts=("values",),
+                                         tokens=[choice.token_strings[w] for w in spec.labels], backend="hf",
+                                         max_tokens=config.max_tokens, batch_size=config.batch_size)
+    common = {"prompts_sha256": prompts_hash(prompts), "layers": extract_layers, "batch_size": config.batch_size,
+              "axes": _axes_digest(axes), "tokens": extraction_config.tokens, "max_tokens": config.max_tokens}
+    conditions_dir = work / "conditions"
+    plan = [("baseline", None, {})]
+    for name, op, params in operations:
+        for set_name, layers in sets:
+            for draw in [None, *range(config.n_random)]:
+                axis_name = "true" if draw is None else f"random{draw:02d}"
+                plan.append((f"{name}_{set_name}_{axis_name}", (op, params, layers, draw),
+                             {"op": op, **params, "layers": layers, "positions": config.positions,
+                              "axis": axis_name, "seed": config.seed}))
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+
+    passes, reused = {}, 0
+    columns = [TextColumn("[bold]ablation[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TimeRemainingColumn()]
+    with Progress(*columns, disable=not ctx.progress, transient=False) as bar:
+        task = bar.add_task(f"{loaded.spec}, {len(prompts)} prompts a pass", total=len(plan))
+        for file_name, what, key in plan:
+            edit = None
+            if what is not None:
+                op, params, layers, draw = what
+                edit_axes = {layer: axes[layer] if draw is None else axes[layer].with_direction(randoms[layer][draw])
+                             for layer in layers}
+                edit = (op, params, edit_axes, config.positions)
+            passes[file_name], was_cached = _cached_pass(
+                conditions_dir / f"{file_name}.json", {**common, **key},
+                lambda: _one_pass(loaded, prompts, extraction_config, axes, edit))
+            reused += was_cached
+            bar.advance(task)
+
+    results = summarise(passes, operations, sets, H_bayes, config, last)
+    results = {
+        "model": loaded.spec,
+        "settings": {**spec.describe(), "label_choice": choice.to_dict(), "windtunnel": info is not None,
+                     "ops": [name for name, _, _ in operations], "cut_lambda": config.cut_lambda,
+                     "positions": config.positions, "n_random": config.n_random, "seed": config.seed,
+                     "n_boot": config.n_boot, "layer_sets": [{"name": n, "layers": ls} for n, ls in sets],
+                     "layer_choice": "explicit --layers" if explicit else
+                     f"paper III's Pythia-410M layers as fractions of depth (single {list(PAPER_SINGLE)}, multi "
+                     f"{list(PAPER_MULTI)} of {PAPER_DEPTH}), rounded half up",
+                     "dropped_layers": dropped_layers, "n_forward_passes": len(plan), "reused_passes": int(reused),
+                     "random_axes": SHIFT_NOTE, "dropped_columns": DROPPED_NOTE},
+        "axis": {"source": source, "file": "axis.npz", "random_axes_file": "random_axes.npz",
+                 "orientation": "rho(z . u, H_model) >= 0 over the SULA main prompts (Spearman)",
+                 "per_layer": {str(layer): {"sigma_u": axes[layer].sigma_u, "n_columns": int(axes[layer].kept.size),
+                                            "n_dropped_columns": int((~axes[layer].kept).sum())}
+                               for layer in axes}},
+        **results,
+        "thresholds": READING_THRESHOLDS,
+        "reference_paper_iii": REFERENCE_PAPER_III,
+    }
+    atomic_write_json(work / "results.json", results)
+    if ctx.progress:
+        print_summary(results)
+    return results
+
+
+def summarise(passes: dict, operations, sets, H_bayes, config, last: int) -> dict:
+    """results.json's "baseline" and "conditions" from the cached passes."""
+    n_boot, seed = config.n_boot, config.seed
+
+    def side(name):
+        return restrict_to_labels(np.array(passes[name]["token_probs"]))
+
+    def r_at(name, layer):
+        entry = passes[name]["axis_entropy"].get(str(layer))
+        return None if entry is None else entry["pearson"]
+
+    def mean_r(name, layers):
+        values = [r_at(name, layer) for layer in layers if r_at(name, layer) is not None]
+        return float(np.mean(values)) if values else None
+
+    base = side("baseline")
+    baseline = {
+        "mae_bits": mean_ci(np.abs(base["H_model"] - H_bayes), n_boot, seed),
+        "pearson_H_model_H_bayes": correlation(base["H_model"], H_bayes, "pearson", n_boot, seed),
+        "H_model": mean_ci(base["H_model"], n_boot, seed),
+        "label_mass": mean_ci(base["label_mass"], n_boot, seed),
+        "axis_entropy": passes["baseline"]["axis_entropy"],
+    }
+    conditions = []
+    for name, op, params in operations:
+        for set_name, layers in sets:
+            true_name = f"{name}_{set_name}_true"
+            random_names = [f"{name}_{set_name}_random{draw:02d}" for draw in range(config.n_random)]
+            edited = side(true_name)
+            r_base, r_true = mean_r("baseline", layers), mean_r(true_name, layers)
+            r_last_base = r_at("baseline", last)
+            true = {
+                "behaviour": behaviour_change(H_bayes, base["H_model"], edited["H_model"], base["label_mass"],
+                                              edited["label_mass"], n_boot, seed),
+                "axis_entropy": {
+                    "intervened": {str(layer): passes[true_name]["axis_entropy"][str(layer)] for layer in layers},
+                    "intervened_mean_r": r_true, "intervened_mean_r_baseline": r_base,
+                    "last_layer": {"layer": last, **passes[true_name]["axis_entropy"][str(last)],
+                                   "baseline": r_last_base, "intervened": last in layers},
+                },
+            }
+            random, err_random, moved_random = [], [], []
+            for draw, random_name in enumerate(random_names):
+                H = side(random_name)["H_model"]
+                random.append({"draw": draw, "behaviour": behaviour_point(H_bayes, base["H_model"], H),
+                               "intervened_mean_r": mean_r(random_name, layers),
+                               "last_layer_r": r_at(random_name, last)})
+                err_random.append(np.abs(H - H_bayes))
+                moved_random.append(np.abs(H - base["H_model"]))
+
+            def change(after, before):
+                return None if after is None or before is None else after - before
+
+            behaviour = true["behaviour"]
+            versus = {
+                "delta_mae_bits": compare_with_random(behaviour["delta_mae_bits"]["mean"],
+                                                      [d["behaviour"]["delta_mae_bits"] for d in random], "greater"),
+                "mean_abs_dH_bits": compare_with_random(
+                    behaviour["mean_abs_dH_bits"]["mean"], [d["behaviour"]["mean_abs_dH_bits"] for d in random],
+                    "greater"),
+                "delta_pearson": compare_with_random(behaviour["delta_pearson"]["value"],
+                                                     [d["behaviour"]["delta_pearson"] for d in random], "abs"),
+                "axis_r_intervened_change": compare_with_random(
+                    change(r_true, r_base), [change(d["intervened_mean_r"], r_base) for d in random], "abs"),
+                "axis_r_last_change": compare_with_random(
+                    change(r_at(true_name, last), r_last_base),
+                    [change(d["last_layer_r"], r_last_base) for d in random], "abs"),
+                "paired_error_bits": paired_true_vs_random(np.abs(edited["H_model"] - H_bayes), err_random,
+                                                           n_boot, seed),
+                "paired_abs_dH_bits": paired_true_vs_random(np.abs(edited["H_model"] - base["H_model"]),
+                                                            moved_random, n_boot, seed),
+            }
+            against = None if not random else {
+                "mean_abs_dH_bits": (versus["mean_abs_dH_bits"], versus["paired_abs_dH_bits"]),
+                "delta_mae_bits": (versus["delta_mae_bits"], versus["paired_error_bits"])}
+            conditions.append({
+                "id": f"{name}/{set_name}", "op": op, **params, "layer_set": set_name, "layers": layers,
+                "positions": config.positions, "true": true, "random": random, "vs_random": versus,
+                "reading": reading((r_base, r_true), behaviour, against),
+            })
+    return {"baseline": baseline, "conditions": conditions}
+
+
+# ----------------------------------------------------------------------------------------------
+# Printing
+
+
+def _signed(value, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:+.{digits}f}"
+
+
+def _plain(value, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def print_summary(results: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console = Console(width=max(console.width, 130))  # tables are read whole, not wrapped cell by cell
+    settings, baseline = results["settings"], results["baseline"]
+    console.print(f"baseline: SULA MAE {baseline['mae_bits']['mean']:.3f} bits, Pearson(H_model, H_bayes) "
+                  f"{_plain(baseline['pearson_H_model_H_bayes']['value'], 3)}; axis-entropy r per layer "
+                  + ", ".join(f"{layer}: {_plain(e['pearson'])}" for layer, e in baseline["axis_entropy"].items()))
+    subtitle = (f"{results['model']}, {settings['n_per_k'] * len(settings['k_values'])} prompts, positions "
+                f"{settings['positions']}, {settings['n_random']} random axes; p: empirical, true vs random")
+    geometry_table = Table(title=f"axis-entropy correlation corr(v'.u, H_model) under the interventions: {subtitle}")
+    for column in ("condition", "layers", "at layers: base", "true", "random", "p", "last layer: base", "true",
+                   "random", "p"):
+        geometry_table.add_column(column, justify="right", no_wrap=True)
+    behaviour_table = Table(title=f"SULA behaviour under the interventions (change vs the unperturbed pass): "
+                                  f"{subtitle}")
+    for column in ("condition", "MAE bits [95% CI]", "dMAE true", "random", "p", "dPearson true", "random",
+                   "|dH| true", "random", "p"):
+        behaviour_table.add_column(column, justify="right", no_wrap=True)
+    for c in results["conditions"]:
+        geometry, behaviour, versus = c["true"]["axis_entropy"], c["true"]["behaviour"], c["vs_random"]
+        base_mean, last_base = geometry["intervened_mean_r_baseline"], geometry["last_layer"]["baseline"]
+
+        def random_r(change, base):
+            return None if change["random_mean"] is None or base is None else base + change["random_mean"]
+
+        at, at_last = versus["axis_r_intervened_change"], versus["axis_r_last_change"]
+        geometry_table.add_row(c["id"], ",".join(map(str, c["layers"])), _plain(base_mean),
+                               _plain(geometry["intervened_mean_r"]), _plain(random_r(at, base_mean)),
+                               _plain(at["p_value"]), _plain(last_base), _plain(geometry["last_layer"]["pearson"]),
+                               _plain(random_r(at_last, last_base)), _plain(at_last["p_value"]))
+        mae, dmae, moved = behaviour["mae_bits"], versus["delta_mae_bits"], versus["mean_abs_dH_bits"]
+        behaviour_table.add_row(c["id"], f"{mae['mean']:.3f} [{mae['ci95'][0]:.3f}, {mae['ci95'][1]:.3f}]",
+                                _signed(dmae["true"]), _signed(dmae["random_mean"]), _plain(dmae["p_value"]),
+                                _signed(behaviour["delta_pearson"]["value"]),
+                                _signed(versus["delta_pearson"]["random_mean"]), _plain(moved["true"], 3),
+                                _plain(moved["random_mean"], 3), _plain(moved["p_value"]))
+    console.print(geometry_table)
+    console.print(behaviour_table)
+    for c in results["conditions"]:
+        console.print(f"{c['id']}: {c['reading']}")
+    t = results["thresholds"]
+    console.print(f"thresholds: |r| < {t['axis_r_zero']} no correlation left, r change >= {t['axis_r_change']}, "
+                  f"|dMAE| < {t['mae_bits']} bits and |dPearson| < {t['pearson']} behaviour unchanged; "
+                  f"{t['vs_random']}")
+    ref = results["reference_paper_iii"]
+    multi = ref["multi_layer_true_cut"]
+    console.print(f"paper III (Pythia-410M): axis-entropy r {ref['axis_entropy_r_baseline'][0]}-"
+                  f"{ref['axis_entropy_r_baseline'][1]} -> about 0 under the true cut, random cuts change it by about "
+                  f"{ref['single_layer_random_cut_change']}; multi-layer cut r {multi['axis_entropy_r'][0]} -> "
+                  f"{multi['axis_entropy_r'][1]}, SULA MAE and correlation change "
+                  f"{multi['sula_mae_and_correlation_change']}")

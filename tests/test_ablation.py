@@ -1,0 +1,334 @@
+"""Entropy-axis interventions (PROTOCOL.md section 8): the operations re-extracted through a real
+model, random control axes, layer sets, the statistics on known cases, and the ablation suite end
+to end (bit-exact identity at lambda = 0, hooks removed on failure, resume, results.json)."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from geomprobe.analysis.ablation_metrics import (
+    axis_entropy_correlation, behaviour_change, compare_with_random, paired_true_vs_random, reading,
+)
+from geomprobe.analysis.sula_metrics import fit_axis
+from geomprobe.extraction import ExtractionConfig, extract
+from geomprobe.hooks import edit_values
+from geomprobe.interventions import InterventionAxis, apply_op, load_axes, make_editor, random_directions
+from geomprobe.runner import RunConfig, run
+from geomprobe.suites.ablation import default_layer_sets, parse_ops
+
+EDITED = 2  # the layer edited in the model-level tests (tiny-neox has 4)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run faster on one thread when the machine's cores are shared."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _n_hooks(adapter):
+    return sum(len(adapter.value_module(layer)._forward_hooks) for layer in range(adapter.shape.n_layers))
+
+
+@pytest.fixture(scope="module")
+def fitted(load_tiny, demo_prompts):
+    """tiny-neox, 16 demo prompts, their unedited extraction and an axis fitted at each layer 1-3
+    (oriented on the next-token entropy: any per-prompt quantity serves these tests)."""
+    loaded = load_tiny("tiny-neox")
+    prompts = demo_prompts[:16]
+    config = ExtractionConfig(layers=[1, 2, 3], batch_size=8)
+    base = extract(loaded, prompts, config, progress=False)
+    axes = {layer: InterventionAxis.from_sula(fit_axis(base["values"][:, column].reshape(16, -1),
+                                                       base["next_entropy_bits"]))
+            for column, layer in enumerate(base.layers)}
+    return loaded, prompts, config, base, axes
+
+
+def _edited(fitted, op, positions="all", **params):
+    loaded, prompts, config, _, axes = fitted
+    editor_axes = {EDITED: axes[EDITED]}
+
+    def context(final_index):
+        return edit_values(loaded.adapter, [EDITED], make_editor(editor_axes, op, positions, final_index, **params))
+
+    return extract(loaded, prompts, config, progress=False, batch_context=context)
+
+
+def _values(extraction, layer):
+    return extraction["values"][:, extraction.layers.index(layer)].reshape(len(extraction.prompt_ids), -1)
+
+
+# ----------------------------------------------------------------------------------------------
+# The operations, re-extracted through the model with the hook active
+
+
+@pytest.mark.parametrize("positions", ["all", "final"])
+def test_true_axis_cut_zeroes_the_re_extracted_coordinate(fitted, positions):
+    _, _, _, base, axes = fitted
+    axis = axes[EDITED]
+    before = axis.project(_values(base, EDITED))
+    assert before.std() > 0.5 * axis.sigma_u  # there is a coordinate to remove
+    after = _edited(fitted, "cut", positions, cut_lambda=1.0)
+    coords = axis.project(_values(after, EDITED))
+    assert np.abs(coords).max() < 1e-4 * axis.sigma_u
+    # the rest of the standardised vector is untouched: z' = z - (z.u) u
+    z_before, z_after = axis.standardise(_values(base, EDITED)), axis.standardise(_values(after, EDITED))
+    np.testing.assert_allclose(z_after, z_before - np.outer(before, axis.u), atol=1e-4)
+    # upstream layers are bit for bit the same; downstream ones and the output move
+    np.testing.assert_array_equal(_values(after, 1), _values(base, 1))
+    assert not np.allclose(_values(after, 3), _values(base, 3), atol=1e-5)
+    assert not np.allclose(after["next_entropy_bits"], base["next_entropy_bits"], atol=1e-6)
+
+
+def test_half_cut_scales_the_coordinate(fitted):
+    _, _, _, base, axes = fitted
+    axis = axes[EDITED]
+    after = _edited(fitted, "cut", cut_lambda=0.5)
+    np.testing.assert_allclose(axis.project(_values(after, EDITED)), 0.5 * axis.project(_values(base, EDITED)),
+                               atol=1e-4 * axis.sigma_u)
+
+
+def test_only_leaves_a_rank_one_value_set(fitted):
+    _, _, _, base, axes = fitted
+    axis = axes[EDITED]
+    after = _edited(fitted, "only")
+    z = axis.standardise(_values(after, EDITED))[:, axis.kept]
+    singular = np.linalg.svd(z, compute_uv=False)
+    assert singular[1] < 1e-5 * singular[0]
+    # and the one direction is u, carrying the unedited coordinates
+    np.testing.assert_allclose(z, np.outer(axis.project(_values(base, EDITED)), axis.u[axis.kept]), atol=1e-4)
+    # before the edit the values were far from rank one
+    z_base = axis.standardise(_values(base, EDITED))[:, axis.kept]
+    s_base = np.linalg.svd(z_base, compute_uv=False)
+    assert s_base[1] > 0.1 * s_base[0]
+
+
+@pytest.mark.parametrize("c", [1.0, -1.0])
+def test_shift_moves_the_coordinate_by_exactly_c_sigma_u(fitted, c):
+    _, _, _, base, axes = fitted
+    axis = axes[EDITED]
+    after = _edited(fitted, "shift", shift_c=c)
+    moved = axis.project(_values(after, EDITED)) - axis.project(_values(base, EDITED))
+    np.testing.assert_allclose(moved, c * axis.sigma_u, atol=1e-4 * axis.sigma_u)
+
+
+def test_final_positions_only_edit_the_final_token(fitted):
+    """With positions="final" the earlier tokens' values are untouched, so a cut there changes the
+    next-token distribution less than the same cut at every position (and not at all upstream)."""
+    _, _, _, base, _ = fitted
+    final = _edited(fitted, "cut", "final")
+    everywhere = _edited(fitted, "cut", "all")
+    change_final = np.abs(final["next_entropy_bits"] - base["next_entropy_bits"]).mean()
+    change_all = np.abs(everywhere["next_entropy_bits"] - base["next_entropy_bits"]).mean()
+    assert 0 < change_final < change_all
+
+
+def test_apply_op_on_known_vectors_and_dropped_columns():
+    """Standardised algebra by hand; columns dropped from the fit are never changed (float64 view)."""
+    axis = InterventionAxis(mean=np.array([1.0, 2.0, 3.0, 5.0]), scale=np.array([2.0, 1.0, 1.0, 1.0]),
+                            kept=np.array([True, True, True, False]), u=np.array([0.6, 0.8, 0.0, 0.0]),
+                            sigma_u=1.5)
+    v = torch.tensor([[3.0, 3.0, 7.0, 9.0]])  # z = (1, 1, 4, 0), z.u = 1.4
+    cut = apply_op(v, axis, "cut")
+    np.testing.assert_allclose(cut.numpy(), [[3.0 - 2 * 1.4 * 0.6, 3.0 - 1.4 * 0.8, 7.0, 9.0]], rtol=1e-6)
+    only = apply_op(v, axis, "only")
+    np.testing.assert_allclose(only.numpy(), [[1.0 + 2 * 1.4 * 0.6, 2.0 + 1.4 * 0.8, 3.0, 9.0]], rtol=1e-6)
+    shift = apply_op(v, axis, "shift", shift_c=-1.0)
+    np.testing.assert_allclose(shift.numpy(), [[3.0 - 2 * 1.5 * 0.6, 3.0 - 1.5 * 0.8, 7.0, 9.0]], rtol=1e-6)
+    for edited in (cut, only, shift):
+        assert edited[0, 3] == v[0, 3]  # dropped column: bit for bit
+    assert torch.equal(apply_op(v, axis, "cut", cut_lambda=0.0), v)
+    assert apply_op(v.to(torch.bfloat16), axis, "cut").dtype == torch.bfloat16
+    with pytest.raises(ValueError, match="unknown operation"):
+        apply_op(v, axis, "scale")
+
+
+def test_random_axes_are_unit_orthogonal_to_u_and_seeded():
+    rng = np.random.default_rng(5)
+    kept = np.ones(40, dtype=bool)
+    kept[[3, 17]] = False
+    u = np.where(kept, rng.standard_normal(40), 0.0)
+    axis = InterventionAxis(mean=np.zeros(40), scale=np.ones(40), kept=kept, u=u / np.linalg.norm(u), sigma_u=2.0)
+    dirs = random_directions(axis, 10, seed=0, layer=4)
+    np.testing.assert_allclose(np.linalg.norm(dirs, axis=1), 1.0, atol=1e-12)
+    assert np.abs(dirs @ axis.u).max() < 1e-12
+    assert np.all(dirs[:, ~kept] == 0)
+    np.testing.assert_array_equal(dirs, random_directions(axis, 10, seed=0, layer=4))
+    assert not np.allclose(dirs, random_directions(axis, 10, seed=1, layer=4))
+    assert np.abs(dirs @ dirs.T - np.eye(10)).max() < 0.8  # ten different draws
+    # a random control keeps the standardisation and sigma_u, with another direction
+    control = axis.with_direction(dirs[0])
+    assert control.sigma_u == axis.sigma_u and np.array_equal(control.mean, axis.mean)
+
+
+# ----------------------------------------------------------------------------------------------
+# Options and statistics
+
+
+def test_layer_sets_follow_paper_iii_fractions_of_depth():
+    assert default_layer_sets(24) == [("L12", [12]), ("L23", [23]), ("multi", [8, 12, 16, 20, 23])]
+    assert default_layer_sets(4) == [("L2", [2]), ("L3", [3]), ("multi", [1, 2, 3])]
+    assert default_layer_sets(3) == [("L2", [2]), ("multi", [1, 2])]
+    assert default_layer_sets(32) == [("L16", [16]), ("L31", [31]), ("multi", [11, 16, 21, 27, 31])]
+    names = [name for name, _, _ in parse_ops("shift,cut", 0.5)]
+    assert names == ["cut", "shift+1", "shift-1"] and parse_ops("cut", 0.5)[0][2] == {"cut_lambda": 0.5}
+    from geomprobe.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown operation"):
+        parse_ops("cut,ablate", 1.0)
+
+
+def test_statistics_on_known_cases():
+    # the true value above all 9 random values: rank 1 of 10, p = 1/10; ties count against it
+    where = compare_with_random(0.5, [0.1] * 9, "greater")
+    assert where["rank"] == 1 and where["of"] == 10 and where["p_value"] == pytest.approx(0.1)
+    assert compare_with_random(0.1, [0.1] * 9)["p_value"] == 1.0
+    assert compare_with_random(-0.5, [0.1, -0.2, 0.3], "abs")["rank"] == 1
+    assert compare_with_random(0.5, [])["p_value"] is None
+    # paired: per-prompt true minus the random mean
+    paired = paired_true_vs_random(np.full(50, 2.0), np.stack([np.full(50, 1.0), np.full(50, 3.0), np.full(50, 0.5)]))
+    assert paired["mean"] == pytest.approx(2.0 - 1.5) and paired["ci95"] == [pytest.approx(0.5)] * 2
+    # behaviour change: an identical pass changes nothing, exactly
+    rng = np.random.default_rng(0)
+    h_bayes, h_model = rng.uniform(0, 1, 200), rng.uniform(0, 1, 200)
+    same = behaviour_change(h_bayes, h_model, h_model.copy(), n_boot=50)
+    assert same["delta_mae_bits"] == {"mean": 0.0, "ci95": [0.0, 0.0]} and same["delta_pearson"]["value"] == 0.0
+    moved = behaviour_change(h_bayes, h_model, h_model + 0.1, n_boot=50)
+    assert moved["mean_dH_bits"]["mean"] == pytest.approx(0.1)
+    assert moved["mean_abs_dH_bits"]["mean"] == pytest.approx(0.1)
+    assert moved["delta_pearson"]["value"] == pytest.approx(0.0, abs=1e-12)  # a constant shift keeps Pearson
+    # axis-entropy correlation: a removed coordinate reads 0, with its sd ratio
+    removed = axis_entropy_correlation(rng.normal(0, 1e-7, 200), h_model, sigma_u=2.0)
+    assert removed["pearson"] == 0.0 and removed["sd_ratio"] < 1e-6 and "note" in removed
+    kept = axis_entropy_correlation(h_model * 3 + rng.normal(0, 0.1, 200), h_model, sigma_u=1.0)
+    assert kept["pearson"] > 0.9
+    assert reading((0.3, 0.0), same).startswith("geometry destroyed (r +0.30 -> +0.00) / behaviour unchanged")
+    assert "behaviour changed" in reading((0.3, 0.29), moved | {"delta_mae_bits": {"mean": 0.05}})
+
+
+# ----------------------------------------------------------------------------------------------
+# The suite
+
+
+def _read(path):
+    return json.loads(path.read_text())
+
+
+def test_ablation_suite_end_to_end(tmp_path):
+    out = tmp_path / "run"
+    common = dict(model="tiny-neox", out=str(out), n_per_k=3, n_boot=20)
+    run(RunConfig(suite="sula", controls="none", **common), progress=False)
+    run(RunConfig(suite="ablation", n_random=2, **common), progress=False)
+    work = out / "ablation"
+    results = _read(work / "results.json")
+    assert set(results) >= {"model", "settings", "axis", "baseline", "conditions", "thresholds",
+                            "reference_paper_iii"}
+    settings = results["settings"]
+    assert settings["layer_sets"] == [{"name": "L2", "layers": [2]}, {"name": "L3", "layers": [3]},
+                                      {"name": "multi", "layers": [1, 2, 3]}]
+    assert settings["ops"] == ["cut", "only", "shift+1", "shift-1"] and settings["n_forward_passes"] == 1 + 4 * 3 * 3
+    assert results["axis"]["source"].startswith("sula/axis.npz")  # same settings: the sula suite's axis reused
+    # the axes used are the sula suite's, and they replay
+    used, sula = load_axes(work / "axis.npz"), load_axes(out / "sula" / "axis.npz")
+    assert sorted(used) == [1, 2, 3]
+    for layer in used:
+        np.testing.assert_array_equal(used[layer].u, sula[layer].u)
+        assert used[layer].sigma_u == sula[layer].sigma_u
+    with np.load(work / "random_axes.npz") as randoms:
+        for layer in (1, 2, 3):
+            dirs = randoms[f"layer_{layer}"]
+            assert dirs.shape[0] == 2 and np.abs(dirs @ used[layer].u).max() < 1e-9
+    assert [c["id"] for c in results["conditions"]] == [f"{op}/{s}" for op in ("cut", "only", "shift+1", "shift-1")
+                                                       for s in ("L2", "L3", "multi")]
+    for condition in results["conditions"]:
+        assert len(condition["random"]) == 2 and condition["reading"]
+        assert set(condition["vs_random"]) >= {"delta_mae_bits", "mean_abs_dH_bits", "delta_pearson",
+                                               "axis_r_intervened_change", "axis_r_last_change", "paired_error_bits"}
+        assert condition["true"]["axis_entropy"]["last_layer"]["layer"] == 3
+    cut = next(c for c in results["conditions"] if c["id"] == "cut/multi")
+    assert cut["true"]["axis_entropy"]["intervened_mean_r"] == 0.0  # the cut removed the coordinate everywhere
+    assert all(abs(d["intervened_mean_r"]) > 0 for d in cut["random"])  # random cuts did not
+    # the baseline pass reproduces the sula suite's own main-condition probabilities
+    baseline = np.array(_read(work / "conditions" / "baseline.json")["token_probs"])
+    np.testing.assert_allclose(baseline, np.load(out / "sula" / "extraction-main" / "token_probs.npy"), rtol=1e-5)
+    assert len(list((work / "conditions").glob("*.json"))) == 37
+    manifest = _read(out / "manifest.json")
+    assert manifest["suites"]["ablation"]["status"] == "complete"
+    # a rerun reads every pass back
+    run(RunConfig(suite="ablation", n_random=2, **common), progress=False)
+    assert _read(work / "results.json")["settings"]["reused_passes"] == 37
+
+
+def test_lambda_zero_equals_the_baseline_bit_for_bit(tmp_path):
+    out = tmp_path / "run"
+    run(RunConfig(model="tiny-neox", suite="ablation", out=str(out), n_per_k=3, n_boot=20, ops="cut",
+                  cut_lambda=0.0, layers=[2, 3], n_random=1), progress=False)
+    conditions = out / "ablation" / "conditions"
+    baseline = _read(conditions / "baseline.json")
+    edited = sorted(conditions.glob("cut_*.json"))
+    assert len(edited) == 3 * 2  # L2, L3, multi(2,3); true and one random axis
+    for path in edited:
+        condition = _read(path)
+        assert condition["token_probs"] == baseline["token_probs"], path.name
+        assert condition["axis_entropy"] == baseline["axis_entropy"], path.name
+    results = _read(out / "ablation" / "results.json")
+    assert results["axis"]["source"].startswith("ablation/sula-main")  # no sula suite here: fitted by the ablation
+    for c in results["conditions"]:
+        assert c["true"]["behaviour"]["delta_mae_bits"]["mean"] == 0.0
+        assert c["true"]["behaviour"]["mean_abs_dH_bits"]["mean"] == 0.0
+
+
+def test_hooks_are_removed_when_a_run_fails_and_the_rerun_resumes(tmp_path, load_tiny, monkeypatch):
+    import geomprobe.interventions as interventions
+    import geomprobe.models as models
+
+    loaded = load_tiny("tiny-neox")
+    monkeypatch.setattr(models, "load_model", lambda *args, **kwargs: loaded)
+    real, calls = interventions.apply_op, {"n": 0}
+
+    def failing(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 4:  # 15 prompts = 2 batches a pass: the second batch of the second edited pass
+            raise RuntimeError("injected failure")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(interventions, "apply_op", failing)
+    out = tmp_path / "run"
+    config = RunConfig(model="tiny-neox", suite="ablation", out=str(out), n_per_k=3, n_boot=20, ops="cut",
+                       layers=[2], n_random=1, batch_size=8)
+    with pytest.raises(RuntimeError, match="injected failure"):
+        run(config, progress=False)
+    assert _n_hooks(loaded.adapter) == 0
+    done = sorted(p.name for p in (out / "ablation" / "conditions").glob("*.json"))
+    assert done == ["baseline.json", "cut_L2_true.json"]
+    monkeypatch.setattr(interventions, "apply_op", real)
+    run(config, progress=False)
+    results = _read(out / "ablation" / "results.json")
+    assert results["settings"]["reused_passes"] == 2 and results["settings"]["n_forward_passes"] == 3
+    assert _n_hooks(loaded.adapter) == 0
+
+
+def test_ablation_cli_options_and_errors(tmp_path):
+    from typer.testing import CliRunner
+
+    from geomprobe.cli import app
+
+    base = ["run", "--model", "tiny-llama", "--suite", "ablation", "--out", str(tmp_path / "cli"), "--quiet",
+            "--n-per-k", "2", "--n-boot", "20"]
+    bad = CliRunner().invoke(app, [*base, "--layers", "9"])
+    assert bad.exit_code == 2 and "layer 9 is out of range" in bad.output and len(bad.output.strip().splitlines()) == 1
+    bad = CliRunner().invoke(app, [*base, "--ops", "cut,scale"])
+    assert bad.exit_code == 2 and "unknown operation(s) scale" in bad.output
+    bad = CliRunner().invoke(app, [*base, "--positions", "first"])
+    assert bad.exit_code == 2 and "--positions" in bad.output
+    result = CliRunner().invoke(app, [*base, "--layers", "3", "--ops", "shift", "--n-random", "1", "--lambda", "0.5",
+                                      "--positions", "final", "--k", "0,2"])
+    assert result.exit_code == 0, result.output
+    results = _read(tmp_path / "cli" / "ablation" / "results.json")
+    settings = results["settings"]
+    assert settings["positions"] == "final" and settings["n_per_k"] == 2 and settings["k_values"] == [0, 2]
+    assert [c["id"] for c in results["conditions"]] == ["shift+1/L3", "shift-1/L3"]
