@@ -20,9 +20,11 @@ $(STAMP): pyproject.toml
 
 # Every suite that applies to the default model (the domain suite needs a language model).
 demo: $(STAMP)
-	$(BIN)/geomprobe run --model windtunnel-sula --suite extract --out runs/demo
+	$(BIN)/geomprobe run --model windtunnel-sula --suite extract --out runs/demo --overwrite
 	$(BIN)/geomprobe run --model windtunnel-sula --suite geometry --out runs/demo
-	@echo "demo run directory: runs/demo (manifest.json, extraction/, extract/ and geometry/results.json)"
+	$(BIN)/geomprobe run --model windtunnel-sula --suite sula --out runs/demo
+	$(BIN)/geomprobe run --model windtunnel-sula --suite ablation --out runs/demo
+	@echo "demo run directory: runs/demo (manifest.json; extract/, geometry/, sula/, ablation/ results.json)"
 	$(BIN)/geomprobe report runs/demo -o reports/demo.html
 
 test: $(STAMP)

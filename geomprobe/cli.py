@@ -12,6 +12,7 @@ import typer
 
 from geomprobe.errors import GeomprobeError
 from geomprobe.models.registry import DEFAULT_MODEL
+from geomprobe.console import table_console
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Measure the geometry of Bayesian inference in language models (see README.md).")
@@ -342,7 +343,7 @@ def windtunnel_curves(run_dir: Path = typer.Argument(..., help="a `windtunnel tr
                       " ".join(f"{x:.3f}" for x in c["attention_distance_to_final"]), f"{c['pc1']:.3f}",
                       f"{c['pc12']:.3f}", "-" if c["abs_rho_pc1_bayes_entropy"] is None
                       else f"{c['abs_rho_pc1_bayes_entropy']:.3f}", f"{c['entropy_mae_bits']:.4f}")
-    Console().print(table)
+    table_console().print(table)
     typer.echo(f"curves: {run_dir / 'curves.json'}")
 
 
@@ -358,7 +359,7 @@ def _print_windtunnel_metrics(metrics: dict) -> None:
         accuracy = score["accuracy_determined"]
         table.add_row(name, f"{score['entropy_mae_bits']:.4f}", f"{score['kl_bits']:.4f}",
                       f"{score['mass_on_feasible']:.4f}", "-" if accuracy is None else f"{accuracy:.3f}")
-    Console().print(table)
+    table_console().print(table)
 
 
 def main() -> None:

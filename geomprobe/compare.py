@@ -15,6 +15,7 @@ from pathlib import Path
 
 from geomprobe.errors import RunDirectoryError
 from geomprobe.rundir import atomic_write_json, atomic_write_text
+from geomprobe.console import table_console
 
 # Paper III (PROTOCOL.md sections 2, 4): value manifold PC1+PC2 (mixed / mathematics-only) and
 # attention focusing. Keys: substrings of a hub id.
@@ -157,4 +158,4 @@ def print_table(rows: list[dict]) -> None:
                       f"{row['keys_early_mean_abs_cos']:.3f} ({row['keys_analytic_gaussian']:.3f})",
                       _pct(row["focusing"]), row["verdict"],
                       "-" if paper is None else f"{paper['pc12_mixed']} / {paper['pc12_math']} / {paper['focusing']}")
-    Console().print(table)
+    table_console().print(table)

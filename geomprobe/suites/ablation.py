@@ -42,6 +42,7 @@ from geomprobe.interventions import (
 from geomprobe.prompts import prompts_hash
 from geomprobe.rundir import atomic_save_npz, atomic_write_json, atomic_write_text
 from geomprobe.sula import generate
+from geomprobe.console import table_console
 
 ABLATION_N_PER_K = 100  # prompts per k by default: each condition is one pass over 5 x 100 prompts
 
@@ -431,8 +432,7 @@ def print_summary(results: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
-    console = Console(width=max(console.width, 130))  # tables are read whole, not wrapped cell by cell
+    console = table_console()
     settings, baseline = results["settings"], results["baseline"]
     console.print(f"baseline: SULA MAE {baseline['mae_bits']['mean']:.3f} bits, Pearson(H_model, H_bayes) "
                   f"{_plain(baseline['pearson_H_model_H_bayes']['value'], 3)}; axis-entropy r per layer "

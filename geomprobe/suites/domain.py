@@ -18,6 +18,7 @@ from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
 
 from .geometry import readout_matrix, stratified_prompts
+from geomprobe.console import table_console
 
 CAVEAT = ("restricting prompts to one domain also narrows vocabulary and syntax, so a higher PC1+PC2 "
           "does not by itself isolate a single inference mode")
@@ -96,6 +97,6 @@ def print_summary(results: dict) -> None:
                       f"{row['shuffle_null']['pc12']['median']:.3f}",
                       "" if gain is None else f"{gain['pc12']:+.3f} [{gain['ci95']['pc12'][0]:+.3f}, "
                                               f"{gain['ci95']['pc12'][1]:+.3f}]")
-    console = Console()
+    console = table_console()
     console.print(table)
     console.print(f"caveat: {results['caveat']}")

@@ -12,6 +12,7 @@ import numpy as np
 from geomprobe.analysis.bootstrap import bootstrap_mean_ci
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
+from geomprobe.console import table_console
 
 
 def summarise(extraction) -> dict:
@@ -57,7 +58,7 @@ def print_summary(results: dict) -> None:
     for row in results["layers"]:
         table.add_row(str(row["layer"]), f"{row['attn_entropy_bits']:.3f}",
                       f"[{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}]", f"{row['attn_entropy_normalised']:.3f}")
-    console = Console()
+    console = table_console()
     console.print(table)
     if "next_entropy_bits" in results:
         ne = results["next_entropy_bits"]

@@ -25,6 +25,7 @@ from geomprobe.analysis.verdict import VerdictThresholds, verdict
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
+from geomprobe.console import table_console
 
 N_WINDTUNNEL_CANDIDATES = 1000
 
@@ -210,6 +211,6 @@ def print_summary(results: dict) -> None:
                   if focus["focusing_ci95"][0] is not None else "",
                   "normalised " + ("n/a" if focus["normalised"]["focusing"] is None
                                    else f"{focus['normalised']['focusing']:.3f}"))
-    console = Console()
+    console = table_console()
     console.print(table)
     console.print(f"verdict: {results['verdict']['summary']}", markup=False)

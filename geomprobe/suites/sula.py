@@ -31,6 +31,7 @@ from geomprobe.sula import (
     CARRIER_POOL, CONTROLS, K0_TEMPLATE, LABEL_CANDIDATES, MASK_TOKEN, WINDTUNNEL_K0_TEMPLATE,
     SulaSpec, choose_labels, generate,
 )
+from geomprobe.console import table_console
 
 DEFAULT_N_PER_K = 250  # prompts per k when --n-per-k is not given
 
@@ -248,7 +249,7 @@ def print_summary(results: dict) -> None:
     from rich.table import Table
 
     settings, main = results["settings"], results["conditions"]["main"]
-    console = Console()
+    console = table_console()
     table = Table(title=f"SULA: {results['model']}, labels {'/'.join(settings['labels'])}, alpha {settings['alpha']}, "
                         f"target {settings['target']}, {main['n_prompts']} prompts (95% CI)")
     for column in ("k", "H_bayes (bits)", "H_model (bits)", "MAE (bits)", "PC1 mean"):
