@@ -181,9 +181,11 @@ def mean_ci(samples, n_boot: int = 1000, seed: int = 0) -> dict:
 
 
 def condition_metrics(k, H_bayes, H_model, pc1, label_mass, kl_bits, next_entropy_bits=None,
-                      n_boot: int = 1000, seed: int = 0) -> dict:
+                      n_boot: int = 1000, seed: int = 0, p_model_l1=None) -> dict:
     """Every per-condition number of PROTOCOL.md section 7. All inputs [n_prompts]; entropies in bits.
-    pc1: the prompts' coordinates on the main condition's axis."""
+    pc1: the prompts' coordinates on the main condition's axis. p_model_l1 (optional): the model's
+    renormalised p(L1); rho(PC1, p_model_l1) shows an axis that tracks the signed evidence, of which
+    the entropy is a symmetric (non-monotone) function."""
     k = np.asarray(k)
     H_bayes, H_model, pc1 = (np.asarray(a, dtype=np.float64) for a in (H_bayes, H_model, pc1))
     error = np.abs(H_model - H_bayes)
@@ -201,6 +203,8 @@ def condition_metrics(k, H_bayes, H_model, pc1, label_mass, kl_bits, next_entrop
         "rho_k_pc1": correlation(k, pc1, "spearman", n_boot, seed),
         "pc1": mean_ci(pc1, n_boot, seed),
     }
+    if p_model_l1 is not None:
+        out["rho_pc1_p_model_l1"] = correlation(pc1, p_model_l1, "spearman", n_boot, seed)
     if next_entropy_bits is not None:
         out["next_entropy_bits"] = mean_ci(next_entropy_bits, n_boot, seed)
     per_k = []

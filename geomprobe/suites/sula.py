@@ -208,7 +208,8 @@ def run_sula_suite(ctx) -> dict:
             "labels": list(pair), "bayes": BAYES_NOTES[condition],
             "pc1_basis": "own (main condition)" if condition == "main" else "projected into the main condition's basis",
             **condition_metrics([r.k for r in records], H_bayes, model["H_model"], pc1, model["label_mass"], kl,
-                                extraction["next_entropy_bits"], n_boot=config.n_boot, seed=config.seed)}
+                                extraction["next_entropy_bits"], n_boot=config.n_boot, seed=config.seed,
+                                p_model_l1=model["p_model_l1"])}
         rows = [{**r.to_dict(), "p_model_l1": float(model["p_model_l1"][i]), "H_model": float(model["H_model"][i]),
                  "label_mass": float(model["label_mass"][i]), "kl_bits": float(kl[i]),
                  "next_entropy_bits": float(extraction["next_entropy_bits"][i]), "pc1": float(pc1[i])}
@@ -264,7 +265,8 @@ def print_summary(results: dict) -> None:
                   f"{_fmt(main['spearman_H_model_H_bayes'])}; axis (layer {axis['layer']}, {axis['readout']}): PC1 "
                   f"{axis['pc1_explained']:.3f} of variance, {axis['sign']}")
     console.print(f"rho(PC1, H_bayes) {_fmt(main['rho_pc1_H_bayes'])}, rho(PC1, H_model) "
-                  f"{_fmt(main['rho_pc1_H_model'])}, rho(k, PC1) {_fmt(main['rho_k_pc1'])}")
+                  f"{_fmt(main['rho_pc1_H_model'])}, rho(k, PC1) {_fmt(main['rho_k_pc1'])}, rho(PC1, model p(L1)) "
+                  f"{_fmt(main['rho_pc1_p_model_l1'])}")
     ref = results["reference_paper_iii"]
     console.print(f"paper III (LLMs): MAE {min(ref['mae_bits'].values())}-{max(ref['mae_bits'].values())} bits, "
                   f"|rho(PC1, H_bayes)| {ref['abs_rho_pc1_H_bayes'][0]}-{ref['abs_rho_pc1_H_bayes'][1]}, rho(k, PC1) "
