@@ -1,9 +1,10 @@
 """The HTML report (issue 7), built from small real runs made here: a geometry run on tiny-neox
 (written with --report), a short wind-tunnel training run with its frame-precision curves, and a
-geometry run on that wind-tunnel model. Checked as text (self-contained, captioned, escaped,
+geometry, sula and ablation run on that wind-tunnel model. Checked as text (self-contained, captioned, escaped,
 missing parts said) and rendered in headless Chromium (no console message, no network request,
 every figure drawn, a screenshot that is not blank)."""
 
+import html
 import json
 import os
 import re
@@ -53,6 +54,9 @@ def runs(tmp_path_factory, demo_prompts):
         sequences = write_prompts(base / "sula.jsonl", task_prompts(make_task("sula"), n=60, seed=0))
         run(RunConfig(model=str(tunnel), suite="geometry", prompts=sequences, out=str(probe), **SMALL),
             progress=False)
+        sula = dict(model=str(tunnel), out=str(probe), n_per_k=6, n_boot=50)  # 5 conditions x 5 k x 6 prompts
+        run(RunConfig(suite="sula", **sula), progress=False)
+        run(RunConfig(suite="ablation", n_random=2, **sula), progress=False)  # reuses the sula suite's axis
     finally:
         torch.set_num_threads(threads)
     return {"neox": neox, "tunnel": tunnel, "probe": probe, "base": base}
@@ -84,8 +88,9 @@ def test_report_is_self_contained_and_every_figure_is_captioned(report):
     assert body.count("Plotly.newPlot(") == len(figures_of(text))
     figures = figures_of(text)
     # tiny-neox: 5 geometry figures; wind tunnel: per position, training, dissociation; the probe run:
-    # 5 geometry + the same 3 (read from the model's directory); cross-model: 1
-    assert len(figures) == 17
+    # 5 geometry + 3 SULA + 1 interventions + the same 3 wind-tunnel ones (read from the model's
+    # directory); cross-model: 1
+    assert len(figures) == 21
     for figure in figures:
         caption = re.search(r"<figcaption><b>Figure \d+\. [^<]+\.</b> ([^<]+)", figure)
         assert caption and len(caption.group(1).split()) >= 8, figure[-400:]
@@ -95,6 +100,36 @@ def test_report_is_self_contained_and_every_figure_is_captioned(report):
     assert 'class="paper"' in table
     assert text.count('class="badge ') == 2  # two verdicts; the training run shows its Bayes scores instead
     assert "frame-precision dissociation" in text
+    assert "present but this version of the report does not draw it" not in text
+
+
+def test_sula_and_intervention_figures_draw_the_results(runs, report):
+    _, text = report
+    sula = json.loads((runs["probe"] / "sula" / "results.json").read_text())
+    ablation = json.loads((runs["probe"] / "ablation" / "results.json").read_text())
+    titles = re.findall(r"<b>Figure \d+\. ([^<]+)\.</b>", text)
+    for title in ("SULA: H_model and H_bayes per k", "SULA: H_model vs H_bayes per prompt",
+                  "SULA: mean PC1 per k, main condition and controls",
+                  "Entropy-axis interventions: true axis vs random axes"):
+        assert titles.count(title) == 1, titles
+    # the per-condition table: one row per condition and paper III's reference row
+    table = re.search(r'<figure class="gp-table".*?</figure>', text, flags=re.S).group(0)
+    assert "Table 1. SULA: scores per condition." in table
+    assert table.count("<tr>") == 1 + len(sula["conditions"]) + 1 and 'class="paper"' in table
+    main = sula["conditions"]["main"]
+    assert f"{main['mae_bits']['mean']:.3g}" in table
+    # the scatter draws every main-condition prompt, the interventions every condition's true axis
+    # and random axes, with its one-line reading
+    n_main = sum(1 for _ in (runs["probe"] / "sula" / "prompts-main.jsonl").open())
+    assert main["n_prompts"] == n_main
+    figure = next(f for f in figures_of(text) if "Entropy-axis interventions: true axis" in f)
+    for condition in ablation["conditions"]:
+        assert html.escape(condition["reading"]) in figure
+    assert figure.count('"type":"box"') == 2 * len(ablation["conditions"])  # MAE and r, random axes
+    # the verdict card of the probe run carries the SULA MAE and the intervention headline
+    cards = text.split('<div class="cards">')[1].split("</section>")[0]
+    assert cards.count("<b>SULA</b>") == 1 and cards.count("<b>Interventions</b>") == 1
+    assert "paper III, LLMs (reference)" in cards
 
 
 def test_strings_from_files_are_escaped_and_missing_parts_are_said(runs, tmp_path):
@@ -179,7 +214,7 @@ def test_the_browser_checks_catch_console_errors_and_network_requests(tmp_path):
 
 
 @needs_chromium
-def test_report_renders_in_headless_chromium(report, tmp_path):
+def test_report_renders_in_headless_chromium(runs, report, tmp_path):
     pytest.importorskip("PIL", reason="pillow (a dev dependency) reads the screenshot")
     import numpy as np
     from PIL import Image
@@ -194,6 +229,22 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     for figure in rendered:
         assert 'class="main-svg"' in figure and "plot-container" in figure, figure[:300]
         assert re.search(r'class="(scatterlayer|barlayer)', figure)  # traces were drawn, not only axes
+    # the SULA and intervention figures drew their markers: per k, every main prompt, every
+    # condition's PC1 per k, and the random axes' boxes with the true axis over them
+    by_title = {re.search(r"<b>Figure \d+\. ([^<]+)\.</b>", f).group(1): f for f in rendered}
+    sula = json.loads((runs["probe"] / "sula" / "results.json").read_text())
+    n_k = len(sula["settings"]["k_values"])
+
+    def points(title):
+        return len(re.findall(r'class="point[ "]', by_title[title]))
+
+    assert points("SULA: H_model and H_bayes per k") >= 2 * n_k
+    assert points("SULA: H_model vs H_bayes per prompt") == sula["conditions"]["main"]["n_prompts"]
+    assert points("SULA: mean PC1 per k, main condition and controls") == n_k * len(sula["conditions"])
+    interventions = by_title["Entropy-axis interventions: true axis vs random axes"]
+    n_conditions = len(json.loads((runs["probe"] / "ablation" / "results.json").read_text())["conditions"])
+    assert interventions.count('class="box"') == 2 * n_conditions and points(
+        "Entropy-axis interventions: true axis vs random axes") >= 2 * n_conditions
 
     pixels = np.asarray(Image.open(shot).convert("L"), dtype=float)
     assert pixels.shape == (3000, 1400)

@@ -1,12 +1,12 @@
-"""The report's figures: one function per figure family, each RunData -> list[Figure].
+"""The report's figures: one function per figure family, each RunData -> list[Figure | Table].
 
 A family draws what the results on disk say and nothing else: no statistic is computed here
 (STYLE.md). A family whose inputs are absent returns []; the page says what is missing.
-To add a family (e.g. the SULA suite's), write `def sula_figures(run) -> list[Figure]` and
-append `FigureFamily("SULA", ("sula",), sula_figures)` to RUN_FIGURES.
+To add a family, write `def name_figures(run) -> list[Figure | Table]` and
+append `FigureFamily("Section", ("suite",), name_figures)` to RUN_FIGURES.
 
 Captions are one sentence: what to look for, with the numbers read from the results and the
-papers' reference values (PROTOCOL.md sections 2-5 and 9), which are references, never results.
+papers' reference values (PROTOCOL.md sections 2-9), which are references, never results.
 """
 
 from __future__ import annotations
@@ -46,6 +46,12 @@ REF_WINDTUNNEL = {
     "recall": "paper I v3: accuracy 100% transformer, 97.8% Mamba, 0.5% LSTM",
     "sula": "the SULA tunnel's optimum is the exact posterior (PROTOCOL.md section 9)",
 }
+REF_SULA_MAE = "paper III, LLMs: SULA MAE 0.31-0.44 bits (Phi-2 0.31, Llama-3.2-1B 0.36, Pythia-410M 0.44)"
+REF_SULA_PC1 = ("paper III, LLMs: |rho(PC1, H_bayes)| 0.65-0.80; rho(k, PC1) 0.86 Pythia-410M, 0.60 Phi-2, "
+                "0.32 Llama-3.2-1B")
+REF_ABLATION = ("paper III, Pythia-410M: axis-entropy r 0.27-0.32 falls to about 0 under the true single-layer cut "
+                "while random cuts move it by about 0.01, and the multi-layer cut takes it from 0.27 to 0.07 with "
+                "the SULA MAE and correlation changing under 1%")
 
 
 @dataclass
@@ -56,11 +62,23 @@ class Figure:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Table:
+    """A small HTML table among a family's figures (numbered apart from them). Cells are plain
+    text (html.py escapes them); `reference` is an optional last row of paper values."""
+    title: str
+    caption: str
+    header: list[str]
+    rows: list[list[str]]
+    reference: list[str] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class FigureFamily:
     section: str
     suites: tuple[str, ...]  # the <suite>/results.json files it draws (to tell what stays undrawn)
-    draw: Callable[[RunData], list[Figure]]
+    draw: Callable[[RunData], list[Figure | Table]]
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,6 +155,27 @@ def model_reference(run: RunData) -> dict | None:
 
 def is_windtunnel(run: RunData) -> bool:
     return run.windtunnel is not None
+
+
+def estimate(entry):
+    """The number of a results.json entry: {"mean": ...} or {"value": ...} (or a bare number)."""
+    if isinstance(entry, dict):
+        return entry.get("value", entry.get("mean"))
+    return entry if isinstance(entry, (int, float)) else None
+
+
+def interval(entry) -> list | None:
+    ci = entry.get("ci95") if isinstance(entry, dict) else None
+    return ci if ci and len(ci) == 2 and ci[0] is not None and ci[1] is not None else None
+
+
+def with_ci(entry, spec: str = ".3f") -> str:
+    """'0.123 [0.100, 0.150]' from {"mean"/"value", "ci95"}; 'n/a' when there is no number."""
+    value = estimate(entry)
+    if value is None:
+        return "n/a"
+    ci = interval(entry)
+    return format(value, spec) + (f" [{format(ci[0], spec)}, {format(ci[1], spec)}]" if ci else "")
 
 
 # --------------------------------------------------------------------------------------------
@@ -539,13 +578,301 @@ def windtunnel_figures(run: RunData) -> list[Figure]:
     return [f for f in figures if f is not None]
 
 
+# --------------------------------------------------------------------------------------------
+# SULA: in-context Bayesian updating against the exact posterior (PROTOCOL.md section 7)
+
+
+def _k_colors(n: int) -> list[str]:
+    from plotly.colors import sample_colorscale
+
+    return sample_colorscale("Viridis", [0.85 * i / max(1, n - 1) for i in range(n)])  # no pale yellow end
+
+
+def _k_axis(ks: list) -> dict:
+    """Evenly spaced k (0, 1, 2, 4, 8 as five positions), labelled with the k values."""
+    return dict(tickmode="array", tickvals=list(range(len(ks))), ticktext=[str(k) for k in ks],
+                range=[-0.5, len(ks) - 0.5])
+
+
+def _sula_per_k(sula: dict) -> Figure | None:
+    main = (sula.get("conditions") or {}).get("main") or {}
+    per_k = main.get("per_k") or []
+    if not per_k:
+        return None
+    ks = [row.get("k") for row in per_k]
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=("entropy over the two labels", "MAE |H_model - H_bayes| per k"))
+    x = list(range(len(ks)))
+    # the same x for both (an offset would read as a difference): Bayes as wide open diamonds under the model's dots
+    for key, label, color, line, marker in (
+            ("H_bayes", "H_bayes (exact posterior)", SECOND, dict(dash="dash", width=2),
+             dict(size=15, symbol="diamond-open", line=dict(width=2.5))),
+            ("H_model", "H_model (the model)", MEASURED, dict(width=1.5), dict(size=8, symbol="circle"))):
+        fig.add_trace(go.Scatter(x=x, y=[estimate(row.get(key)) for row in per_k], mode="lines+markers", name=label,
+                                 line=dict(color=color, **line), marker=dict(color=color, **marker),
+                                 customdata=[[row.get("k"), row.get("n")] for row in per_k],
+                                 hovertemplate=f"{key}, k = %{{customdata[0]}} (n %{{customdata[1]}}): "
+                                               "%{y:.4f} bits<extra></extra>"), row=1, col=1)
+        fig.add_trace(ci_whiskers(x, [interval(row.get(key)) for row in per_k], f"{key} 95% CI", color),
+                      row=1, col=1)
+    mae = [estimate(row.get("mae_bits")) for row in per_k]
+    fig.add_trace(go.Scatter(x=list(range(len(ks))), y=mae, mode="lines+markers", name="MAE", showlegend=False,
+                             line=dict(color="#8c564b", width=2), marker=dict(size=9),
+                             hovertemplate="MAE: %{y:.3g} bits<extra></extra>"), row=1, col=2)
+    fig.add_trace(ci_whiskers(list(range(len(ks))), [interval(row.get("mae_bits")) for row in per_k],
+                              "MAE 95% CI", "#8c564b", showlegend=False), row=1, col=2)
+    for column in (1, 2):
+        fig.update_xaxes(title_text="k (in-context examples)", **_k_axis(ks), row=1, col=column)
+    fig.update_yaxes(title_text="bits", rangemode="tozero", row=1, col=1)
+    positive = [v for v in mae if v is not None and v > 0]
+    if positive and max(positive) / min(positive) > 10:
+        fig.update_yaxes(title_text="bits (log)", **log_axis(positive), row=1, col=2)
+    else:
+        fig.update_yaxes(title_text="bits", rangemode="tozero", row=1, col=2)
+    style(fig, 420, titled=True)
+    caption = (f"Mean H_model (the model's entropy over the two labels, renormalised) and the exact Bayes entropy "
+               f"H_bayes per number of in-context examples k in the main condition ({main.get('n_prompts')} "
+               f"prompts), with bootstrap 95% CIs: look for the model's dots inside the Bayes diamonds at every k, "
+               f"here MAE {with_ci(main.get('mae_bits'), '.3g')} bits over all k ({REF_SULA_MAE}).")
+    return Figure("SULA: H_model and H_bayes per k", caption, fig)
+
+
+def _sula_scatter(run: RunData, sula: dict) -> Figure | None:
+    main = (sula.get("conditions") or {}).get("main") or {}
+    rows = run.jsonl("sula/prompts-main.jsonl")
+    rows = [r for r in rows or [] if isinstance(r.get("H_model"), (int, float))
+            and isinstance(r.get("H_bayes"), (int, float))]
+    if not rows:
+        run.notes.append("SULA H_model vs H_bayes per prompt: no usable sula/prompts-main.jsonl (the per-prompt "
+                         "outputs the sula suite writes)")
+        return None
+    ks = sorted({r.get("k") for r in rows}, key=lambda k: (k is None, k))
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="y = x (Bayes-optimal)", hoverinfo="skip",
+                               line=dict(color="#444", dash="dash", width=1.5)))
+    for k, color in zip(ks, _k_colors(len(ks))):
+        group = [r for r in rows if r.get("k") == k]
+        fig.add_trace(go.Scatter(x=[r["H_bayes"] for r in group], y=[r["H_model"] for r in group], mode="markers",
+                                 name=f"k = {k}", marker=dict(color=color, size=7, opacity=0.65,
+                                                              line=dict(width=0.5, color="white")),
+                                 customdata=[esc(str(r.get("id", ""))) for r in group],
+                                 hovertemplate=f"k = {k}, %{{customdata}}<br>H_bayes %{{x:.4f}}<br>"
+                                               "H_model %{y:.4f}<extra></extra>"))
+    style(fig, 480, xaxis_title="H_bayes, exact posterior (bits)", yaxis_title="H_model (bits)",
+          xaxis_range=[-0.03, 1.03], yaxis_range=[-0.03, 1.03])
+    caption = (f"Each main-condition prompt's H_model against its exact H_bayes ({len(rows)} prompts, coloured by "
+               f"k): look for the points on the dashed y = x line; as computed, Pearson "
+               f"{with_ci(main.get('pearson_H_model_H_bayes'), '.4f')}, Spearman "
+               f"{with_ci(main.get('spearman_H_model_H_bayes'), '.4f')}, "
+               f"MAE {with_ci(main.get('mae_bits'), '.3g')} bits "
+               f"({REF_SULA_MAE}).")
+    return Figure("SULA: H_model vs H_bayes per prompt", caption, fig)
+
+
+def _sula_pc1(sula: dict) -> Figure | None:
+    conditions = {name: entry for name, entry in (sula.get("conditions") or {}).items()
+                  if isinstance(entry, dict) and entry.get("per_k")}
+    if not conditions:
+        return None
+    ks = [row.get("k") for row in (conditions.get("main") or next(iter(conditions.values())))["per_k"]]
+    spread = 0.4 if len(conditions) > 1 else 0.0  # conditions side by side at each k
+    fig = go.Figure()
+    for index, (name, entry) in enumerate(conditions.items()):
+        color = PALETTE[index % len(PALETTE)]
+        offset = -spread / 2 + spread * index / max(1, len(conditions) - 1)
+        per_k = [row for row in entry["per_k"] if row.get("k") in ks]
+        x = [ks.index(row["k"]) + offset for row in per_k]
+        label = esc(name) + ("" if name == "main" else " (main basis)")
+        fig.add_trace(go.Scatter(x=x, y=[estimate(row.get("pc1")) for row in per_k], mode="lines+markers",
+                                 name=label, legendgroup=name,
+                                 line=dict(color=color, width=3 if name == "main" else 1.5),
+                                 marker=dict(size=9 if name == "main" else 7, color=color),
+                                 customdata=[row.get("k") for row in per_k],
+                                 hovertemplate=f"{esc(name)}, k = %{{customdata}}: mean PC1 %{{y:.3f}}<extra></extra>"))
+        fig.add_trace(ci_whiskers(x, [interval(row.get("pc1")) for row in per_k], f"{label} 95% CI", color,
+                                  showlegend=False, legendgroup=name))
+    style(fig, 440, xaxis_title="k (in-context examples)", yaxis_title="mean PC1 coordinate (main basis)",
+          xaxis=_k_axis(ks))
+    axis, main = sula.get("axis") or {}, (sula.get("conditions") or {}).get("main") or {}
+    caption = (f"Mean coordinate on the main condition's PC1 (layer {axis.get('layer')} {axis.get('readout', '')}, "
+               f"{pct(axis.get('pc1_explained'))} of variance) per k for the main condition and each control "
+               f"projected into the same basis, with bootstrap 95% CIs: look for the main condition moving steadily "
+               f"with k and the no-evidence controls departing from it; main rho(k, PC1) "
+               f"{with_ci(main.get('rho_k_pc1'), '+.2f')}, rho(PC1, H_bayes) "
+               f"{with_ci(main.get('rho_pc1_H_bayes'), '+.2f')} ({REF_SULA_PC1}).")
+    notes = [f"PC1 sign: {axis['sign']}"] if axis.get("sign") else []
+    profile = [row for row in sula.get("per_layer") or [] if row.get("rho_pc1_H_bayes") is not None]
+    if profile:
+        notes.append("rho(PC1, H_bayes) of each layer's own PC1 (main condition): " + ", ".join(
+            f"layer {row['layer']} {row['rho_pc1_H_bayes']:+.2f} (PC1 {pct(row.get('pc1_explained'))})"
+            for row in profile))
+    notes += [f"{name} skipped: {why}" for name, why in ((sula.get("settings") or {}).get("skipped_controls")
+                                                          or {}).items()]
+    return Figure("SULA: mean PC1 per k, main condition and controls", caption, fig, notes)
+
+
+def _sula_table(sula: dict) -> Table | None:
+    conditions = {name: entry for name, entry in (sula.get("conditions") or {}).items() if isinstance(entry, dict)}
+    if not conditions:
+        return None
+    header = ["condition", "labels", "Bayes", "prompts", "H_bayes (bits)", "H_model (bits)", "MAE (bits) [95% CI]",
+              "Pearson(H_model, H_bayes)", "rho(PC1, H_bayes)", "rho(k, PC1)"]
+    rows = [[name, "/".join(map(str, entry.get("labels") or [])) or "-", str(entry.get("bayes", "-")),
+             str(entry.get("n_prompts", "-")), fmt(estimate(entry.get("H_bayes"))),
+             fmt(estimate(entry.get("H_model"))), with_ci(entry.get("mae_bits"), ".3g"),
+             with_ci(entry.get("pearson_H_model_H_bayes"), ".4f"), with_ci(entry.get("rho_pc1_H_bayes"), "+.2f"),
+             with_ci(entry.get("rho_k_pc1"), "+.2f")] for name, entry in conditions.items()]
+    reference = ["paper III (LLMs, reference)", "", "", "", "", "", "0.31-0.44 (Phi-2, Llama-3.2-1B, Pythia-410M)",
+                 "", "|rho| 0.65-0.80", "0.86 Pythia-410M, 0.60 Phi-2, 0.32 Llama-3.2-1B"]
+    caption = ("Every condition's scores as computed by the sula suite (Spearman rho; PC1 of the controls in the "
+               "main condition's basis): look for the main condition and the controls with Bayes unchanged "
+               "(lexical_remap, carrier_mask) scoring alike, and for the no-evidence controls (shuffled, label_mask: "
+               "H_bayes = 1, so no correlation with it) showing whether the model still reads the evidence; the "
+               "last row is paper III's, a reference, never a result.")
+    return Table("SULA: scores per condition", caption, header, rows, reference)
+
+
+def sula_figures(run: RunData) -> list[Figure | Table]:
+    sula = run.results.get("sula")
+    if not sula:
+        return []
+    items = [_sula_per_k(sula), _sula_scatter(run, sula), _sula_pc1(sula), _sula_table(sula)]
+    return [item for item in items if item is not None]
+
+
+# --------------------------------------------------------------------------------------------
+# entropy-axis interventions against random axes (PROTOCOL.md section 8)
+
+
+def _op_title(name: str, condition: dict) -> str:
+    if condition.get("op") == "cut":
+        return f"{name} (lambda {fmt(condition.get('cut_lambda'), 'g')})"
+    if condition.get("op") == "shift":
+        return f"shift {fmt(condition.get('shift_c'), '+g')} sigma_u"
+    return name
+
+
+def _set_label(condition: dict) -> str:
+    name, layers = str(condition.get("layer_set", "?")), condition.get("layers") or []
+    label = esc(name)
+    if len(layers) > 1 or name != f"L{layers[0] if layers else ''}":
+        label += "<br>" + esc(",".join(map(str, layers)))
+    return label
+
+
+def ablation_summary(ablation: dict) -> dict | None:
+    """The headline condition: the true cut on the largest layer set (paper III's multi-layer
+    cut), else the first condition."""
+    conditions = [c for c in ablation.get("conditions") or [] if isinstance(c, dict)]
+    if not conditions:
+        return None
+    cuts = [c for c in conditions if c.get("op") == "cut"] or conditions
+    return max(cuts, key=lambda c: len(c.get("layers") or []))
+
+
+def _ablation_effects(ablation: dict) -> Figure | None:
+    conditions = [c for c in ablation.get("conditions") or [] if isinstance(c, dict) and c.get("true")]
+    if not conditions:
+        return None
+    ops = list(dict.fromkeys(str(c.get("id", "?")).split("/")[0] for c in conditions))
+    first_of = {op: next(c for c in conditions if str(c.get("id", "?")).split("/")[0] == op) for op in ops}
+    n_ops = len(ops)
+    fig = make_subplots(rows=2, cols=n_ops, horizontal_spacing=0.05 if n_ops > 2 else 0.1, vertical_spacing=0.12,
+                        subplot_titles=[esc(_op_title(op, first_of[op])) for op in ops])
+    n_random = (ablation.get("settings") or {}).get("n_random")
+    shown = set()
+
+    def legend(key):
+        first = key not in shown
+        shown.add(key)
+        return first
+
+    for condition in conditions:
+        column = ops.index(str(condition.get("id", "?")).split("/")[0]) + 1
+        label = _set_label(condition)
+        behaviour = condition["true"].get("behaviour") or {}
+        geometry = condition["true"].get("axis_entropy") or {}
+        versus = condition.get("vs_random") or {}
+        random = condition.get("random") or []
+        panels = (
+            (1, [(d.get("behaviour") or {}).get("delta_mae_bits") for d in random], behaviour.get("delta_mae_bits"),
+             versus.get("delta_mae_bits") or {}, "change in MAE", "bits", ".3g"),
+            (2, [d.get("intervened_mean_r") for d in random], geometry.get("intervened_mean_r"),
+             versus.get("axis_r_intervened_change") or {}, "axis-entropy r", "", "+.3f"),
+        )
+        for row, random_values, true_entry, where, what, unit, spec in panels:
+            random_values = [v for v in random_values if v is not None]
+            if random_values:
+                fig.add_trace(go.Box(x=[label] * len(random_values), y=random_values, boxpoints="all", jitter=0.5,
+                                     pointpos=0, name=f"random axes ({n_random} per condition)", legendgroup="random",
+                                     showlegend=legend("random"), marker=dict(color=NULL_SHUFFLE, size=4),
+                                     line=dict(color="#9a9a9a", width=1), fillcolor="rgba(127,127,127,0.15)",
+                                     hovertemplate=f"random axis: {what} %{{y:{spec}}} {unit}<extra></extra>"),
+                              row=row, col=column)
+            if row == 2 and geometry.get("intervened_mean_r_baseline") is not None:
+                fig.add_trace(go.Scatter(x=[label], y=[geometry["intervened_mean_r_baseline"]], mode="markers",
+                                         name="unperturbed r", legendgroup="base", showlegend=legend("base"),
+                                         marker=dict(symbol="line-ew-open", size=40, color=MEASURED,
+                                                     line=dict(width=3)),
+                                         hovertemplate="unperturbed: r %{y:+.3f}<extra></extra>"), row=row, col=column)
+            value = estimate(true_entry)
+            if value is None:
+                continue
+            if interval(true_entry):
+                fig.add_trace(ci_whiskers([label], [interval(true_entry)], "true axis 95% CI", "#c0392b",
+                                          showlegend=legend("ci"), legendgroup="ci"), row=row, col=column)
+            rank = (f"rank {where.get('rank')}/{where.get('of')}, p {fmt(where.get('p_value'), '.3f')}"
+                    if where.get("rank") is not None else "no random axes")
+            fig.add_trace(go.Scatter(x=[label], y=[value], mode="markers", name="true entropy axis",
+                                     legendgroup="true", showlegend=legend("true"),
+                                     marker=dict(symbol="diamond", size=14, color="#c0392b",
+                                                 line=dict(width=1, color="white")),
+                                     hovertemplate=f"{esc(str(condition.get('id')))}, true axis: {what} "
+                                                   f"%{{y:{spec}}} {unit}<br>{rank}<extra></extra>"),
+                          row=row, col=column)
+    for column in range(1, n_ops + 1):
+        fig.add_hline(y=0, line=dict(color="#888", width=1, dash="dot"), row=1, col=column)
+        fig.add_hline(y=0, line=dict(color="#888", width=1, dash="dot"), row=2, col=column)
+        if column > 1:  # one r scale across the operations
+            fig.update_yaxes(matches=f"y{n_ops + 1}", row=2, col=column)
+    fig.update_yaxes(tickformat="~g", row=1)  # plain decimals: no SI 'µ' for changes of a few 1e-4 bits
+    fig.update_yaxes(title_text="change in SULA MAE (bits)", row=1, col=1)
+    fig.update_yaxes(title_text="axis-entropy r (intervened layers)", row=2, col=1)
+    style(fig, 640, titled=True)
+    baseline = ablation.get("baseline") or {}
+    settings = ablation.get("settings") or {}
+    n_prompts = (settings.get("n_per_k") or 0) * len(settings.get("k_values") or []) or "?"
+    caption = (f"For each operation (columns) and layer set, the change in the SULA MAE against the unperturbed pass "
+               f"(top; unperturbed MAE {with_ci(baseline.get('mae_bits'), '.3g')} bits, Pearson "
+               f"{fmt(estimate(baseline.get('pearson_H_model_H_bayes')), '.4f')}) and the axis-entropy correlation "
+               f"corr(v'.u, H_model) at the intervened layers (bottom; blue dash: unperturbed), the true entropy axis "
+               f"(red diamond) over {n_random} random axes orthogonal to it (grey box and points), {n_prompts} "
+               f"SULA prompts, positions {settings.get('positions', '?')}: look for the true axis standing apart "
+               f"from the random ones, and a true cut taking r to about 0 while the MAE barely moves ({REF_ABLATION}).")
+    notes = [f"{c.get('id')} (layers {', '.join(map(str, c.get('layers') or []))}): {c.get('reading')}"
+             for c in conditions if c.get("reading")]
+    thresholds = ablation.get("thresholds") or {}
+    if thresholds:
+        notes.append(f"readings: |r| < {thresholds.get('axis_r_zero')} counts as no correlation, an r change of at "
+                     f"least {thresholds.get('axis_r_change')} as a change; |change in MAE| < "
+                     f"{thresholds.get('mae_bits')} bits and |change in Pearson| < {thresholds.get('pearson')} as "
+                     f"behaviour unchanged; {thresholds.get('vs_random', '')}")
+    return Figure("Entropy-axis interventions: true axis vs random axes", caption, fig, notes)
+
+
+def ablation_figures(run: RunData) -> list[Figure | Table]:
+    ablation = run.results.get("ablation")
+    figure = _ablation_effects(ablation) if ablation else None
+    return [figure] if figure is not None else []
+
+
 RUN_FIGURES: list[FigureFamily] = [
     FigureFamily("Value manifold", ("geometry", "domain"), value_manifold_figures),
     FigureFamily("Key orthogonality", ("geometry",), key_orthogonality_figures),
     FigureFamily("Attention focusing", ("geometry", "extract"), attention_figures),
+    FigureFamily("SULA: in-context Bayesian updating", ("sula",), sula_figures),
+    FigureFamily("Entropy-axis interventions", ("ablation",), ablation_figures),
     FigureFamily("Wind tunnel", (), windtunnel_figures),
 ]
-
 
 # --------------------------------------------------------------------------------------------
 # cross-model (paper III Table 2): the three signatures, each a fraction on one 0-1 axis

@@ -21,7 +21,10 @@ import plotly.offline
 from geomprobe.errors import ConfigError
 from geomprobe.rundir import atomic_write_text, now
 
-from .figures import RUN_FIGURES, Figure, fmt, pct, signature_chart
+from .figures import (
+    REF_ABLATION, RUN_FIGURES, Figure, Table, ablation_summary, estimate, fmt, pct, signature_chart,
+    with_ci,
+)
 from .rundata import RunData, load_run
 
 # Nothing that would fetch: no plotly.com link, no MathJax typesetting, no topojson.
@@ -34,10 +37,26 @@ def esc(value) -> str:
 
 
 class _Page:
-    """Collects figures and numbers them; ids are deterministic (fig-N, plot-N)."""
+    """Collects figures and tables and numbers them; ids are deterministic (fig-N, plot-N, table-N)."""
 
     def __init__(self):
         self.n_figures = 0
+        self.n_tables = 0
+
+    def item(self, item: Figure | Table) -> str:
+        return self.table(item) if isinstance(item, Table) else self.figure(item)
+
+    def table(self, table: Table) -> str:
+        self.n_tables += 1
+        n = self.n_tables
+        header = "".join(f"<th>{esc(h)}</th>" for h in table.header)
+        rows = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in table.rows)
+        if table.reference:
+            rows += "<tr>" + "".join(f'<td class="paper">{esc(c)}</td>' for c in table.reference) + "</tr>"
+        notes = "".join(f"<li>{esc(note)}</li>" for note in table.notes)
+        return (f'<figure class="gp-table" id="table-{n}">\n<table class="wide"><tr>{header}</tr>{rows}</table>\n'
+                f"<figcaption><b>Table {n}. {esc(table.title)}.</b> {esc(table.caption)}"
+                f'{f"<ul class=notes>{notes}</ul>" if notes else ""}</figcaption>\n</figure>')
 
     def figure(self, figure: Figure) -> str:
         self.n_figures += 1
@@ -68,6 +87,54 @@ def _mark(met) -> str:
 
 
 def _verdict_card(run: RunData, anchor: str) -> str:
+    card = _verdict_body(run, anchor)
+    extra = _sula_summary(run) + _ablation_summary(run)
+    return card[:-len("</div>")] + extra + "</div>" if extra else card
+
+
+def _sula_summary(run: RunData) -> str:
+    """The SULA headline of a card: the main condition's MAE and correlations (sula/results.json)."""
+    main = ((run.results.get("sula") or {}).get("conditions") or {}).get("main")
+    if not isinstance(main, dict):
+        return ""
+    rows = [("MAE |H_model - H_bayes|", f"{with_ci(main.get('mae_bits'), '.3g')} bits",
+             "0.31-0.44 bits (Phi-2 0.31, Llama-3.2-1B 0.36, Pythia-410M 0.44)"),
+            ("Pearson(H_model, H_bayes)", with_ci(main.get("pearson_H_model_H_bayes"), ".4f"), "-"),
+            ("rho(PC1, H_bayes)", with_ci(main.get("rho_pc1_H_bayes"), "+.2f"), "|rho| 0.65-0.80"),
+            ("rho(k, PC1)", with_ci(main.get("rho_k_pc1"), "+.2f"),
+             "0.86 Pythia-410M, 0.60 Phi-2, 0.32 Llama-3.2-1B")]
+    body = "".join(f'<tr><td>{esc(a)}</td><td>{esc(b)}</td><td class="paper">{esc(c)}</td></tr>' for a, b, c in rows)
+    return (f'<p><b>SULA</b> (main condition, {esc(main.get("n_prompts"))} prompts; 95% CIs):</p>'
+            f'<table><tr><th>score</th><th>measured</th><th class="paper">paper III, LLMs (reference)</th></tr>'
+            f"{body}</table>")
+
+
+def _ablation_summary(run: RunData) -> str:
+    """The interventions' headline of a card: the true cut on the largest layer set against the
+    random axes, and its one-line reading (ablation/results.json)."""
+    ablation = run.results.get("ablation")
+    headline = ablation_summary(ablation) if isinstance(ablation, dict) else None
+    if headline is None:
+        return ""
+    geometry = (headline.get("true") or {}).get("axis_entropy") or {}
+    behaviour = (headline.get("true") or {}).get("behaviour") or {}
+    versus = headline.get("vs_random") or {}
+    r_random = (versus.get("axis_r_intervened_change") or {}).get("random_mean")
+    mae_random = (versus.get("delta_mae_bits") or {}).get("random_mean")
+    n_random = (versus.get("delta_mae_bits") or {}).get("n_random")
+    text = (f"true axis, {headline.get('id')} (layers {', '.join(map(str, headline.get('layers') or []))}): "
+            f"axis-entropy r {fmt(geometry.get('intervened_mean_r_baseline'), '+.2f')} -> "
+            f"{fmt(geometry.get('intervened_mean_r'), '+.2f')}, change in MAE "
+            f"{fmt(estimate(behaviour.get('delta_mae_bits')), '+.3g')} bits, change in Pearson "
+            f"{fmt(estimate(behaviour.get('delta_pearson')), '+.3g')}")
+    if n_random:
+        text += (f"; {n_random} random axes: r change {fmt(r_random, '+.3f')}, MAE change {fmt(mae_random, '+.3g')} "
+                 "bits on average")
+    return (f"<p><b>Interventions</b>: {esc(text)}.<br><i>{esc(headline.get('reading'))}</i></p>"
+            f'<p class="summary">{esc(REF_ABLATION)}.</p>')
+
+
+def _verdict_body(run: RunData, anchor: str) -> str:
     verdict = (run.results.get("geometry") or {}).get("verdict")
     title = f'<h3><a href="#{anchor}">{esc(run.name)}</a> <span class="model">{esc(run.model)}</span>'
     if verdict:
@@ -169,17 +236,19 @@ def _missing(run: RunData) -> list[str]:
 
 
 def _run_section(run: RunData, anchor: str, page: _Page) -> str:
+    drawn = []
+    for family in RUN_FIGURES:
+        items = family.draw(run)
+        if items:
+            drawn.append(f"<h3>{esc(family.section)}</h3>")
+            drawn += [page.item(item) for item in items]
     parts = [f'<section class="run" id="{anchor}"><h2>{esc(run.name)} <span class="model">{esc(run.model)}</span>'
              "</h2>"]
-    missing = _missing(run)
+    missing = _missing(run)  # after drawing: a per-prompt file that could not be read is said too
     if missing:
         parts.append('<div class="missing"><b>Not drawn, missing or unfinished:</b><ul>'
                      + "".join(f"<li>{esc(m)}</li>" for m in missing) + "</ul></div>")
-    for family in RUN_FIGURES:
-        figures = family.draw(run)
-        if figures:
-            parts.append(f"<h3>{esc(family.section)}</h3>")
-            parts += [page.figure(f) for f in figures]
+    parts += drawn
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -290,6 +359,7 @@ th{background:#eef1f5}table.wide{width:100%}table.prov th{width:130px}
 td.paper,th.paper{background:#fdf3f2}
 .yes{color:#2e7d32;font-weight:bold}.no{color:#b23b3b;font-weight:bold}.na{color:#7f7f7f}
 .summary{font-size:12px;color:#5b6675}
+figure.gp-table{margin:12px 0 20px}figure.gp-table table{font-size:12px}
 figure.gp-figure{background:#fff;border:1px solid #d5dae1;border-radius:8px;margin:12px 0 20px;padding:8px 12px}
 figcaption{font-size:13px;margin-top:6px}figcaption ul.notes{margin:4px 0 0;color:#5b6675;font-size:12px}
 .missing{background:#fff8e1;border:1px solid #f0d48a;border-radius:6px;padding:6px 12px;font-size:13px}
@@ -332,7 +402,8 @@ generated {esc(now())} by geomprobe {esc(__version__)} &middot; self-contained, 
 <section id="verdict"><h2>Verdict</h2>
 <p class="caption">PROTOCOL.md section 5: value manifold PC1 or PC1+PC2 above threshold and above its shuffle
 null; mean key |cos| below threshold in enough layers; attention entropy reduced from the first to the last layer.
-3 of 3 criteria: full, 2: partial, fewer: absent.</p>
+3 of 3 criteria: full, 2: partial, fewer: absent. Where a run has them, a card also gives the SULA scores
+(section 7) and the headline entropy-axis intervention (section 8), each next to paper III's values.</p>
 <div class="cards">{cards}</div></section>
 {cross}
 {"".join(sections)}

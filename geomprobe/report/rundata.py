@@ -49,6 +49,19 @@ class RunData:
             self.notes.append(f"could not read {relative}")
             return None
 
+    def jsonl(self, relative: str) -> list[dict] | None:
+        """The rows of a JSON-lines file under the run directory (e.g. sula/prompts-main.jsonl, the
+        per-prompt outputs a suite wrote), or None when it is absent or unreadable."""
+        path = self.path / relative
+        if not path.exists():
+            return None
+        try:
+            rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        except (OSError, ValueError):
+            self.notes.append(f"could not read {relative}")
+            return None
+        return [row for row in rows if isinstance(row, dict)]
+
     def suite_status(self, suite: str) -> str | None:
         suites = (self.manifest or {}).get("suites") or {}
         entry = suites.get(suite)
