@@ -167,3 +167,25 @@ def test_prompt_longer_than_the_model_is_refused_or_truncated(load_tiny, varied_
         extract(loaded, [long_prompt], progress=False)
     ex = extract(loaded, [long_prompt], ExtractionConfig(max_tokens=512), progress=False)
     assert ex["n_tokens"][0] == 512
+
+
+def test_uniform_attention_has_entropy_log2_of_the_visible_keys(load_tiny, varied_prompts):
+    """With W_Q = 0 every score is equal, so each final-token row is uniform over the keys it can see
+    (Mistral: its window of 8): the extracted entropy must be log2(n_visible) exactly."""
+    for name in ("tiny-llama", "tiny-mistral"):
+        _check_uniform_rows(load_tiny(name, dtype="float32"), varied_prompts, windowed=name == "tiny-mistral")
+
+
+def _check_uniform_rows(loaded, varied_prompts, windowed):
+    for layer in range(loaded.adapter.shape.n_layers):
+        attention = loaded.adapter.attention(layer)
+        attention.q_proj.weight.data.zero_()
+        if attention.q_proj.bias is not None:
+            attention.q_proj.bias.data.zero_()
+    ex = extract(loaded, varied_prompts, progress=False)
+    expected = np.log2(ex["n_visible_keys"])[:, :, None] * np.ones_like(ex["attn_entropy_bits"])
+    np.testing.assert_allclose(ex["attn_entropy_bits"], expected, atol=1e-4)
+    if windowed:
+        assert (ex["n_visible_keys"] == 8).all()
+    else:
+        assert ex["n_visible_keys"].max() > 8 * ex["n_visible_keys"].min()  # the prompts differ in length

@@ -387,3 +387,31 @@ def test_verdict_summary_and_missing_numbers():
     missing = verdict(0.5, 0.6, True, 0.6, None)
     assert missing.label == "partial" and "focusing n/a" in missing.summary()
     json.dumps(v.to_dict(), allow_nan=False)
+
+
+def test_iid_gaussian_matrices_land_inside_their_own_null_band():
+    """PROTOCOL 2.4: an i.i.d. Gaussian matrix is the null; its PC1 falls inside the 95% band in
+    about 95% of draws (here: at least 17 of 20), and is never flagged above the shuffle null often."""
+    inside, flagged = 0, 0
+    for seed in range(20):
+        vm = value_manifold(np.random.default_rng(1000 + seed).standard_normal((30, 60)), n_boot=5, n_null=100,
+                            seed=seed)
+        band = vm.gaussian_null["pc1"]
+        inside += band["low"] <= vm.pc1 <= band["high"]
+        flagged += vm.above_shuffle_null["pc1"]
+    assert inside >= 17 and flagged <= 3
+
+
+def test_planted_rank_one_share_is_recovered():
+    """Rows = s_i * a + noise with known variances: PC1's share of the standardised variance is the
+    planted signal fraction (up to sampling error)."""
+    rng = np.random.default_rng(7)
+    n, p, signal_sd, noise_sd = 2000, 40, 1.0, 1.0
+    direction = rng.standard_normal(p)
+    direction /= np.sqrt((direction ** 2).mean())  # unit mean square per column
+    matrix = rng.normal(0, signal_sd, n)[:, None] * direction[None, :] + rng.normal(0, noise_sd, (n, p))
+    # standardised column j: variance share of the signal = d_j^2 / (d_j^2 + 1); PC1 ~ mean of those + noise share 1/p
+    d2 = direction ** 2
+    expected = (d2 / (d2 + 1)).sum() / p + (1 / (d2 + 1)).sum() / p / p
+    vm = value_manifold(matrix, n_boot=5, n_null=5)
+    assert vm.pc1 == pytest.approx(expected, abs=0.03)
