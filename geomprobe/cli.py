@@ -64,7 +64,8 @@ def _str_list(text: Optional[str]) -> list[str]:
 @user_errors
 def run(
     model: str = typer.Option(DEFAULT_MODEL, help="alias (see `geomprobe models`), alias@revision, hub id or local dir"),
-    suite: str = typer.Option("extract", help="what to measure: extract | geometry | domain | sula | ablation"),
+    suite: str = typer.Option("extract", help="what to measure: extract | geometry | domain | sula | ablation | "
+                                              "mechanisms"),
     prompts: Optional[Path] = typer.Option(None, help="prompt file (.jsonl records or plain text lines); "
                                                       "default: the built-in demo prompts"),
     out: Optional[Path] = typer.Option(None, help="run directory (default runs/<model>); a rerun resumes it"),
@@ -128,6 +129,14 @@ def run(
                                      rich_help_panel="ablation"),
     positions: str = typer.Option("all", help="ablation: edit values at all positions | final token only",
                                   rich_help_panel="ablation"),
+    n_sequences: int = typer.Option(256, min=2, help="mechanisms: wind-tunnel sequences for Q-K alignment",
+                                    rich_help_panel="mechanisms"),
+    n_eval: int = typer.Option(1024, min=2, help="mechanisms: held-out sequences scoring each head/layer ablation",
+                               rich_help_panel="mechanisms"),
+    n_reference: int = typer.Option(256, min=2, help="mechanisms: sequences whose mean head outputs replace an "
+                                                     "ablated head", rich_help_panel="mechanisms"),
+    curves: str = typer.Option("auto", help="mechanisms: auto (frame-precision curves from the model's "
+                                            "checkpoints, when it has them) | off", rich_help_panel="mechanisms"),
     report: bool = typer.Option(False, "--report", help="after the suite, write RUN_DIR/report.html "
                                                         "(same as `geomprobe report RUN_DIR`)"),
 ):
@@ -148,6 +157,7 @@ def run(
                        k_values=_int_list(k_values, "--k"), alpha=alpha,
                        labels=_str_list(labels) if labels else None, controls=controls, target=target,
                        template=template, ops=ops, n_random=n_random, cut_lambda=cut_lambda, positions=positions,
+                       n_sequences=n_sequences, n_eval=n_eval, n_reference=n_reference, curves=curves,
                        report=report)
     run_dir = run_suite(config, progress=not quiet)
     typer.echo(f"results: {run_dir}")

@@ -64,6 +64,11 @@ class RunConfig:
     n_random: int = 10  # random unit axes (orthogonal to u) per condition, the control distribution
     cut_lambda: float = 1.0  # cut strength; 0 leaves the values as they are
     positions: str = "all"  # all | final: edit the values at every position or at the final token only
+    # mechanisms suite (issue 8); also uses init_seeds, n_boot and, on other models, the prompts
+    n_sequences: int = 256  # wind-tunnel task sequences for Q-K alignment (every supervised position)
+    n_eval: int = 1024  # held-out task sequences scoring each ablation against the exact posterior
+    n_reference: int = 256  # task sequences whose per-position mean head outputs replace an ablated head
+    curves: str = "auto"  # auto | off: frame-precision curves from the model directory's checkpoints
     report: bool = False  # after the suite, write <run>/report.html (geomprobe.report.build_report)
 
 

@@ -10,11 +10,12 @@ from .ablation import run_ablation_suite
 from .domain import run_domain_suite
 from .extract import run_extract_suite
 from .geometry import run_geometry_suite
+from .mechanisms import run_mechanisms_suite
 from .sula import run_sula_suite
 
 SUITES: dict[str, Callable] = {"extract": run_extract_suite, "geometry": run_geometry_suite,
                                "domain": run_domain_suite, "sula": run_sula_suite,
-                               "ablation": run_ablation_suite}
+                               "ablation": run_ablation_suite, "mechanisms": run_mechanisms_suite}
 
 
 def get_suite(name: str) -> Callable:

@@ -1,0 +1,376 @@
+"""Mechanism probes of papers I and II on a loaded model (issue 8): the torch side.
+
+    from geomprobe.mechanisms import query_rows, layer0_token_keys, mean_ablate_heads, skip_layers
+
+    capture = query_rows(loaded.model, input_ids, attention_mask, query_index)   # [batch, n_queries]
+    capture.probs[layer]    # float32 [batch, n_queries, n_heads, kv_len], the model's own attention rows
+    capture.cosine[layer]   # float32 [batch, n_queries, n_heads, kv_len], cos(q_i, k_j), post-rotary
+
+    with mean_ablate_heads(adapter, {0: [2]}, means), skip_layers(adapter, [3]):
+        logits = loaded.model(input_ids=tokens).logits     # head 0.2 at its mean, layer 3 skipped
+
+- Q-K alignment: the query and key vectors are the ones the model's attention receives (after
+  rotary, where the model rotates), captured inside geomprobe's attention function
+  (geomprobe.attention.QueryRowsCapture); the tests check the recomputed probabilities against
+  the model's own eager attention.
+- Layer-0 frame: the keys the model computes at layer 0 for single tokens, k = W_K norm(E x) + b_K
+  per head (the full pre-attention norm, before rotary, which depends on the position only).
+- Ablations: a head is mean-ablated by replacing its slice of z (the attention output per head,
+  the input of the output projection) with its mean over a reference batch at the same position
+  (real tokens only; positions the reference never reached get the mean over all positions); a
+  layer is skipped by returning its input as its output (the residual stream passes through,
+  attention and MLP both removed).
+The statistics live in geomprobe.analysis.qk_alignment and geomprobe.analysis.mechanism_metrics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from geomprobe.adapters import adapter_for
+from geomprobe.attention import ATTN_IMPLEMENTATION, QueryRowsCapture, capture_query_rows
+
+
+def _model(loaded_or_model):
+    return getattr(loaded_or_model, "model", loaded_or_model)
+
+
+def _device(model) -> torch.device:
+    return model.get_input_embeddings().weight.device
+
+
+@contextlib.contextmanager
+def geomprobe_attention(model):
+    """Run `model` through geomprobe's attention function (needed for the row capture) and restore
+    its previous attention implementation on exit."""
+    previous = model.config._attn_implementation
+    if previous != ATTN_IMPLEMENTATION:
+        model.set_attn_implementation(ATTN_IMPLEMENTATION)
+    try:
+        yield model
+    finally:
+        if previous != ATTN_IMPLEMENTATION:
+            model.set_attn_implementation(previous)
+
+
+# --------------------------------------------------------------------------------------------
+# Q-K alignment
+
+
+@torch.no_grad()
+def query_rows(loaded_or_model, input_ids, attention_mask, query_index, layers: Iterable[int] | None = None,
+               keep_qk: bool = False) -> QueryRowsCapture:
+    """One forward pass recording, at every layer (or `layers`), the attention rows of the query
+    positions query_index (int64 [batch, n_queries]) and the cosines between those post-rotary
+    queries and every key (see QueryRowsCapture for shapes). attention_mask may be None."""
+    model = _model(loaded_or_model)
+    adapter = adapter_for(model)
+    device = _device(model)
+    capture = QueryRowsCapture(query_index=torch.as_tensor(query_index, device=device),
+                               layers=None if layers is None else frozenset(layers), keep_qk=keep_qk)
+    mask = None if attention_mask is None else torch.as_tensor(attention_mask, device=device)
+    with geomprobe_attention(model), capture_query_rows(capture):
+        adapter.backbone()(input_ids=torch.as_tensor(input_ids, device=device), attention_mask=mask,
+                           use_cache=False)
+    return capture
+
+
+def stack_rows(captures: list[tuple[QueryRowsCapture, np.ndarray]], n_layers: int) -> dict[str, np.ndarray]:
+    """Flatten captured rows into the arrays of geomprobe.analysis.qk_alignment. captures: (capture,
+    keep) pairs, keep bool [batch, n_queries] marking real query slots. Rows of different batches
+    are padded to the longest key length (probs 0, cosine NaN, not visible).
+    Returns probs, cosine [n_rows, L, H, T], visible [n_rows, T]."""
+    width = max(c.visible[0].shape[-1] for c, _ in captures)
+    probs, cosine, visible = [], [], []
+    for capture, keep in captures:
+        keep = torch.as_tensor(keep, dtype=torch.bool)
+        pad = width - capture.visible[0].shape[-1]
+        p = torch.stack([capture.probs[layer] for layer in range(n_layers)], 2)[keep]  # [rows, L, H, T]
+        c = torch.stack([capture.cosine[layer] for layer in range(n_layers)], 2)[keep]
+        v = capture.visible[0][keep]
+        probs.append(torch.nn.functional.pad(p, (0, pad), value=0.0))
+        cosine.append(torch.nn.functional.pad(c, (0, pad), value=float("nan")))
+        visible.append(torch.nn.functional.pad(v, (0, pad), value=False))
+    return {"probs": torch.cat(probs).numpy(), "cosine": torch.cat(cosine).numpy(),
+            "visible": torch.cat(visible).numpy()}
+
+
+def windtunnel_rows(loaded_or_model, task, batch, batch_size: int = 64) -> dict[str, np.ndarray]:
+    """Q-K rows at every supervised position of a wind-tunnel TaskBatch (the answer is read there).
+    Returns stack_rows' arrays plus evidence bool [n_rows, T] (or None), sequence [n_rows] and
+    query_position [n_rows]."""
+    from geomprobe.windtunnel.evidence import evidence_mask, query_positions_of
+
+    model = _model(loaded_or_model)
+    n_layers = adapter_for(model).shape.n_layers
+    positions = query_positions_of(batch.supervised)  # [N, Q], -1 padded
+    evidence = evidence_mask(task, batch.tokens, positions)
+    captures, ev_rows, seq_rows, pos_rows = [], [], [], []
+    for start in range(0, len(batch), batch_size):
+        rows = slice(start, start + batch_size)
+        tokens = torch.as_tensor(batch.tokens[rows])
+        # right padding follows every supervised position, so the causal model needs no mask
+        capture = query_rows(model, tokens, None, torch.as_tensor(np.maximum(positions[rows], 0)))
+        keep = positions[rows] >= 0
+        captures.append((capture, keep))
+        if evidence is not None:
+            ev_rows.append(evidence[rows][keep])
+        seq_rows.append(np.nonzero(keep)[0] + start)
+        pos_rows.append(positions[rows][keep])
+    arrays = stack_rows(captures, n_layers)
+    width = arrays["visible"].shape[1]
+    arrays["evidence"] = None if evidence is None else np.pad(np.concatenate(ev_rows),
+                                                              [(0, 0), (0, width - evidence.shape[-1])])
+    arrays["sequence"] = np.concatenate(seq_rows)
+    arrays["query_position"] = np.concatenate(pos_rows)
+    return arrays
+
+
+def prompt_rows(loaded, prompts, batch_size: int = 8, max_tokens: int | None = None) -> dict[str, np.ndarray]:
+    """Q-K rows at each prompt's final token (right-padded batches, padding masked). Returns
+    stack_rows' arrays plus sequence [n_prompts] (prompt order) and n_visible_keys int [n_prompts]."""
+    from geomprobe.extraction import _pad_id, pad_batch, tokenize
+
+    encoded = tokenize(loaded.tokenizer, prompts, max_tokens)
+    pad_id = _pad_id(loaded.tokenizer)
+    n_layers = loaded.adapter.shape.n_layers
+    captures = []
+    for start in range(0, len(encoded), batch_size):
+        input_ids, attention_mask, final_index = pad_batch(encoded[start: start + batch_size], pad_id)
+        capture = query_rows(loaded, input_ids, attention_mask, final_index[:, None])
+        captures.append((capture, np.ones((len(final_index), 1), dtype=bool)))
+    arrays = stack_rows(captures, n_layers)
+    arrays["sequence"] = np.arange(len(encoded))
+    arrays["n_visible_keys"] = arrays["visible"].sum(-1)
+    return arrays
+
+
+# --------------------------------------------------------------------------------------------
+# the layer-0 hypothesis frame
+
+
+@torch.no_grad()
+def layer0_token_keys(loaded_or_model, token_ids) -> np.ndarray:
+    """The keys layer 0 computes for single tokens, before rotary: W_K norm(E x) + b_K with the
+    layer's full pre-attention norm. float32 [n_kv_heads, n_tokens, d_head]."""
+    model = _model(loaded_or_model)
+    adapter = adapter_for(model)
+    embedding = model.get_input_embeddings().weight
+    ids = torch.as_tensor(np.asarray(token_ids), dtype=torch.long, device=embedding.device)
+    hidden = embedding[ids]
+    norm = adapter.attention_input_norm(0)
+    if norm is not None:
+        hidden = norm(hidden)
+    weight, bias = adapter.key_weights(0)  # [G, D, d]
+    keys = torch.einsum("nD,gDd->gnd", hidden.float(), weight.to(hidden.device))
+    if bias is not None:
+        keys = keys + bias.to(keys.device)[:, None, :]
+    return keys.cpu().numpy().astype(np.float32)
+
+
+def fresh_model(loaded_or_model, seed: int):
+    """The same architecture freshly initialised by transformers from the model's config (seed
+    `seed`), one layer deep (only layer 0 is read)."""
+    import transformers
+
+    model = _model(loaded_or_model)
+    config = copy.deepcopy(model.config)
+    config.num_hidden_layers = 1
+    for name in ("layer_types",):  # per-layer lists must match the layer count
+        if isinstance(getattr(config, name, None), list):
+            setattr(config, name, getattr(config, name)[:1])
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model_class = (transformers.AutoModel if adapter_for(model).family == "bert"
+                   else transformers.AutoModelForCausalLM)
+    return model_class.from_config(config, dtype=torch.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# ablations
+
+
+@dataclass
+class HeadMeans:
+    """Mean attention output z per head over a reference batch (real tokens only).
+    per_position: float32 [T_ref, H, d]; counts: int [T_ref] (reference tokens at each position);
+    overall: float32 [H, d] (every real token)."""
+
+    per_position: torch.Tensor
+    counts: torch.Tensor
+    overall: torch.Tensor
+
+    def at_positions(self, length: int) -> torch.Tensor:
+        """[length, H, d]: the per-position mean where the reference reached, else the overall mean."""
+        out = self.overall[None].expand(length, *self.overall.shape).clone()
+        reach = min(length, len(self.counts))
+        known = self.counts[:reach] > 0
+        out[:reach][known] = self.per_position[:reach][known]
+        return out
+
+
+@torch.no_grad()
+def head_output_means(loaded_or_model, tokens, real=None, batch_size: int = 64) -> dict[int, HeadMeans]:
+    """HeadMeans of every layer over the reference tokens [N, T] (real: bool [N, T], default all)."""
+    model = _model(loaded_or_model)
+    adapter = adapter_for(model)
+    shape = adapter.shape
+    device = _device(model)
+    tokens = torch.as_tensor(tokens)
+    real = torch.ones_like(tokens, dtype=torch.bool) if real is None else torch.as_tensor(real, dtype=torch.bool)
+    sums = {layer: torch.zeros(tokens.shape[1], shape.n_heads, shape.d_head, dtype=torch.float64)
+            for layer in range(shape.n_layers)}
+    counts = real.sum(0).to(torch.float64)
+    handles = []
+    mask_now: list[torch.Tensor] = []
+    try:
+        for layer in range(shape.n_layers):
+            def on_z(module, inputs, layer=layer):
+                z = inputs[0].detach().double().cpu().view(*inputs[0].shape[:2], shape.n_heads, shape.d_head)
+                sums[layer] += (z * mask_now[0][..., None, None]).sum(0)
+
+            handles.append(adapter.output_projection(layer).register_forward_pre_hook(on_z))
+        for start in range(0, len(tokens), batch_size):
+            mask_now[:] = [real[start: start + batch_size].double()]
+            model(input_ids=tokens[start: start + batch_size].to(device), use_cache=False)
+    finally:
+        for handle in handles:
+            handle.remove()
+    out = {}
+    for layer, total in sums.items():
+        per_position = total / counts.clamp(min=1)[:, None, None]
+        overall = total.sum(0) / counts.sum().clamp(min=1)
+        out[layer] = HeadMeans(per_position.float(), counts.long(), overall.float())
+    return out
+
+
+@contextlib.contextmanager
+def mean_ablate_heads(adapter, heads: Mapping[int, Iterable[int]], means: Mapping[int, HeadMeans]):
+    """Replace, in each layer of `heads`, the listed heads' attention outputs z [batch, pos, d_head]
+    with their reference means (HeadMeans) at the same positions. Hooks are removed on exit."""
+    shape = adapter.shape
+    handles = []
+    try:
+        for layer, chosen in heads.items():
+            chosen = sorted(set(int(h) for h in chosen))
+            if not chosen:
+                continue
+            layer = adapter.check_layer(layer)
+
+            def on_z(module, inputs, layer=layer, chosen=chosen):
+                z = inputs[0]
+                edited = z.clone().view(*z.shape[:2], shape.n_heads, shape.d_head)
+                mean = means[layer].at_positions(z.shape[1]).to(device=z.device, dtype=z.dtype)
+                edited[:, :, chosen] = mean[None, :, chosen]
+                return (edited.view(z.shape), *inputs[1:])
+
+            handles.append(adapter.output_projection(layer).register_forward_pre_hook(on_z))
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+@contextlib.contextmanager
+def skip_layers(adapter, layers: Iterable[int]):
+    """Make each listed decoder block return its input: the residual stream passes through, the
+    block's attention and MLP contribute nothing. Hooks are removed on exit."""
+    handles = []
+
+    def passthrough(module, args, kwargs, output):
+        hidden = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
+        return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
+
+    try:
+        for layer in sorted({adapter.check_layer(layer) for layer in layers}):
+            handles.append(adapter.layers()[layer].register_forward_hook(passthrough, with_kwargs=True))
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+class TaskLogits(torch.nn.Module):
+    """tokens (CPU) -> float32 logits (CPU) of an HF causal LM on any device: what
+    geomprobe.windtunnel.train.evaluate scores."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=tokens.to(_device(self.model)), use_cache=False).logits.float().cpu()
+
+
+class ContextBlind(torch.nn.Module):
+    """Equal logits everywhere: uniform over the answers once renormalised (the context-blind floor)."""
+
+    def __init__(self, vocab_size: int):
+        super().__init__()
+        self.vocab_size = vocab_size
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return torch.zeros(*tokens.shape, self.vocab_size)
+
+
+SCORE_KEYS = ("entropy_mae_bits", "kl_bits", "mass_on_feasible", "accuracy_determined")
+
+
+def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int = 256, seed: int = 0,
+                    eval_seed: int = 12345, progress: bool = False) -> dict:
+    """Held-out entropy MAE against the exact posterior (geomprobe.windtunnel.train.evaluate, the
+    same sequences for every condition) of the model as it is, with each head mean-ablated, with
+    all heads of a layer mean-ablated, and with each layer skipped; and of a context-blind
+    predictor. Head means come from n_reference sequences drawn with `seed` (never the evaluation
+    sequences, which evaluate draws with eval_seed).
+    Returns {"baseline": score, "context_blind": score, "heads": [L][H] score, "all_heads": [L]
+    score, "skip_layer": [L] score}, each score the SCORE_KEYS plus delta_mae_bits."""
+    from geomprobe.windtunnel.train import evaluate
+
+    model = _model(loaded_or_model)
+    adapter = adapter_for(model)
+    shape = adapter.shape
+    module = TaskLogits(model)
+
+    def score(context=None) -> dict:
+        with context if context is not None else contextlib.nullcontext():
+            result = evaluate(module, task, n_eval, seed=eval_seed)
+        return {key: result.get(key) for key in SCORE_KEYS}
+
+    reference = task.sample(n_reference, np.random.default_rng([seed, 8]))
+    means = head_output_means(model, reference.tokens, reference.tokens != task.pad_id)
+    baseline = score()
+    conditions = [("heads", layer, head) for layer in range(shape.n_layers) for head in range(shape.n_heads)]
+    conditions += [("all_heads", layer, None) for layer in range(shape.n_layers)]
+    conditions += [("skip_layer", layer, None) for layer in range(shape.n_layers)]
+    out = {"baseline": baseline, "heads": [[None] * shape.n_heads for _ in range(shape.n_layers)],
+           "all_heads": [None] * shape.n_layers, "skip_layer": [None] * shape.n_layers}
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]ablations[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  disable=not progress) as bar:
+        handle = bar.add_task("ablate", total=len(conditions))
+        for kind, layer, head in conditions:
+            if kind == "heads":
+                context = mean_ablate_heads(adapter, {layer: [head]}, means)
+            elif kind == "all_heads":
+                context = mean_ablate_heads(adapter, {layer: range(shape.n_heads)}, means)
+            else:
+                context = skip_layers(adapter, [layer])
+            result = score(context)
+            result["delta_mae_bits"] = result["entropy_mae_bits"] - baseline["entropy_mae_bits"]
+            if kind == "heads":
+                out["heads"][layer][head] = result
+            else:
+                out[kind][layer] = result
+            bar.advance(handle)
+    blind = evaluate(ContextBlind(len(task.vocab)), task, n_eval, seed=eval_seed)
+    out["context_blind"] = {key: blind.get(key) for key in SCORE_KEYS}
+    return out

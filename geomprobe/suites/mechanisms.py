@@ -1,0 +1,293 @@
+"""The `mechanisms` suite (issue 8; papers I and II): how a model reaches the posterior.
+
+On a wind-tunnel model (a built-in `windtunnel-*` alias or a `geomprobe windtunnel train` output):
+1. Q-K alignment per layer at every supervised position of --n-sequences task sequences: the
+   attention row and the cosine between the post-rotary query and every visible key, per head and
+   head-averaged; attention entropy, and the attention mass on the task's evidence
+   (geomprobe.windtunnel.evidence) against a uniform row's share. Attention focusing (PROTOCOL.md
+   section 4) from each sequence's last supervised position.
+2. The layer-0 hypothesis frame: token-key orthogonality of the task's frame tokens at layer 0
+   against the analytic Gaussian value at d_head, shuffled keys, random token subsets and fresh
+   initialisations (--init-seeds).
+3. Ablations: held-out entropy MAE against the exact posterior (--n-eval sequences, the training
+   run's held-out seed) with each head mean-ablated (means over --n-reference other sequences),
+   each layer's heads all mean-ablated, and each layer skipped; which layer-0 head carries the frame.
+4. Two timescales (paper II): the frame-precision curves of geomprobe.windtunnel.dissociation when
+   the model directory holds checkpoints and metrics.json (read from its curves.json when present,
+   else computed; --curves off skips), and the checkpoint at which each curve settles.
+On any other model (and on a wind tunnel given --prompts): Q-K alignment and attention focusing at
+the final token of each prompt (--prompts, default the built-in demo prompts).
+Everything goes to <run>/mechanisms/results.json, and a sample of the rows to qk_rows.npz.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from geomprobe.analysis.focusing import attention_focusing
+from geomprobe.analysis.mechanism_metrics import frame_orthogonality, head_concentration, settling_steps
+from geomprobe.analysis.qk_alignment import attention_entropy_bits, qk_alignment
+from geomprobe.console import table_console
+from geomprobe.errors import ConfigError
+from geomprobe.prompts import Prompt
+from geomprobe.rundir import atomic_save_npz, atomic_write_json
+
+REF_FRAME = "paper I v3: layer-0 key orthogonality 0.052 vs 0.082 random (mean |cos|)"
+REF_QK = "paper I: Q-K alignment diffuse at layer 0, concentrated on the evidence by the last layer"
+N_SAMPLE_SEQUENCES = 16  # rows of this many sequences are kept in qk_rows.npz
+
+
+def _focusing(rows: dict, last_only: bool, config) -> dict | None:
+    """attention_focusing on one row per sequence (its last query row when last_only)."""
+    entropy = attention_entropy_bits(rows["probs"])  # [n_rows, L, H]
+    picks = np.arange(len(entropy))
+    if last_only:  # rows are in sequence order, so each sequence's last row is its last supervised position
+        picks = np.flatnonzero(np.r_[rows["sequence"][1:] != rows["sequence"][:-1], True])
+    visible = rows["visible"][picks].sum(-1)
+    try:
+        result = attention_focusing(entropy[picks], np.repeat(visible[:, None], entropy.shape[1], 1),
+                                    n_boot=config.n_boot, seed=config.seed).to_dict()
+    except ValueError as error:
+        return {"note": str(error)}
+    result["rows"] = "each sequence's last supervised position" if last_only else "each prompt's final token"
+    return result
+
+
+def _save_sample(path: Path, rows: dict) -> None:
+    keep = rows["sequence"] < N_SAMPLE_SEQUENCES
+    arrays = {name: rows[name][keep] for name in ("probs", "cosine", "visible", "sequence")}
+    arrays["probs"], arrays["cosine"] = arrays["probs"].astype(np.float16), arrays["cosine"].astype(np.float16)
+    for name in ("evidence", "query_position"):
+        if rows.get(name) is not None:
+            arrays[name] = rows[name][keep]
+    atomic_save_npz(path, **arrays)
+
+
+def alignment_results(rows: dict, config, description: str, last_only: bool) -> tuple[dict, dict | None]:
+    qk = qk_alignment(rows["probs"], rows["cosine"], rows["visible"], evidence=rows.get("evidence"),
+                      sequence=rows["sequence"], n_boot=config.n_boot, seed=config.seed).to_dict()
+    qk["rows"] = description
+    return qk, _focusing(rows, last_only, config)
+
+
+def frame_results(loaded, task, config) -> dict:
+    """Layer-0 token-key orthogonality of each frame-token group with its baselines."""
+    from geomprobe.mechanisms import fresh_model, layer0_token_keys
+    from geomprobe.windtunnel.evidence import frame_token_groups
+
+    groups = frame_token_groups(task)
+    ordinary = np.arange(len(task.vocab))[3:]  # every token but <bos>, <pad>, <unk>
+    pool = layer0_token_keys(loaded, ordinary)
+    fresh = [fresh_model(loaded, seed=config.seed + s) for s in range(config.init_seeds)]
+    out = {}
+    for name, ids in groups.items():
+        init = [layer0_token_keys(model, ids) for model in fresh]
+        out[name] = {"tokens": [task.vocab[int(i)] for i in ids],
+                     **frame_orthogonality(layer0_token_keys(loaded, ids), pool, init=init, seed=config.seed)}
+    return {"layer": 0, "headline": next(iter(groups)), "groups": out, "init_seeds": config.init_seeds,
+            "keys": "layer-0 keys of single tokens, W_K norm(E x) + b_K per head (the full pre-attention norm, "
+                    "before rotary), centred on each head's mean key over the group (a shift shared by the group "
+                    "adds the same score to each of its keys, so it cannot tell hypotheses apart; `raw` is the "
+                    "uncentred value), every baseline centred alike; orth = mean |cos| over distinct token pairs, "
+                    "averaged over heads",
+            "pool": "random_tokens draws from every ordinary token of the task vocabulary (specials excluded)",
+            "reference": REF_FRAME}
+
+
+def ablation_results(loaded, task, config, progress: bool) -> dict:
+    from geomprobe.mechanisms import ablation_scores
+
+    scores = ablation_scores(loaded, task, n_eval=config.n_eval, n_reference=config.n_reference,
+                             seed=config.seed, progress=progress)
+    delta = [[entry["delta_mae_bits"] for entry in row] for row in scores["heads"]]
+    largest = max(((layer, head, value) for layer, row in enumerate(delta) for head, value in enumerate(row)),
+                  key=lambda item: item[2])
+    skip = [entry["delta_mae_bits"] for entry in scores["skip_layer"]]
+    return {**scores, "delta_mae_bits": delta,
+            "all_heads_delta_mae_bits": [entry["delta_mae_bits"] for entry in scores["all_heads"]],
+            "skip_layer_delta_mae_bits": skip,
+            "largest_head": {"layer": largest[0], "head": largest[1], "delta_mae_bits": largest[2]},
+            "largest_skip": {"layer": int(np.argmax(skip)), "delta_mae_bits": float(max(skip))},
+            "layer0_heads": head_concentration(delta[0]),
+            "n_eval": config.n_eval, "n_reference": config.n_reference, "eval_seed": 12345,
+            "mean_ablation": "z of the head replaced by its mean over the reference sequences at the same position "
+                             "(real tokens; the all-position mean beyond the reference's length)",
+            "skip": "the block returns its input: attention and MLP removed, the residual passes through"}
+
+
+def two_timescale_results(loaded, config) -> dict:
+    """Paper II's frame-precision dissociation on the model's own checkpoints (reused, not redone)."""
+    directory = Path(loaded.source)
+    checkpoints = sorted((directory / "checkpoints").glob("step-*.pt"))
+    if config.curves == "off":
+        return {"skipped": "--curves off"}
+    if not (directory / "metrics.json").exists() or len(checkpoints) < 2:
+        return {"skipped": f"{directory} has no metrics.json and checkpoints (a `geomprobe windtunnel train` output)"}
+    if (directory / "curves.json").exists():
+        curves, how = json.loads((directory / "curves.json").read_text()), f"read from {directory / 'curves.json'}"
+    else:
+        from geomprobe.windtunnel.dissociation import dissociation_curves
+
+        n_probe, n_eval = min(128, config.n_sequences), min(512, config.n_eval)
+        curves = dissociation_curves(directory, n_probe=n_probe, n_eval=n_eval)
+        how = (f"computed by geomprobe.windtunnel.dissociation from {len(checkpoints)} checkpoints "
+               f"({n_probe} probe sequences, {n_eval} evaluation sequences)")
+    return {"source": str(directory), "how": how, "curves": curves, "settling": settling_steps(curves)}
+
+
+def _task_prompts(task, batch) -> list[Prompt]:
+    return [Prompt(id=f"{task.name}-{row:04d}", text=task.to_text(batch.tokens[row, 1:]), domain=task.name,
+                   source="windtunnel") for row in range(len(batch))]
+
+
+def run_mechanisms_suite(ctx) -> dict:
+    from geomprobe.mechanisms import prompt_rows, windtunnel_rows
+    from geomprobe.runner import default_prompts
+    from geomprobe.windtunnel.builtin import windtunnel_info
+
+    config, loaded = ctx.config, ctx.loaded
+    work = ctx.run_dir.path / "mechanisms"
+    for name in ("n_sequences", "n_eval", "n_reference"):
+        if getattr(config, name) < 2:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 2")
+    if config.curves not in ("auto", "off"):
+        raise ConfigError(f"--curves takes auto or off, not '{config.curves}'")
+    info = windtunnel_info(loaded.source)
+    results = {"model": loaded.spec, "shape": dict(loaded.adapter.shape.__dict__),
+               "settings": {"n_sequences": config.n_sequences, "n_eval": config.n_eval,
+                            "n_reference": config.n_reference, "init_seeds": config.init_seeds,
+                            "n_boot": config.n_boot, "seed": config.seed, "curves": config.curves},
+               "windtunnel": info is not None, "reference": {"qk_alignment": REF_QK, "frame": REF_FRAME}}
+    if info is not None:
+        from geomprobe.windtunnel.evidence import evidence_definition
+        from geomprobe.windtunnel.tasks import make_task
+
+        task = make_task(info["task"], **info.get("task_options", {}))
+        batch = task.sample(config.n_sequences, np.random.default_rng([config.seed, 7]))
+        source = f"windtunnel:{task.name} ({config.n_sequences} sampled sequences, seed [{config.seed}, 7])"
+        ctx.record_prompts(_task_prompts(task, batch), source)
+        results["task"] = {"name": task.name, "options": info.get("task_options", {}),
+                           "evidence": evidence_definition(task), "sequences": source}
+        rows = windtunnel_rows(loaded, task, batch, batch_size=max(config.batch_size, 32))
+        _save_sample(work / "qk_rows.npz", rows)
+        results["qk_alignment"], results["attention_focusing"] = alignment_results(
+            rows, config, "every supervised position of each sequence", last_only=True)
+        results["frame"] = frame_results(loaded, task, config)
+        results["ablation"] = ablation_results(loaded, task, config, ctx.progress)
+        results["two_timescale"] = two_timescale_results(loaded, config)
+    if info is None or ctx.prompts:
+        prompts, source = (ctx.prompts, str(config.prompts)) if ctx.prompts else default_prompts(loaded, config.seed)
+        if info is None:
+            ctx.record_prompts(prompts, source)
+        rows = prompt_rows(loaded, prompts, batch_size=config.batch_size, max_tokens=config.max_tokens)
+        qk, focusing = alignment_results(rows, config, "each prompt's final token", last_only=False)
+        entry = {"source": source, "n_prompts": len(prompts), "qk_alignment": qk, "attention_focusing": focusing}
+        if info is None:
+            _save_sample(work / "qk_rows.npz", rows)
+            results.update(prompts={"source": source, "n": len(prompts)}, qk_alignment=qk,
+                           attention_focusing=focusing)
+        else:
+            results["prompt_set"] = entry
+    atomic_write_json(work / "results.json", results)
+    if ctx.progress:
+        print_summary(results)
+    return results
+
+
+# --------------------------------------------------------------------------------------------
+# the summary printed after a run
+
+
+def _f(value, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _ci(entry: dict, layer: int, spec: str = ".3f") -> str:
+    value, ci = entry["mean"][layer], entry["ci95"][layer]
+    if value is None:
+        return "-"
+    return f"{value:{spec}} [{_f(ci[0], spec)}, {_f(ci[1], spec)}]" if ci[0] is not None else f"{value:{spec}}"
+
+
+def print_summary(results: dict) -> None:
+    from rich.table import Table
+
+    console = table_console()
+    qk = results["qk_alignment"]
+    metrics = qk["metrics"]
+    task = results.get("task") or {}
+    title = (f"mechanisms: {results['model']}, Q-K alignment at {qk['rows']} ({qk['n_rows']} rows, "
+             f"{qk['n_sequences']} sequences; head-averaged, 95% CI over sequences)")
+    table = Table(title=title)
+    columns = ["layer", "attn entropy (bits)", "normalised", "top weight", "cos mean", "cos max"]
+    evidence = "evidence_mass" in metrics
+    if evidence:
+        columns += ["evidence mass", "cos evidence - other"]
+    for column in columns:
+        table.add_column(column, justify="right")
+    for layer in range(qk["n_layers"]):
+        row = [str(qk["layers"][layer]), _ci(metrics["attn_entropy_bits"], layer),
+               _f(metrics["attn_entropy_normalised"]["mean"][layer]), _f(metrics["top_weight"]["mean"][layer]),
+               _f(metrics["cos_mean"]["mean"][layer], "+.3f"), _f(metrics["cos_max"]["mean"][layer], "+.3f")]
+        if evidence:
+            row += [_ci(metrics["evidence_mass"], layer),
+                    _f(metrics["cos_evidence_minus_other"]["mean"][layer], "+.3f")]
+        table.add_row(*row)
+    console.print(table)
+    if evidence:
+        console.print(f"evidence ({task.get('name')}): {task.get('evidence')}; a uniform row would put "
+                      f"{_f(qk['evidence_uniform_share'])} of its mass there", markup=False)
+    focus = results.get("attention_focusing") or {}
+    if focus.get("focusing") is not None:
+        console.print(f"attention focusing 1 - H(L-1)/H(0) at {focus['rows']}: {focus['focusing']:.3f} "
+                      f"[{_f(focus['focusing_ci95'][0])}, {_f(focus['focusing_ci95'][1])}]", markup=False)
+    frame = results.get("frame")
+    if frame:
+        table = Table(title=f"layer-0 hypothesis frame: token-key orthogonality (mean |cos|), {REF_FRAME}")
+        for column in ("tokens", "n", "d_head", "trained (centred)", "raw", "analytic Gaussian", "Gaussian",
+                       "shuffled", "random tokens", "fresh init"):
+            table.add_column(column, justify="right")
+
+        def spread(entry):
+            return "-" if entry is None else f"{entry['mean']:.3f} [{entry['p05']:.3f}, {entry['p95']:.3f}]"
+
+        for name, group in frame["groups"].items():
+            base = group["baselines"]
+            table.add_row(name, str(group["n_tokens"]), str(group["d_head"]), f"{group['orth']:.3f}",
+                          f"{group['raw']:.3f}", f"{base['analytic_gaussian']:.3f}", spread(base.get("gaussian")),
+                          spread(base.get("shuffled")), spread(base.get("random_tokens")),
+                          _f((base.get("init") or {}).get("mean")))
+        console.print(table)
+    ablation = results.get("ablation")
+    if ablation:
+        n_heads = len(ablation["delta_mae_bits"][0])
+        base = ablation["baseline"]
+        table = Table(title=(f"ablations: change in held-out entropy MAE (bits) against {base['entropy_mae_bits']:.4f} "
+                             f"unablated ({ablation['n_eval']} sequences; context-blind "
+                             f"{ablation['context_blind']['entropy_mae_bits']:.3f})"))
+        for column in ["layer"] + [f"head {h}" for h in range(n_heads)] + ["all heads", "skip layer"]:
+            table.add_column(column, justify="right")
+        for layer, row in enumerate(ablation["delta_mae_bits"]):
+            table.add_row(str(layer), *[f"{v:+.4f}" for v in row],
+                          f"{ablation['all_heads_delta_mae_bits'][layer]:+.4f}",
+                          f"{ablation['skip_layer_delta_mae_bits'][layer]:+.4f}")
+        console.print(table)
+        first = ablation["layer0_heads"]
+        console.print(f"layer 0: {first['reading']}; head {first['top_head']} raises the MAE most "
+                      f"({first['top_delta_mae_bits']:+.4f} bits, {_f(first['share_of_total'], '.0%')} of the "
+                      f"layer-0 increases)", markup=False)
+    timescale = results.get("two_timescale")
+    if timescale:
+        if "skipped" in timescale:
+            console.print(f"two timescales: skipped ({timescale['skipped']})", markup=False)
+        else:
+            settle = timescale["settling"]
+            steps = settle["settling_step"]
+            console.print(f"two timescales ({timescale['how']}): settled (within {settle['fraction']:g} of the "
+                          f"final value for good) at step: attention {steps['attention_distance_mean']}, value PC1 "
+                          f"{steps['pc1']}, |rho(PC1, H_bayes)| {steps['abs_rho_pc1_bayes_entropy']}, entropy MAE "
+                          f"{steps['entropy_mae_bits']} (log10 scale {steps['entropy_mae_log10']}), of "
+                          f"{settle['final_step']}", markup=False)
