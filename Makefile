@@ -24,7 +24,8 @@ demo: $(STAMP)
 	$(BIN)/geomprobe run --model windtunnel-sula --suite geometry --out runs/demo
 	$(BIN)/geomprobe run --model windtunnel-sula --suite sula --out runs/demo
 	$(BIN)/geomprobe run --model windtunnel-sula --suite ablation --out runs/demo
-	@echo "demo run directory: runs/demo (manifest.json; extract/, geometry/, sula/, ablation/ results.json)"
+	$(BIN)/geomprobe run --model windtunnel-sula --suite mechanisms --out runs/demo
+	@echo "demo run directory: runs/demo (manifest.json; extract/ geometry/ sula/ ablation/ mechanisms/ results.json)"
 	$(BIN)/geomprobe report runs/demo -o reports/demo.html
 
 test: $(STAMP)
