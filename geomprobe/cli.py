@@ -207,10 +207,10 @@ def compare(
     """Cross-model table (paper III Table 2 layout) from existing run directories."""
     from geomprobe.compare import compare as build, print_table, shared_basis
 
-    rows = build(run_dirs, out, basis=basis)
+    shared = shared_basis(run_dirs) if basis else None  # computed once: printed and written
+    rows = build(run_dirs, out, basis=shared)
     print_table(rows)
-    if basis:
-        shared = shared_basis(run_dirs)
+    if shared is not None:
         typer.echo(f"cross-model basis over {shared['n_shared_prompts']} shared prompts: PC1 {shared['pc1']:.3f}, "
                    f"PC1+PC2 {shared['pc12']:.3f}; PC1 loading share "
                    + ", ".join(f"{Path(k).name} {v:.2f}" for k, v in shared["pc1_loading_share"].items()))

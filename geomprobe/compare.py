@@ -128,15 +128,15 @@ def markdown_table(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compare(run_dirs: list[str | Path], out: str | Path | None = None, basis: bool = False) -> list[dict]:
-    """Rows of the cross-model table; with `out`, also OUT.json and OUT.md (and, with basis, the
-    cross-model PCA over shared prompts in OUT.json)."""
+def compare(run_dirs: list[str | Path], out: str | Path | None = None, basis: dict | None = None) -> list[dict]:
+    """Rows of the cross-model table; with `out`, also OUT.json and OUT.md (and `basis`, a
+    `shared_basis(run_dirs)` result, in OUT.json)."""
     rows = [row_for(run_dir) for run_dir in run_dirs]
     if out is not None:
         out = Path(out)
         payload = {"rows": rows, "early_layers": "first third of the depth"}
-        if basis:
-            payload["cross_model_basis"] = shared_basis(run_dirs)
+        if basis is not None:
+            payload["cross_model_basis"] = basis
         atomic_write_json(out.with_suffix(".json"), payload)
         atomic_write_text(out.with_suffix(".md"), markdown_table(rows))
     return rows
