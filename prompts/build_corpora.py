@@ -1,10 +1,11 @@
-"""Regenerate the project's prompt corpora (PROTOCOL.md section 6) from the generators in build/.
+"""Regenerate the project's prompt corpora (PROTOCOL.md section 6) from prompts/fragments/ and snippets/.
 
     .venv/bin/python prompts/build_corpora.py          # writes prompts/{mixed,math,code,philosophy}.jsonl
 
-Every text is written by this project: the modules in prompts/build/ compose prompts from
-fragments and sentence frames of their own, deterministically (fixed seeds, stdlib only), so
-this script reproduces the committed files byte for byte (a test checks it).
+Every text is written by this project: the fragments, sentence frames and word lists in
+prompts/fragments/*.json(l) and the code snippets in prompts/snippets/ are composed into prompts
+by the modules in prompts/build/, deterministically (fixed seeds, stdlib only), so this script
+reproduces the committed files byte for byte (a test checks it).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def corpora() -> dict[str, list[dict]]:
 
 def main(out_dir: Path = HERE) -> None:
     out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
     for name, records in corpora().items():
         text = "".join(json.dumps(record, ensure_ascii=True) + "\n" for record in records)
         (out_dir / f"{name}.jsonl").write_text(text)

@@ -61,6 +61,23 @@ def test_build_script_reproduces_the_files(tmp_path):
         assert set(first) == {"id", "domain", "source", "text"}
 
 
+def test_corpus_data_files_are_readable():
+    """prompts/fragments/ is ASCII JSON(L); every snippet in prompts/snippets/ carries a cut marker."""
+    for path in sorted((ROOT / "prompts" / "fragments").iterdir()):
+        text = path.read_text(encoding="utf-8")
+        assert text.isascii(), path.name
+        if path.suffix == ".jsonl":
+            assert all(isinstance(json.loads(line), dict) for line in text.splitlines()), path.name
+        else:
+            assert path.suffix == ".json" and isinstance(json.loads(text), dict), path.name
+    for folder in ("code", "code_restricted"):
+        snippets = sorted((ROOT / "prompts" / "snippets" / folder).iterdir())
+        assert snippets, folder
+        for path in snippets:
+            text = path.read_text(encoding="utf-8")
+            assert text.isascii() and re.search(r"@@[CMO]", text), f"{folder}/{path.name}"
+
+
 def test_unknown_corpus_is_a_one_line_error(tmp_path):
     with pytest.raises(ConfigError, match="unknown corpus 'maths'.*mixed, math, code, philosophy"):
         corpus_path("maths")

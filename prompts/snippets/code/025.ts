@@ -1,0 +1,10 @@
+interface User {
+  id: number;
+  name: string;
+  email?: string;
+}
+
+function greet(user: User): string {
+  return `Hello, ${user.@@Cname}!`;
+}
+@@O

@@ -1,0 +1,5 @@
+public class Main {
+    public static void main(String[] @@Cargs) {
+        System.out.println("Hello, @@CWorld!");
+    }
+}

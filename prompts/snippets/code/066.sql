@@ -1,0 +1,5 @@
+-- Find duplicate email addresses
+SELECT email, COUNT(*)
+FROM users
+GROUP BY @@Cemail
+HAVING COUNT(*) > 1;

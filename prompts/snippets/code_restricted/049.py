@@ -1,0 +1,10 @@
+def roman_to_int(s):
+    values = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": @@C1000}
+    total = 0
+    for i, ch in enumerate(s):
+        v = values[ch]
+        if i + 1 < len(s) and values[s[i + 1]] > v:
+            total -= v
+        else:
+            @@Mtotal += v
+    return total@@O
