@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 from geomprobe.runner import RunConfig, default_out, run
+from geomprobe.suites.ablation import AblationConfig
 
 PAPER_III = ("paper III, Pythia-410M, cut: single layers r 0.27-0.32 -> about 0, random cuts change r by about 0.01; "
              "multi-layer r 0.27 -> 0.07 with SULA MAE and correlation changing under 1% (read as a privileged "
@@ -61,10 +62,10 @@ def main() -> None:
 
     out = Path(args.out) if args.out else default_out(args.model)
     layers = [int(x) for x in args.layers.split(",")] if args.layers else None
-    run(RunConfig(model=args.model, suite="ablation", out=str(out), n_per_k=args.n_per_k, n_random=args.n_random,
-                  ops=args.ops, cut_lambda=args.cut_lambda, positions=args.positions, layers=layers,
-                  device=args.device, dtype=args.dtype, batch_size=args.batch_size, n_boot=args.n_boot,
-                  seed=args.seed), progress=not args.quiet)
+    run(RunConfig(model=args.model, out=str(out), layers=layers, device=args.device, dtype=args.dtype,
+                  batch_size=args.batch_size, seed=args.seed),
+        AblationConfig(n_per_k=args.n_per_k, n_random=args.n_random, ops=args.ops, cut_lambda=args.cut_lambda,
+                       positions=args.positions, n_boot=args.n_boot), progress=not args.quiet)
     results = json.loads((out / "ablation" / "results.json").read_text())
 
     from rich.console import Console

@@ -10,9 +10,10 @@ from typing import Optional
 
 import typer
 
-from geomprobe.errors import GeomprobeError
-from geomprobe.models.registry import DEFAULT_MODEL
+from geomprobe import __version__
+from geomprobe.commandline import RunCommand, SuiteAwareCommand
 from geomprobe.console import table_console
+from geomprobe.errors import GeomprobeError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Measure the geometry of Bayesian inference in language models (see README.md).")
@@ -20,6 +21,18 @@ prompts_app = typer.Typer(no_args_is_help=True, help="Prompt files: list the bui
 app.add_typer(prompts_app, name="prompts")
 windtunnel_app = typer.Typer(no_args_is_help=True, help="Wind tunnels: train models on tasks with exact posteriors.")
 app.add_typer(windtunnel_app, name="windtunnel")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"geomprobe {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                               help="print the version and exit")):
+    """Measure the geometry of Bayesian inference in language models (see README.md)."""
 
 
 def _quiet_libraries() -> None:
@@ -45,155 +58,37 @@ def user_errors(fn):
     return wrapper
 
 
-def _int_list(text: Optional[str], option: str = "--layers") -> Optional[list[int]]:
-    if text is None:
-        return None
-    from geomprobe.errors import ConfigError
+def _run(suite_text: str, kwargs: dict) -> None:
+    from geomprobe.commandline import parse_command
+    from geomprobe.runner import run as run_suites
 
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise ConfigError(f"{option} takes comma-separated integers such as 0,5,11, not '{text}'") from None
-
-
-def _str_list(text: Optional[str]) -> list[str]:
-    return [] if not text else [part for part in text.split(",") if part]
-
-
-@app.command()
-@user_errors
-def run(
-    model: str = typer.Option(DEFAULT_MODEL, help="alias (see `geomprobe models`), alias@revision, hub id or local dir"),
-    suite: str = typer.Option("extract", help="what to measure: extract | geometry | domain | sula | ablation | "
-                                              "mechanisms"),
-    prompts: Optional[Path] = typer.Option(None, help="prompt file (.jsonl records or plain text lines); "
-                                                      "default: the built-in demo prompts"),
-    out: Optional[Path] = typer.Option(None, help="run directory (default runs/<model>); a rerun resumes it"),
-    revision: Optional[str] = typer.Option(None, help="hub revision, e.g. step0 (same as model@revision)"),
-    dtype: str = typer.Option("float32", help="float32 | bfloat16 | float16"),
-    device: str = typer.Option("auto", help="auto | cpu | cuda | cuda:1 ..."),
-    device_map: Optional[str] = typer.Option(None, help="accelerate device map, e.g. auto (shards across GPUs)"),
-    quantize: Optional[str] = typer.Option(None, help="4bit | 8bit (bitsandbytes)"),
-    backend: str = typer.Option("hf", help="hf (geomprobe hooks) | tl (TransformerLens 4 bridge)"),
-    batch_size: int = typer.Option(8, min=1, help="prompts per forward pass"),
-    seed: int = typer.Option(0, help="seed for every random choice"),
-    layers: Optional[str] = typer.Option(None, help="comma-separated layer indices (default: all; ablation: the "
-                                                    "layers to intervene on, default by fraction of depth)"),
-    readouts: str = typer.Option("values", help="comma-separated: values,z,resid"),
-    tokens: Optional[str] = typer.Option(None, help="comma-separated single tokens whose next-token "
-                                                    "probabilities to record, e.g. ' dax, lug'"),
-    max_tokens: Optional[int] = typer.Option(None, help="keep only the last N tokens of longer prompts"),
-    overwrite: bool = typer.Option(False, help="replace a run directory made with another configuration"),
-    quiet: bool = typer.Option(False, help="no progress bar or summary table"),
-    n_per_quintile: int = typer.Option(15, min=0, help="geometry/domain: prompts drawn per next-token-entropy "
-                                                       "quintile (0: every candidate)", rich_help_panel="geometry"),
-    corpus: str = typer.Option("mixed", help="geometry/domain: candidate corpus when --prompts is not given",
-                               rich_help_panel="geometry"),
-    domains: str = typer.Option("math,code,philosophy", help="domain: restricted corpora to compare with --corpus",
-                                rich_help_panel="geometry"),
-    readout: str = typer.Option("values", help="value manifold reads: values | z | resid",
-                                rich_help_panel="geometry"),
-    fold_ln: bool = typer.Option(False, help="key orthogonality with the preceding norm's scale folded into W_K",
-                                 rich_help_panel="geometry"),
-    token_keys: bool = typer.Option(False, help="also the token-key mode (E W_K for sampled tokens)",
-                                    rich_help_panel="geometry"),
-    init_seeds: int = typer.Option(3, min=0, help="freshly initialised copies for the key baseline",
-                                   rich_help_panel="geometry"),
-    step0: str = typer.Option("auto", help="untrained-checkpoint baseline: auto (Pythia step0) | off | a model "
-                                           "spec", rich_help_panel="geometry"),
-    n_boot: int = typer.Option(1000, min=10, help="bootstrap resamples for 95% CIs", rich_help_panel="geometry"),
-    pc_threshold: float = typer.Option(0.30, rich_help_panel="verdict"),
-    orth_threshold: float = typer.Option(0.20, rich_help_panel="verdict"),
-    orth_layer_fraction: float = typer.Option(0.50, rich_help_panel="verdict"),
-    focusing_threshold: float = typer.Option(0.30, rich_help_panel="verdict"),
-    n_per_k: Optional[int] = typer.Option(None, help="sula: prompts per number of examples k (default 250; "
-                                                     "ablation 100)", rich_help_panel="sula"),
-    k_values: str = typer.Option("0,1,2,4,8", "--k", help="sula: comma-separated numbers of examples",
-                                 rich_help_panel="sula"),
-    alpha: float = typer.Option(0.9, help="sula: probability that an example's label is the latent label",
-                                rich_help_panel="sula"),
-    labels: Optional[str] = typer.Option(None, help="sula: two label words A,B (default: nonce words that are "
-                                                    "single tokens of the model)", rich_help_panel="sula"),
-    controls: str = typer.Option("all", help="sula: all | none | comma-separated lexical_remap, shuffled, "
-                                             "carrier_mask, label_mask", rich_help_panel="sula"),
-    target: str = typer.Option("posterior", help="sula: posterior (of the latent label) | predictive (of a fresh "
-                                                 "noisy label)", rich_help_panel="sula"),
-    template: Optional[str] = typer.Option(None, help="sula: prompt format with {examples} ('w: L' joined by ', ') "
-                                                      "and {query}; default '{examples}. {query}:'",
-                                           rich_help_panel="sula"),
-    ops: str = typer.Option("cut,only,shift", help="ablation: comma-separated cut, only, shift (shift runs +1 and -1 "
-                                                   "sigma_u)", rich_help_panel="ablation"),
-    n_random: int = typer.Option(10, min=0, help="ablation: random axes per condition (controls)",
-                                 rich_help_panel="ablation"),
-    cut_lambda: float = typer.Option(1.0, "--lambda", help="ablation: cut strength (1 removes the axis)",
-                                     rich_help_panel="ablation"),
-    positions: str = typer.Option("all", help="ablation: edit values at all positions | final token only",
-                                  rich_help_panel="ablation"),
-    n_sequences: int = typer.Option(256, min=2, help="mechanisms: wind-tunnel sequences for Q-K alignment",
-                                    rich_help_panel="mechanisms"),
-    n_eval: int = typer.Option(1024, min=2, help="mechanisms: held-out sequences scoring each head/layer ablation",
-                               rich_help_panel="mechanisms"),
-    n_reference: int = typer.Option(256, min=2, help="mechanisms: sequences whose mean head outputs replace an "
-                                                     "ablated head", rich_help_panel="mechanisms"),
-    curves: str = typer.Option("auto", help="mechanisms: auto (frame-precision curves from the model's "
-                                            "checkpoints, when it has them) | off", rich_help_panel="mechanisms"),
-    report: bool = typer.Option(False, "--report", help="after the suite, write RUN_DIR/report.html "
-                                                        "(same as `geomprobe report RUN_DIR`)"),
-):
-    """Run a suite on a model and write a run directory."""
-    from geomprobe.runner import RunConfig
-    from geomprobe.runner import run as run_suite
-
+    run_config, configs = parse_command(suite_text, kwargs)
     _quiet_libraries()
-    config = RunConfig(model=model, suite=suite, prompts=str(prompts) if prompts else None,
-                       out=str(out) if out else None, revision=revision, dtype=dtype, device=device,
-                       device_map=device_map, quantize=quantize, backend=backend, batch_size=batch_size,
-                       seed=seed, layers=_int_list(layers), readouts=_str_list(readouts), tokens=_str_list(tokens),
-                       max_tokens=max_tokens, overwrite=overwrite, n_per_quintile=n_per_quintile, corpus=corpus,
-                       domains=_str_list(domains), readout=readout, fold_ln=fold_ln, token_keys=token_keys,
-                       init_seeds=init_seeds, step0=step0, n_boot=n_boot, pc_threshold=pc_threshold,
-                       orth_threshold=orth_threshold, orth_layer_fraction=orth_layer_fraction,
-                       focusing_threshold=focusing_threshold, n_per_k=n_per_k,
-                       k_values=_int_list(k_values, "--k"), alpha=alpha,
-                       labels=_str_list(labels) if labels else None, controls=controls, target=target,
-                       template=template, ops=ops, n_random=n_random, cut_lambda=cut_lambda, positions=positions,
-                       n_sequences=n_sequences, n_eval=n_eval, n_reference=n_reference, curves=curves,
-                       report=report)
-    run_dir = run_suite(config, progress=not quiet)
+    report = bool(kwargs.get("report"))
+    run_dir = run_suites(run_config, configs, progress=not kwargs.get("quiet"), report=report,
+                         skip_unsupported="all" in [s.strip() for s in suite_text.split(",")])
     typer.echo(f"results: {run_dir}")
     if report:
         typer.echo(f"report: {run_dir / 'report.html'}")
 
 
-@app.command()
-@user_errors
-def extract(
-    model: str = typer.Option(DEFAULT_MODEL, help="alias, alias@revision, hub id or local dir"),
-    prompts: Optional[Path] = typer.Option(None, help="prompt file (default: built-in demo prompts)"),
-    out: Optional[Path] = typer.Option(None, help="run directory (default runs/<model>)"),
-    dtype: str = typer.Option("float32"),
-    device: str = typer.Option("auto"),
-    device_map: Optional[str] = typer.Option(None),
-    quantize: Optional[str] = typer.Option(None),
-    backend: str = typer.Option("hf"),
-    batch_size: int = typer.Option(8, min=1),
-    seed: int = typer.Option(0),
-    layers: Optional[str] = typer.Option(None),
-    readouts: str = typer.Option("values"),
-    tokens: Optional[str] = typer.Option(None),
-    overwrite: bool = typer.Option(False),
-    quiet: bool = typer.Option(False),
-):
-    """Same as `geomprobe run --suite extract`."""
-    from geomprobe.runner import RunConfig
-    from geomprobe.runner import run as run_suite
+app.command("run", cls=SuiteAwareCommand)(RunCommand(
+    user_errors(_run), "Run one or more suites on a model (loaded once) and write a run directory.\n\n"
+    "`geomprobe run --suite S --help` lists S's options."))
+app.command("extract", cls=SuiteAwareCommand)(RunCommand(
+    user_errors(_run), "Same as `geomprobe run --suite extract`.", fixed_suite="extract"))
 
-    _quiet_libraries()
-    config = RunConfig(model=model, suite="extract", prompts=str(prompts) if prompts else None,
-                       out=str(out) if out else None, dtype=dtype, device=device, device_map=device_map,
-                       quantize=quantize, backend=backend, batch_size=batch_size, seed=seed, layers=_int_list(layers),
-                       readouts=_str_list(readouts), tokens=_str_list(tokens), overwrite=overwrite)
-    typer.echo(f"results: {run_suite(config, progress=not quiet)}")
+
+@app.command()
+def suites():
+    """List the suites, what each measures, and its options."""
+    from geomprobe.options import fields_of
+    from geomprobe.suites import SUITES
+
+    for name, spec in SUITES.items():
+        options = [f.metadata.get("cli") or "--" + f.name.replace("_", "-") for f, _ in fields_of(spec.config)]
+        typer.echo(f"{name:11} {spec.description}")
+        typer.echo(f"{'':11} options: {' '.join(options)}")
 
 
 @app.command()

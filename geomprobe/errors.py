@@ -27,3 +27,9 @@ class RunDirectoryError(GeomprobeError):
 
 class NumericalError(GeomprobeError):
     """NaN or infinite activations."""
+
+
+class AnalysisError(GeomprobeError, ValueError):
+    """An analysis refused its input: too few prompts for a statistic, no column that varies, a
+    correlation of a constant. Raised by geomprobe.analysis; a ValueError too, so code that
+    guarded an analysis with `except ValueError` keeps working."""

@@ -1,75 +1,21 @@
-"""`run(RunConfig)`: load a model, open its run directory, extract, and run one suite.
+"""`run(RunConfig, suites)`: load a model once, open its run directory, and run one or more suites.
 
-The CLI (`geomprobe run`) parses its options into a RunConfig and calls this; scripts can too:
+The CLI (`geomprobe run`) parses its options into the same objects and calls this; scripts can too:
 
-    from geomprobe.runner import RunConfig, run
-    run_dir = run(RunConfig(model="pythia-410m", suite="extract", dtype="bfloat16"))
+    from geomprobe import RunConfig, run
+    from geomprobe.suites.sula import SulaConfig
+    run_dir = run(RunConfig(model="pythia-410m", dtype="bfloat16"), ["geometry", SulaConfig(n_per_k=100)])
 """
 
 from __future__ import annotations
 
 import random
 import re
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 
-from geomprobe.errors import ConfigError
-from geomprobe.models import DEFAULT_MODEL
-
-
-@dataclass
-class RunConfig:
-    model: str = DEFAULT_MODEL
-    suite: str = "extract"
-    prompts: str | None = None  # JSONL or plain-text file; None: the built-in demo prompts
-    out: str | None = None  # run directory; None: runs/<model>
-    revision: str | None = None
-    dtype: str = "float32"
-    device: str = "auto"  # auto: cuda if available, else cpu
-    device_map: str | None = None
-    quantize: str | None = None
-    backend: str = "hf"
-    batch_size: int = 8
-    seed: int = 0
-    layers: list[int] | None = None
-    readouts: list[str] = field(default_factory=lambda: ["values"])
-    tokens: list[str] = field(default_factory=list)
-    max_tokens: int | None = None
-    overwrite: bool = False
-    # geometry and domain suites (PROTOCOL.md sections 2-6)
-    n_per_quintile: int = 15  # stratified sampling: draws per entropy quintile (0: use every candidate)
-    corpus: str = "mixed"  # candidate prompts when --prompts is not given (a corpus name, see `prompts list`)
-    domains: list[str] = field(default_factory=lambda: ["math", "code", "philosophy"])
-    readout: str = "values"  # what the value-manifold analysis reads: values | z | resid
-    fold_ln: bool = False  # key orthogonality on W_K with the preceding norm's scale folded in
-    token_keys: bool = False  # also the papers' token-key mode (E W_K for sampled tokens)
-    init_seeds: int = 3  # freshly initialised copies for the key-orthogonality baseline
-    step0: str = "auto"  # untrained checkpoint baseline: auto (Pythia's step0) | off | a model spec
-    n_boot: int = 1000
-    n_null: int = 200
-    pc_threshold: float = 0.30
-    orth_threshold: float = 0.20
-    orth_layer_fraction: float = 0.50
-    focusing_threshold: float = 0.30
-    # sula suite (PROTOCOL.md section 7)
-    n_per_k: int | None = None  # prompts per number of examples k; None: the suite's default (sula 250, ablation 100)
-    k_values: list[int] = field(default_factory=lambda: [0, 1, 2, 4, 8])
-    alpha: float = 0.9  # probability that an example's label equals the latent label
-    labels: list[str] | None = None  # (L1, L2); None: chosen from nonce words that are single tokens
-    controls: str | list[str] = "all"  # all | none | a list of lexical_remap, shuffled, carrier_mask, label_mask
-    target: str = "posterior"  # posterior | predictive (H_bayes of the next noisy label)
-    template: str | None = None  # prompt format with {examples} and {query}; None: "w1: L1, w2: L2. q:"
-    # ablation suite (PROTOCOL.md section 8); also uses the sula settings above and `layers`
-    ops: str | list[str] = "cut,only,shift"  # cut (z - lambda (z.u) u), only ((z.u) u), shift (z +- sigma_u u)
-    n_random: int = 10  # random unit axes (orthogonal to u) per condition, the control distribution
-    cut_lambda: float = 1.0  # cut strength; 0 leaves the values as they are
-    positions: str = "all"  # all | final: edit the values at every position or at the final token only
-    # mechanisms suite (issue 8); also uses init_seeds, n_boot and, on other models, the prompts
-    n_sequences: int = 256  # wind-tunnel task sequences for Q-K alignment (every supervised position)
-    n_eval: int = 1024  # held-out task sequences scoring each ablation against the exact posterior
-    n_reference: int = 256  # task sequences whose per-position mean head outputs replace an ablated head
-    curves: str = "auto"  # auto | off: frame-precision curves from the model directory's checkpoints
-    report: bool = False  # after the suite, write <run>/report.html (geomprobe.report.build_report)
+from geomprobe.config import RunConfig
+from geomprobe.errors import ConfigError, GeomprobeError
 
 
 def default_out(model: str) -> Path:
@@ -97,93 +43,100 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def default_prompts(loaded, seed: int):
-    """(prompts, description): a wind-tunnel model gets prompts sampled from its own task; any
-    other model the built-in demo prompts."""
-    from geomprobe.models.builtin import demo_prompts_path
-    from geomprobe.prompts import read_prompts
-    from geomprobe.windtunnel.builtin import windtunnel_info
+def suite_configs(suites) -> list:
+    """A suite name, a suite config, "a,b", "all", or a list of these -> suite configs in run order
+    (registry order: extract, geometry, domain, sula, ablation, mechanisms)."""
+    from geomprobe.suites import SUITES, SuiteConfig, get_suite, parse_suites
 
-    info = windtunnel_info(loaded.source)
-    if info is None:
-        return read_prompts(demo_prompts_path()), str(demo_prompts_path())
-    from geomprobe.windtunnel.prompts import task_prompts
-    from geomprobe.windtunnel.tasks import make_task
-
-    task = make_task(info["task"], **info.get("task_options", {}))
-    position = "random" if task.name in ("bijection", "hmm") else "last"
-    return (task_prompts(task, n=200, seed=seed, position=position),
-            f"windtunnel:{task.name} (200 sampled sequences cut at the {position} supervised position, seed {seed})")
-
-
-@dataclass
-class SuiteContext:
-    """What a suite gets: the loaded model, the run's configuration and directory, and the user's
-    prompts (None when the suite should choose its own)."""
-
-    loaded: object
-    config: RunConfig
-    run_dir: object  # geomprobe.rundir.RunDirectory
-    prompts: list | None
-    progress: bool = True
-
-    def extraction_config(self, **overrides):
-        from geomprobe.extraction import ExtractionConfig
-
-        c = self.config
-        fields = dict(layers=c.layers, readouts=tuple(c.readouts), tokens=list(c.tokens), backend=c.backend,
-                      max_tokens=c.max_tokens, batch_size=c.batch_size)
-        fields.update(overrides)
-        return ExtractionConfig(**fields)
-
-    def record_prompts(self, prompts, source: str, key: str = "prompts") -> None:
-        """Note in the manifest which prompts this suite used (each suite may use its own)."""
-        from geomprobe.prompts import prompts_hash
-
-        manifest = self.run_dir.read_manifest()
-        manifest["suites"][self.config.suite][key] = {"source": source, "n": len(prompts),
-                                                       "sha256": prompts_hash(prompts)}
-        self.run_dir.write_manifest(manifest)
+    items = [suites] if isinstance(suites, (str, SuiteConfig)) else list(suites)
+    configs = {}
+    for item in items:
+        if isinstance(item, SuiteConfig):
+            configs[item.suite] = item
+        elif isinstance(item, str):
+            for name in parse_suites(item):
+                configs.setdefault(name, get_suite(name).config())
+        else:
+            raise ConfigError(f"a suite is a name or a suite config, not {type(item).__name__}")
+    if not configs:
+        raise ConfigError("no suite to run: give a suite name, e.g. 'extract'")
+    return [configs[name] for name in SUITES if name in configs]
 
 
-def run(config: RunConfig, progress: bool = True) -> Path:
-    """Run `config.suite` and return the run directory. Reruns of the same configuration resume.
+def _check_layers(config: RunConfig, adapter) -> None:
+    for layer in config.layers or ():
+        adapter.check_layer(layer)
+
+
+def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progress: bool = True,
+        report: bool = False, skip_unsupported: bool | None = None) -> Path:
+    """Run `suites` on `config.model` and return the run directory. Reruns of the same configuration
+    resume: finished extraction batches and passes are kept.
+
+    suites: a name ("sula"), several ("geometry,sula", "all"), suite configs (SulaConfig(n_per_k=50)),
+    or a list of these. The model is loaded once for all of them. With "all" (or skip_unsupported),
+    suites that cannot run on this model (the domain suite on a wind tunnel, sula on an encoder) are
+    skipped and the manifest says why; a named suite that cannot run is an error.
 
     A run directory holds one model under one set of settings (its fingerprint); each suite keeps
     its own prompts and results under <run>/<suite>/, so suites can be added to a run one by one."""
     from geomprobe.models import load_model
+    from geomprobe.options import as_dict
     from geomprobe.prompts import read_prompts
     from geomprobe.rundir import RunDirectory, now
-    from geomprobe.suites import get_suite
+    from geomprobe.suites import SuiteContext, get_suite
 
-    suite = get_suite(config.suite)
+    if not isinstance(config, RunConfig):
+        raise ConfigError(f"run() takes a RunConfig, not {type(config).__name__}")
+    configs = suite_configs(suites)
+    if skip_unsupported is None:
+        skip_unsupported = isinstance(suites, str) and "all" in [s.strip() for s in suites.split(",")]
     prompts = read_prompts(config.prompts) if config.prompts else None
     device = resolve_device(config.device)
     seed_everything(config.seed)
     loaded = load_model(config.model, dtype=config.dtype, device=device, device_map=config.device_map,
                         quantize=config.quantize, revision=config.revision)
-    fingerprint_config = {
-        "model": config.model, "revision": loaded.revision, "dtype": config.dtype, "quantize": config.quantize,
-        "seed": config.seed, "backend": config.backend, "max_tokens": config.max_tokens,
-    }
+    _check_layers(config, loaded.adapter)
     run_dir = RunDirectory(config.out or default_out(config.model))
-    manifest = run_dir.open(fingerprint_config, overwrite=config.overwrite, extra={
-        "model": loaded.describe(),
-        "backend": config.backend,
-        "dtype": config.dtype,
-        "seed": config.seed,
-    })
-    manifest["suites"][config.suite] = {"status": "running", "started": now(), "run_config": asdict(config)}
-    run_dir.write_manifest(manifest)
-    try:
-        suite(SuiteContext(loaded=loaded, config=config, run_dir=run_dir, prompts=prompts, progress=progress))
-    except ValueError as error:  # the analyses' input checks (too few prompts, no varying column, ...)
-        raise ConfigError(f"{config.suite} suite: {error}") from error
+    manifest = run_dir.open(config.fingerprint(loaded.revision), overwrite=config.overwrite, extra={
+        "model": loaded.describe(), "backend": config.backend, "dtype": config.dtype, "seed": config.seed})
+    skipped = {}
+    for options in configs:
+        spec = get_suite(options.suite)
+        why = spec.why_not(loaded, config)
+        if why is not None and skip_unsupported:
+            skipped[spec.name] = why
+            manifest = run_dir.read_manifest()
+            manifest["suites"][spec.name] = {"status": "skipped", "why": why}
+            run_dir.write_manifest(manifest)
+            if progress:
+                print(f"{spec.name} suite skipped: {why}")
+            continue
+        manifest = run_dir.read_manifest()
+        manifest["suites"][spec.name] = {"status": "running", "started": now(), "run_config": as_dict(config),
+                                         "options": options.to_dict()}
+        run_dir.write_manifest(manifest)
+        ctx = SuiteContext(loaded=loaded, run=config, options=options, run_dir=run_dir, prompts=prompts,
+                           progress=progress)
+        try:
+            spec.run(ctx)
+        except BaseException as error:
+            manifest = run_dir.read_manifest()
+            status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+            manifest["suites"][spec.name].update(status=status, ended=now(), error=str(error).splitlines()[0]
+                                                 if str(error) else type(error).__name__)
+            manifest.update(status=status, ended=now())
+            run_dir.write_manifest(manifest)
+            if isinstance(error, GeomprobeError) and not str(error).startswith(f"{spec.name} suite"):
+                raise type(error)(f"{spec.name} suite: {error}") from error
+            raise
+        manifest = run_dir.read_manifest()
+        manifest["suites"][spec.name].update(status="complete", ended=now(), **ctx.used)
+        run_dir.write_manifest(manifest)
     manifest = run_dir.read_manifest()
-    manifest["suites"][config.suite].update(status="complete", ended=now())
     manifest.update(status="complete", ended=now())
     run_dir.write_manifest(manifest)
-    if config.report:
+    if report:
         from geomprobe.report import build_report
 
         build_report([run_dir.path], run_dir.path / "report.html")

@@ -16,6 +16,8 @@ from geomprobe.extraction import ExtractionConfig, extract
 from geomprobe.hooks import edit_values
 from geomprobe.interventions import InterventionAxis, apply_op, load_axes, make_editor, random_directions
 from geomprobe.runner import RunConfig, run
+from geomprobe.suites.ablation import AblationConfig
+from geomprobe.suites.sula import SulaConfig
 from geomprobe.suites.ablation import default_layer_sets, parse_ops
 
 EDITED = 2  # the layer edited in the model-level tests (tiny-neox has 4)
@@ -220,9 +222,10 @@ def _read(path):
 
 def test_ablation_suite_end_to_end(tmp_path):
     out = tmp_path / "run"
-    common = dict(model="tiny-neox", out=str(out), n_per_k=3, n_boot=20)
-    run(RunConfig(suite="sula", controls="none", **common), progress=False)
-    run(RunConfig(suite="ablation", n_random=2, **common), progress=False)
+    common = dict(n_per_k=3, n_boot=20)
+    config = RunConfig(model="tiny-neox", out=str(out))
+    run(config, SulaConfig(controls="none", **common), progress=False)
+    run(config, AblationConfig(n_random=2, **common), progress=False)
     work = out / "ablation"
     results = _read(work / "results.json")
     assert set(results) >= {"model", "settings", "axis", "baseline", "conditions", "thresholds",
@@ -259,14 +262,14 @@ def test_ablation_suite_end_to_end(tmp_path):
     manifest = _read(out / "manifest.json")
     assert manifest["suites"]["ablation"]["status"] == "complete"
     # a rerun reads every pass back
-    run(RunConfig(suite="ablation", n_random=2, **common), progress=False)
+    run(config, AblationConfig(n_random=2, **common), progress=False)
     assert _read(work / "results.json")["settings"]["reused_passes"] == 37
 
 
 def test_lambda_zero_equals_the_baseline_bit_for_bit(tmp_path):
     out = tmp_path / "run"
-    run(RunConfig(model="tiny-neox", suite="ablation", out=str(out), n_per_k=3, n_boot=20, ops="cut",
-                  cut_lambda=0.0, layers=[2, 3], n_random=1), progress=False)
+    run(RunConfig(model="tiny-neox", out=str(out), layers=[2, 3]),
+        AblationConfig(n_per_k=3, n_boot=20, ops="cut", cut_lambda=0.0, n_random=1), progress=False)
     conditions = out / "ablation" / "conditions"
     baseline = _read(conditions / "baseline.json")
     edited = sorted(conditions.glob("cut_*.json"))
@@ -298,10 +301,10 @@ def test_hooks_are_removed_when_a_run_fails_and_the_rerun_resumes(tmp_path, load
 
     monkeypatch.setattr(interventions, "apply_op", failing)
     out = tmp_path / "run"
-    config = RunConfig(model="tiny-neox", suite="ablation", out=str(out), n_per_k=3, n_boot=20, ops="cut",
-                       layers=[2], n_random=1, batch_size=8)
+    config = RunConfig(model="tiny-neox", out=str(out), layers=[2], batch_size=8)
+    options = AblationConfig(n_per_k=3, n_boot=20, ops="cut", n_random=1)
     with pytest.raises(RuntimeError, match="injected failure"):
-        run(config, progress=False)
+        run(config, options, progress=False)
     assert _n_hooks(loaded.adapter) == 0
     done = sorted(p.name for p in (out / "ablation" / "conditions").glob("*.json"))
     assert done == ["baseline.json", "cut_L2_true.json"]

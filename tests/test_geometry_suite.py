@@ -9,6 +9,8 @@ from geomprobe.analysis.key_orthogonality import analytic_gaussian, orth_statist
 from geomprobe.analysis.stratified import stratified_sample
 from geomprobe.errors import ConfigError
 from geomprobe.runner import RunConfig, run
+from geomprobe.suites.domain import DomainConfig
+from geomprobe.suites.geometry import GeometryConfig
 
 
 def test_stratified_sample_draws_equally_from_each_quintile():
@@ -39,8 +41,8 @@ def test_geometry_suite_on_a_tiny_model(tmp_path, demo_prompts, load_tiny):
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in demo_prompts))
     out = tmp_path / "run"
-    run(RunConfig(model="tiny-llama", suite="geometry", prompts=str(prompts), out=str(out), n_per_quintile=5,
-                  n_boot=50, n_null=20, init_seeds=2), progress=False)
+    run(RunConfig(model="tiny-llama", prompts=str(prompts), out=str(out)),
+        GeometryConfig(n_per_quintile=5, n_boot=50, n_null=20, init_seeds=2), progress=False)
     results = json.loads((out / "geometry" / "results.json").read_text())
     sample = json.loads((out / "geometry" / "sample.json").read_text())
     assert sample["stratified"] and sample["n"] == 25 and sample["n_candidates"] == 60
@@ -81,7 +83,7 @@ def test_geometry_suite_on_a_tiny_model(tmp_path, demo_prompts, load_tiny):
 
 def test_geometry_suite_on_the_sula_wind_tunnel(tmp_path):
     out = tmp_path / "run"
-    run(RunConfig(model="windtunnel-sula", suite="geometry", out=str(out), n_boot=50, n_null=20, init_seeds=1),
+    run(RunConfig(model="windtunnel-sula", out=str(out)), GeometryConfig(n_boot=50, n_null=20, init_seeds=1),
         progress=False)
     results = json.loads((out / "geometry" / "results.json").read_text())
     assert results["prompts"]["n"] == 75 and results["prompts"]["source"].startswith("windtunnel:sula")
@@ -92,9 +94,9 @@ def test_domain_suite_and_compare(tmp_path):
     from geomprobe.compare import compare
 
     out = tmp_path / "run"
-    config = dict(model="tiny-neox", out=str(out), n_per_quintile=4, n_boot=50, n_null=20, init_seeds=1)
-    run(RunConfig(suite="geometry", **config), progress=False)
-    run(RunConfig(suite="domain", domains=["math", "philosophy"], **config), progress=False)
+    config = RunConfig(model="tiny-neox", out=str(out))
+    run(config, GeometryConfig(n_per_quintile=4, n_boot=50, n_null=20, init_seeds=1), progress=False)
+    run(config, DomainConfig(domains=["math", "philosophy"], n_per_quintile=4, n_boot=50, n_null=20), progress=False)
     domain = json.loads((out / "domain" / "results.json").read_text())
     assert set(domain["sets"]) == {"mixed", "math", "philosophy"}
     gain = domain["sets"]["math"]["gain_over_mixed"]
@@ -107,7 +109,7 @@ def test_domain_suite_and_compare(tmp_path):
 
 def test_domain_suite_refuses_a_wind_tunnel(tmp_path):
     with pytest.raises(ConfigError, match="wind-tunnel"):
-        run(RunConfig(model="windtunnel-sula", suite="domain", out=str(tmp_path / "r")), progress=False)
+        run(RunConfig(model="windtunnel-sula", out=str(tmp_path / "r")), "domain", progress=False)
 
 
 def test_step0_baseline_from_a_local_checkpoint_and_cross_model_basis(tmp_path, demo_prompts, load_tiny):
@@ -121,8 +123,9 @@ def test_step0_baseline_from_a_local_checkpoint_and_cross_model_basis(tmp_path, 
     runs = []
     for name in ("tiny-neox", "tiny-llama"):
         out = tmp_path / name
-        run(RunConfig(model=name, suite="geometry", prompts=str(prompts), out=str(out), n_per_quintile=0,
-                      n_boot=20, n_null=10, init_seeds=1, step0=str(ensure_builtin(name))), progress=False)
+        run(RunConfig(model=name, prompts=str(prompts), out=str(out)),
+            GeometryConfig(n_per_quintile=0, n_boot=20, n_null=10, init_seeds=1, step0=str(ensure_builtin(name))),
+            progress=False)
         runs.append(out)
     keys = json.loads((runs[0] / "geometry" / "results.json").read_text())["key_orthogonality"]
     assert keys["baselines"]["step0"]["layer_mean"] == pytest.approx(keys["layer_mean"], rel=1e-6)

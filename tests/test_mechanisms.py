@@ -278,11 +278,12 @@ def test_layer0_token_keys_are_the_keys_the_model_computes(tunnel):
 def test_mechanisms_suite_on_windtunnel_sula(tmp_path, tunnel):
     from geomprobe.report import build_report
     from geomprobe.runner import RunConfig, run
+    from geomprobe.suites.mechanisms import MechanismsConfig
 
     loaded, task = tunnel
     out = tmp_path / "mech"
-    run(RunConfig(model="windtunnel-sula", suite="mechanisms", out=str(out), n_sequences=24, n_eval=64,
-                  n_reference=16, init_seeds=1, n_boot=50), progress=False)
+    run(RunConfig(model="windtunnel-sula", out=str(out)),
+        MechanismsConfig(n_sequences=24, n_eval=64, n_reference=16, init_seeds=1, n_boot=50), progress=False)
     results = json.loads((out / "mechanisms" / "results.json").read_text())
     for key in ("qk_alignment", "attention_focusing", "frame", "ablation", "two_timescale", "task", "settings"):
         assert key in results, key
@@ -316,11 +317,12 @@ def test_mechanisms_suite_on_windtunnel_sula(tmp_path, tunnel):
 
 def test_mechanisms_suite_on_a_language_model(tmp_path, varied_prompts):
     from geomprobe.runner import RunConfig, run
+    from geomprobe.suites.mechanisms import MechanismsConfig
 
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in varied_prompts))
     out = tmp_path / "llama"
-    run(RunConfig(model="tiny-llama", suite="mechanisms", out=str(out), prompts=str(prompts), n_boot=50),
+    run(RunConfig(model="tiny-llama", out=str(out), prompts=str(prompts)), MechanismsConfig(n_boot=50),
         progress=False)
     results = json.loads((out / "mechanisms" / "results.json").read_text())
     assert not results["windtunnel"] and "ablation" not in results and "frame" not in results

@@ -20,6 +20,9 @@ from geomprobe.errors import GeomprobeError
 from geomprobe.report import build_report
 from geomprobe.rundir import atomic_write_json
 from geomprobe.runner import RunConfig, run
+from geomprobe.suites.ablation import AblationConfig
+from geomprobe.suites.geometry import GeometryConfig
+from geomprobe.suites.sula import SulaConfig
 
 SMALL = dict(n_per_quintile=5, n_boot=50, n_null=20, init_seeds=1)
 
@@ -44,19 +47,20 @@ def runs(tmp_path_factory, demo_prompts):
     torch.set_num_threads(1)  # tiny models gain nothing from threads, and lose a lot on a busy machine
     try:
         neox = base / "tiny-neox"
-        run(RunConfig(model="tiny-neox", suite="geometry", prompts=write_prompts(base / "demo.jsonl", demo_prompts),
-                      out=str(neox), report=True, **SMALL), progress=False)
+        run(RunConfig(model="tiny-neox", prompts=write_prompts(base / "demo.jsonl", demo_prompts), out=str(neox)),
+            GeometryConfig(**SMALL), report=True, progress=False)
         tunnel = base / "wt-sula"
         train(TrainConfig(task="sula", steps=30, batch_size=32, eval_sequences=64, n_checkpoints=2, log_every=5,
                           spec=TransformerSpec(32, 2, 2, 64)), tunnel, progress=False)
         atomic_write_json(tunnel / "curves.json", dissociation_curves(tunnel, n_probe=16, n_eval=64))
         probe = base / "wt-probe"  # a geomprobe run on the wind-tunnel model: its metrics come from the model dir
         sequences = write_prompts(base / "sula.jsonl", task_prompts(make_task("sula"), n=60, seed=0))
-        run(RunConfig(model=str(tunnel), suite="geometry", prompts=sequences, out=str(probe), **SMALL),
+        run(RunConfig(model=str(tunnel), prompts=sequences, out=str(probe)), GeometryConfig(**SMALL),
             progress=False)
-        sula = dict(model=str(tunnel), out=str(probe), n_per_k=6, n_boot=50)  # 5 conditions x 5 k x 6 prompts
-        run(RunConfig(suite="sula", **sula), progress=False)
-        run(RunConfig(suite="ablation", n_random=2, **sula), progress=False)  # reuses the sula suite's axis
+        sula = dict(n_per_k=6, n_boot=50)  # 5 conditions x 5 k x 6 prompts
+        probe_config = RunConfig(model=str(tunnel), out=str(probe))
+        run(probe_config, SulaConfig(**sula), progress=False)
+        run(probe_config, AblationConfig(n_random=2, **sula), progress=False)  # reuses the sula suite's axis
     finally:
         torch.set_num_threads(threads)
     return {"neox": neox, "tunnel": tunnel, "probe": probe, "base": base}

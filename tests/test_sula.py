@@ -11,6 +11,7 @@ import pytest
 from geomprobe.analysis.sula_metrics import binary_kl_bits, restrict_to_labels
 from geomprobe.errors import ConfigError
 from geomprobe.runner import RunConfig, run
+from geomprobe.suites.sula import SulaConfig
 from geomprobe.sula import (
     CARRIER_POOL, CONDITIONS, SulaSpec, WINDTUNNEL_K0_TEMPLATE, choose_labels, cvc_sweep, expected_h_bayes_bits,
     generate, h_bayes_bits, label_token, predictive_l1,
@@ -225,7 +226,7 @@ def test_sula_suite_on_a_tiny_model(tmp_path, load_tiny):
     import torch
 
     out = tmp_path / "run"
-    run(RunConfig(model="tiny-neox", suite="sula", out=str(out), n_per_k=6, n_boot=50), progress=False)
+    run(RunConfig(model="tiny-neox", out=str(out)), SulaConfig(n_per_k=6, n_boot=50), progress=False)
     work = out / "sula"
     results = json.loads((work / "results.json").read_text())
     assert set(results) >= {"model", "settings", "axis", "conditions", "per_layer", "reference_paper_iii"}
@@ -282,7 +283,7 @@ def test_sula_suite_on_a_tiny_model(tmp_path, load_tiny):
 
 def test_sula_suite_on_the_sula_wind_tunnel(tmp_path):
     out = tmp_path / "run"
-    run(RunConfig(model="windtunnel-sula", suite="sula", out=str(out), n_per_k=10, n_boot=50), progress=False)
+    run(RunConfig(model="windtunnel-sula", out=str(out)), SulaConfig(n_per_k=10, n_boot=50), progress=False)
     results = json.loads((out / "sula" / "results.json").read_text())
     choice = results["settings"]["label_choice"]
     assert results["settings"]["windtunnel"] and choice["source"] == "windtunnel"

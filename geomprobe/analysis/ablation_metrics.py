@@ -19,6 +19,8 @@ import numpy as np
 
 from geomprobe.analysis.sula_metrics import _constant, _rowwise_pearson, correlation, mean_ci
 
+from geomprobe.errors import AnalysisError
+
 # The thresholds behind each condition's one-line reading (stored in results.json with them).
 READING_THRESHOLDS = {
     "axis_r_zero": 0.10,  # |corr(v'.u, H_model)| below this: no axis-entropy correlation left
@@ -128,7 +130,7 @@ def compare_with_random(true_value, random_values, alternative: str = "greater")
     stat_true = abs(true_value) if alternative == "abs" else float(true_value)
     stats = np.abs(randoms) if alternative == "abs" else randoms
     if alternative not in ("greater", "abs"):
-        raise ValueError(f"alternative must be 'greater' or 'abs', got '{alternative}'")
+        raise AnalysisError(f"alternative must be 'greater' or 'abs', got '{alternative}'")
     return {**out, "random_mean": float(randoms.mean()), "random_sd": float(randoms.std(ddof=1)) if len(randoms) > 1
             else 0.0, "random_min": float(randoms.min()), "random_max": float(randoms.max()),
             "rank": int(1 + (stats >= stat_true).sum()), "of": int(len(randoms) + 1),

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from geomprobe.errors import AnalysisError
+
 
 def bootstrap_mean_ci(samples, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> tuple[float, float, float]:
     """(mean, low, high) of the mean of `samples` along axis 0, resampling rows with replacement."""
     samples = np.asarray(samples, dtype=np.float64)
     if len(samples) < 2:
-        raise ValueError(f"a bootstrap interval needs at least 2 samples, got {len(samples)}")
+        raise AnalysisError(f"a bootstrap interval needs at least 2 samples, got {len(samples)}")
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(samples), size=(n_boot, len(samples)))
     means = samples[idx].mean(axis=1)

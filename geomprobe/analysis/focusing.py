@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
-from geomprobe.errors import NumericalError
+from geomprobe.errors import AnalysisError, NumericalError
 
 
 def _float_or_none(value) -> float | None:
@@ -117,18 +117,18 @@ def attention_focusing(attn_entropy_bits, n_visible_keys, n_boot: int = 1000, se
     entropy = np.asarray(attn_entropy_bits, dtype=np.float64)
     visible = np.asarray(n_visible_keys, dtype=np.float64)
     if entropy.ndim != 3:
-        raise ValueError(f"attn_entropy_bits must be [n_prompts, n_layers, n_heads], got shape {entropy.shape}")
+        raise AnalysisError(f"attn_entropy_bits must be [n_prompts, n_layers, n_heads], got shape {entropy.shape}")
     n, n_layers, n_heads = entropy.shape
     if visible.shape != (n, n_layers):
-        raise ValueError(f"n_visible_keys must be [n_prompts, n_layers] = {(n, n_layers)}, got shape {visible.shape}")
+        raise AnalysisError(f"n_visible_keys must be [n_prompts, n_layers] = {(n, n_layers)}, got shape {visible.shape}")
     if n < 2 or n_layers < 2:
-        raise ValueError(f"attention focusing needs at least 2 prompts and 2 layers, got {n} and {n_layers}")
+        raise AnalysisError(f"attention focusing needs at least 2 prompts and 2 layers, got {n} and {n_layers}")
     if not np.isfinite(entropy).all():
         raise NumericalError("NaN in attention entropies: re-extract with eager attention in float32")
 
     head_mean = entropy.mean(axis=2)  # [n, L]
     if head_mean[:, 0].mean() <= 0:
-        raise ValueError("layer-0 mean attention entropy is 0 (every head attends to one key): "
+        raise AnalysisError("layer-0 mean attention entropy is 0 (every head attends to one key): "
                          "the relative reduction 1 - Hbar(L-1)/Hbar(0) is undefined")
     with np.errstate(invalid="ignore", divide="ignore"):
         normalised = np.where(visible > 1, head_mean / np.log2(np.where(visible > 1, visible, 2.0)), np.nan)

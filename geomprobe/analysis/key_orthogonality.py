@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln
 
-from geomprobe.errors import NumericalError
+from geomprobe.errors import AnalysisError, NumericalError
 
 
 def orth_statistic(weights):
@@ -27,15 +27,15 @@ def orth_statistic(weights):
     weights: [D, d] -> float, or a stack [..., D, d] -> array [...]. Needs d >= 2 and no zero column."""
     weights = np.asarray(weights, dtype=np.float64)
     if weights.ndim < 2:
-        raise ValueError(f"orth_statistic expects [..., D, d], got shape {weights.shape}")
+        raise AnalysisError(f"orth_statistic expects [..., D, d], got shape {weights.shape}")
     d = weights.shape[-1]
     if d < 2:
-        raise ValueError(f"orth_statistic needs at least 2 columns (vectors), got {d}")
+        raise AnalysisError(f"orth_statistic needs at least 2 columns (vectors), got {d}")
     if not np.isfinite(weights).all():
         raise NumericalError("NaN in key weights: the matrix has NaN or infinite entries")
     norms = np.linalg.norm(weights, axis=-2, keepdims=True)
     if (norms == 0).any():
-        raise ValueError("a key column (vector) is all zeros: its direction, and so its cosine, is undefined")
+        raise AnalysisError("a key column (vector) is all zeros: its direction, and so its cosine, is undefined")
     unit = weights / norms
     cosines = np.abs(np.swapaxes(unit, -1, -2) @ unit)  # [..., d, d]
     off_diagonal = cosines.sum(axis=(-2, -1)) - np.trace(cosines, axis1=-2, axis2=-1)
@@ -67,7 +67,7 @@ def token_key_orth(embeddings_projected) -> TokenKeyOrth:
     token keys (vectors in R^d_head, hence the analytic baseline at d_head)."""
     keys = np.asarray(embeddings_projected, dtype=np.float64)
     if keys.ndim != 3:
-        raise ValueError(f"token_key_orth expects [n_heads, n_tokens, d_head], got shape {keys.shape}")
+        raise AnalysisError(f"token_key_orth expects [n_heads, n_tokens, d_head], got shape {keys.shape}")
     per_head = np.atleast_1d(orth_statistic(np.swapaxes(keys, -1, -2)))
     p10, p50, p90 = np.percentile(per_head, [10, 50, 90])
     return TokenKeyOrth(n_heads=int(keys.shape[0]), n_tokens=int(keys.shape[1]), d_head=int(keys.shape[2]),
@@ -83,7 +83,7 @@ def fold_ln(weights, ln_weight):
     weights = np.asarray(weights, dtype=np.float64)
     ln_weight = np.asarray(ln_weight, dtype=np.float64).reshape(-1)
     if ln_weight.shape[0] != weights.shape[-2]:
-        raise ValueError(f"norm scale has {ln_weight.shape[0]} entries but W_K has {weights.shape[-2]} rows (d_model)")
+        raise AnalysisError(f"norm scale has {ln_weight.shape[0]} entries but W_K has {weights.shape[-2]} rows (d_model)")
     return weights * ln_weight[:, None]
 
 
@@ -91,7 +91,7 @@ def analytic_gaussian(D: int) -> float:
     """Exact E|cos| between two independent uniformly random directions in R^D:
     Gamma(D/2) / (sqrt(pi) Gamma((D+1)/2)), about sqrt(2 / (pi D)) for large D (0.0249 at D=1024)."""
     if D < 2:
-        raise ValueError(f"analytic_gaussian needs D >= 2, got {D}")
+        raise AnalysisError(f"analytic_gaussian needs D >= 2, got {D}")
     return float(math.exp(gammaln(D / 2) - gammaln((D + 1) / 2)) / math.sqrt(math.pi))
 
 
@@ -134,7 +134,7 @@ def summarise_baseline(values, threshold: float = 0.20, mode: str = "columns") -
         if per_layer.ndim == 1:
             per_layer = per_layer[None, :]
     if per_layer.ndim != 2 or per_layer.size == 0:
-        raise ValueError(f"a baseline is per-layer means [L] or [n_seeds, L], or key weights; got shape {per_layer.shape}")
+        raise AnalysisError(f"a baseline is per-layer means [L] or [n_seeds, L], or key weights; got shape {per_layer.shape}")
     layer_mean = per_layer.mean(axis=0)
     return {"n_seeds": int(per_layer.shape[0]), "n_layers": int(per_layer.shape[1]),
             "layer_mean": [float(v) for v in layer_mean],
@@ -180,20 +180,20 @@ def key_orthogonality(weights, threshold: float = 0.20, baselines: dict | None =
     summarise_baseline), e.g. {"init": [weights_seed0, weights_seed1, ...], "step0": weights}.
     ln_folded: record that the caller applied fold_ln first (the statistic itself does not fold)."""
     if mode not in ("columns", "token_keys"):
-        raise ValueError(f"mode must be 'columns' or 'token_keys', got {mode!r}")
+        raise AnalysisError(f"mode must be 'columns' or 'token_keys', got {mode!r}")
     if len(weights) == 0:
-        raise ValueError("key_orthogonality needs at least one layer of weights")
+        raise AnalysisError("key_orthogonality needs at least one layer of weights")
     per_head, shape = [], None
     for layer, w in enumerate(weights):
         w = np.asarray(w, dtype=np.float64)
         if w.ndim != 3:
-            raise ValueError(f"layer {layer}: expected [n_heads, D, d] (or [n_heads, n_tokens, d]), got {w.shape}")
+            raise AnalysisError(f"layer {layer}: expected [n_heads, D, d] (or [n_heads, n_tokens, d]), got {w.shape}")
         if mode == "token_keys":
             w = np.swapaxes(w, -1, -2)
         if shape is None:
             shape = w.shape[-2:]
         elif w.shape[-2:] != shape:
-            raise ValueError(f"layer {layer}: vectors of shape {w.shape[-2:]} differ from layer 0's {shape}")
+            raise AnalysisError(f"layer {layer}: vectors of shape {w.shape[-2:]} differ from layer 0's {shape}")
         per_head.append(np.atleast_1d(orth_statistic(w)))
     D, d = (int(s) for s in shape)
     means = np.array([h.mean() for h in per_head])

@@ -17,6 +17,8 @@ import numpy as np
 
 from geomprobe.analysis.key_orthogonality import analytic_gaussian, orth_statistic, token_key_orth
 
+from geomprobe.errors import AnalysisError
+
 
 def _mean_orth(keys: np.ndarray) -> float:
     """Mean over heads of orth among the token keys of [n_heads, n_tokens, d]."""
@@ -50,7 +52,7 @@ def random_subset_orth(pool_keys, size: int, n_draws: int = 50, seed: int = 0, c
     keys, n_draws times."""
     pool_keys = np.asarray(pool_keys, dtype=np.float64)
     if not 2 <= size <= pool_keys.shape[1]:
-        raise ValueError(f"random subsets of {size} tokens need a pool of at least {size} (got "
+        raise AnalysisError(f"random subsets of {size} tokens need a pool of at least {size} (got "
                          f"{pool_keys.shape[1]}) and size >= 2")
     rng = np.random.default_rng(seed)
     draws = [_mean_orth(_centre(pool_keys[:, rng.choice(pool_keys.shape[1], size=size, replace=False)], centred))

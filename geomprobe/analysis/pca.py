@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from geomprobe.errors import AnalysisError
+
 
 def standardise(matrix) -> tuple[np.ndarray, int]:
     """Columns to zero mean and unit variance across rows; zero-variance columns dropped.
@@ -19,7 +21,7 @@ def explained_variance_ratios(matrix) -> np.ndarray:
     """Covariance eigenvalues of the standardised matrix divided by their sum, largest first."""
     z, _ = standardise(matrix)
     if z.shape[0] < 2 or z.shape[1] == 0:
-        raise ValueError(f"PCA needs at least 2 rows and 1 varying column, got {z.shape}")
+        raise AnalysisError(f"PCA needs at least 2 rows and 1 varying column, got {z.shape}")
     singular = np.linalg.svd(z, compute_uv=False)
     eig = singular**2
     return eig / eig.sum()

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from geomprobe.errors import AnalysisError
+
 METRICS = ("attn_entropy_bits", "attn_entropy_normalised", "top_weight", "cos_mean", "cos_max", "evidence_mass",
            "cos_evidence_minus_other")
 
@@ -115,16 +117,16 @@ def qk_alignment(probs, cosine, visible, evidence=None, sequence=None, layers=No
     belongs to (default: each row its own); layers: the layer index of each of the L columns."""
     probs = np.asarray(probs)
     if probs.ndim != 4:
-        raise ValueError(f"probs must be [n_rows, n_layers, n_heads, seq_len], got shape {probs.shape}")
+        raise AnalysisError(f"probs must be [n_rows, n_layers, n_heads, seq_len], got shape {probs.shape}")
     n_rows, n_layers, n_heads, seq_len = probs.shape
     if np.shape(cosine) != probs.shape:
-        raise ValueError(f"cosine has shape {np.shape(cosine)}, probs {probs.shape}")
+        raise AnalysisError(f"cosine has shape {np.shape(cosine)}, probs {probs.shape}")
     if np.shape(visible) != (n_rows, seq_len):
-        raise ValueError(f"visible must be [n_rows, seq_len] = {(n_rows, seq_len)}, got {np.shape(visible)}")
+        raise AnalysisError(f"visible must be [n_rows, seq_len] = {(n_rows, seq_len)}, got {np.shape(visible)}")
     if evidence is not None and np.shape(evidence) != (n_rows, seq_len):
-        raise ValueError(f"evidence must be [n_rows, seq_len] = {(n_rows, seq_len)}, got {np.shape(evidence)}")
+        raise AnalysisError(f"evidence must be [n_rows, seq_len] = {(n_rows, seq_len)}, got {np.shape(evidence)}")
     if n_rows < 2:
-        raise ValueError(f"Q-K alignment needs at least 2 query rows, got {n_rows}")
+        raise AnalysisError(f"Q-K alignment needs at least 2 query rows, got {n_rows}")
     sequence = np.arange(n_rows) if sequence is None else np.unique(np.asarray(sequence), return_inverse=True)[1]
     n_sequences = int(sequence.max()) + 1
     stats = _row_statistics(probs, cosine, visible, evidence)

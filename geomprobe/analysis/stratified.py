@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from geomprobe.errors import AnalysisError
+
 
 @dataclass(frozen=True)
 class StratifiedSample:
@@ -33,11 +35,11 @@ def stratified_sample(entropy_bits, n_per_bin: int = 15, n_bins: int = 5, seed: 
     """
     entropy = np.asarray(entropy_bits, dtype=np.float64)
     if entropy.ndim != 1 or len(entropy) == 0:
-        raise ValueError("stratified sampling needs a 1-D array of candidate entropies")
+        raise AnalysisError("stratified sampling needs a 1-D array of candidate entropies")
     if not np.isfinite(entropy).all():
-        raise ValueError("NaN or infinite entropy among the candidates: check the model's dtype")
+        raise AnalysisError("NaN or infinite entropy among the candidates: check the model's dtype")
     if n_bins < 1 or n_per_bin < 1:
-        raise ValueError("n_bins and n_per_bin must be at least 1")
+        raise AnalysisError("n_bins and n_per_bin must be at least 1")
     edges = np.quantile(entropy, np.linspace(0, 1, n_bins + 1))
     # rank-based bins so that equal quantile edges (many tied entropies) still split evenly
     ranks = np.argsort(np.argsort(entropy, kind="stable"), kind="stable")
@@ -48,7 +50,7 @@ def stratified_sample(entropy_bits, n_per_bin: int = 15, n_bins: int = 5, seed: 
         members = np.flatnonzero(bins == b)
         counts.append(int(len(members)))
         if len(members) < n_per_bin:
-            raise ValueError(f"entropy bin {b + 1} of {n_bins} has {len(members)} candidates, fewer than the "
+            raise AnalysisError(f"entropy bin {b + 1} of {n_bins} has {len(members)} candidates, fewer than the "
                              f"{n_per_bin} to draw: lower --n-per-quintile or give more candidates")
         picks = rng.choice(members, size=n_per_bin, replace=False)
         chosen.extend(int(i) for i in picks)

@@ -25,6 +25,8 @@ from scipy.stats import pearsonr, rankdata, spearmanr
 from geomprobe.analysis.bootstrap import bootstrap_mean_ci
 from geomprobe.analysis.windtunnel_metrics import entropy_bits
 
+from geomprobe.errors import AnalysisError
+
 TINY = 1e-12
 
 
@@ -33,7 +35,7 @@ def restrict_to_labels(token_probs) -> dict[str, np.ndarray]:
     Returns p_model_l1 [n] (renormalised over the two), H_model [n] (bits) and label_mass [n]."""
     probs = np.asarray(token_probs, dtype=np.float64)
     if probs.ndim != 2 or probs.shape[1] != 2:
-        raise ValueError(f"token_probs must be [n_prompts, 2] (L1, L2), got shape {probs.shape}")
+        raise AnalysisError(f"token_probs must be [n_prompts, 2] (L1, L2), got shape {probs.shape}")
     mass = probs.sum(axis=1)
     restricted = probs / np.maximum(mass, TINY)[:, None]
     return {"p_model_l1": restricted[:, 0], "H_model": entropy_bits(restricted), "label_mass": mass}
@@ -92,14 +94,14 @@ def fit_axis(matrix, H_model) -> SulaAxis:
     Raises ValueError when fewer than 3 prompts or no column varies."""
     matrix = np.asarray(matrix, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] < 3:
-        raise ValueError(f"the SULA axis needs a [n_prompts >= 3, p] matrix, got shape {matrix.shape}")
+        raise AnalysisError(f"the SULA axis needs a [n_prompts >= 3, p] matrix, got shape {matrix.shape}")
     if not np.isfinite(matrix).all():
-        raise ValueError("the SULA value matrix has NaN or infinite entries")
+        raise AnalysisError("the SULA value matrix has NaN or infinite entries")
     mean = matrix.mean(axis=0)
     std = matrix.std(axis=0)
     kept = std > 1e-12 * max(1.0, float(np.abs(matrix).max(initial=0.0)))  # as analysis.pca.standardise
     if not kept.any():
-        raise ValueError(f"all {matrix.shape[1]} columns have zero variance across the SULA prompts")
+        raise AnalysisError(f"all {matrix.shape[1]} columns have zero variance across the SULA prompts")
     scale = np.where(kept, std, 1.0)
     z = np.where(kept, (matrix - mean) / scale, 0.0)
     _, singular, vt = np.linalg.svd(z[:, kept], full_matrices=False)

@@ -27,7 +27,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from geomprobe.analysis.pca import standardise
-from geomprobe.errors import NumericalError
+from geomprobe.errors import AnalysisError, NumericalError
 
 SPECTRUM_LENGTH = 20  # eigenvalue ratios kept for plots
 STATISTICS = ("pc1", "pc12", "pr")
@@ -166,7 +166,7 @@ class ValueManifold:
 
 def _check_rows(n: int) -> None:
     if n < 3:
-        raise ValueError(f"the value manifold needs at least 3 prompts (rows), got {n}")
+        raise AnalysisError(f"the value manifold needs at least 3 prompts (rows), got {n}")
 
 
 def _principal_coordinates(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -206,7 +206,7 @@ def _entropy_vector(entropy_bits, n: int) -> np.ndarray | None:
         return None
     entropy_bits = np.asarray(entropy_bits, dtype=np.float64).reshape(-1)
     if entropy_bits.shape[0] != n:
-        raise ValueError(f"entropy_bits has {entropy_bits.shape[0]} values for {n} prompts")
+        raise AnalysisError(f"entropy_bits has {entropy_bits.shape[0]} values for {n} prompts")
     if not np.isfinite(entropy_bits).all():
         raise NumericalError("NaN in entropies: entropy_bits has NaN or infinite values")
     return entropy_bits
@@ -218,13 +218,13 @@ def value_manifold(matrix, entropy_bits=None, n_boot: int = 1000, n_null: int = 
     Every random step derives from `seed` (bootstrap, Gaussian null and shuffle null each get their own stream)."""
     matrix = _finite_matrix(matrix, "the value matrix")
     if matrix.ndim != 2:
-        raise ValueError(f"value_manifold expects a [n_prompts, p] matrix, got shape {matrix.shape}")
+        raise AnalysisError(f"value_manifold expects a [n_prompts, p] matrix, got shape {matrix.shape}")
     n = matrix.shape[0]
     _check_rows(n)
     entropy_bits = _entropy_vector(entropy_bits, n)
     z, n_dropped = standardise(matrix)
     if z.shape[1] == 0:
-        raise ValueError(f"all {matrix.shape[1]} columns have zero variance across prompts: nothing to analyse")
+        raise AnalysisError(f"all {matrix.shape[1]} columns have zero variance across prompts: nothing to analyse")
     eig = covariance_eigenvalues(z)
     stats = spectrum_statistics(eig)
 
@@ -269,7 +269,7 @@ def layer_profile(values, entropy_bits=None, n_boot: int = 200, n_null: int = 50
     resampling than `value_manifold`; every layer uses the same seed."""
     values = np.asarray(values)
     if values.ndim < 3:
-        raise ValueError(f"layer_profile expects [n_prompts, n_layers, ...], got shape {values.shape}")
+        raise AnalysisError(f"layer_profile expects [n_prompts, n_layers, ...], got shape {values.shape}")
     n, n_layers = values.shape[:2]
     return [value_manifold(values[:, layer].reshape(n, -1), entropy_bits, n_boot=n_boot, n_null=n_null, seed=seed)
             for layer in range(n_layers)]
@@ -282,7 +282,7 @@ def ungroup(values, n_heads: int) -> np.ndarray:
     values = np.asarray(values)
     n_kv_heads = values.shape[-2]
     if n_heads % n_kv_heads:
-        raise ValueError(f"n_heads={n_heads} is not a multiple of the {n_kv_heads} key/value heads")
+        raise AnalysisError(f"n_heads={n_heads} is not a multiple of the {n_kv_heads} key/value heads")
     return np.repeat(values, n_heads // n_kv_heads, axis=-2)
 
 
@@ -314,17 +314,17 @@ def cross_model_basis(matrices: dict, entropy_bits=None) -> CrossModelBasis:
     """matrices: model name -> [n_prompts, p_model], rows in the same prompt order for every model.
     A model with more columns weighs more in the joint PCA; pc1_loading_share shows by how much."""
     if not matrices:
-        raise ValueError("cross_model_basis needs at least one model's matrix")
+        raise AnalysisError("cross_model_basis needs at least one model's matrix")
     blocks, kept, dropped = [], {}, {}
     n = None
     for name, matrix in matrices.items():
         matrix = _finite_matrix(matrix, f"the value matrix of {name}")
         if matrix.ndim != 2:
-            raise ValueError(f"{name}: expected [n_prompts, p], got shape {matrix.shape}")
+            raise AnalysisError(f"{name}: expected [n_prompts, p], got shape {matrix.shape}")
         if n is None:
             n = matrix.shape[0]
         elif matrix.shape[0] != n:
-            raise ValueError(f"{name} has {matrix.shape[0]} prompts, the others {n}: models must share prompts")
+            raise AnalysisError(f"{name} has {matrix.shape[0]} prompts, the others {n}: models must share prompts")
         z, n_dropped = standardise(matrix)
         blocks.append(z)
         kept[name], dropped[name] = int(z.shape[1]), n_dropped
@@ -332,7 +332,7 @@ def cross_model_basis(matrices: dict, entropy_bits=None) -> CrossModelBasis:
     entropy_bits = _entropy_vector(entropy_bits, n)
     z = np.concatenate(blocks, axis=1)
     if z.shape[1] == 0:
-        raise ValueError("no model has a column that varies across prompts: nothing to analyse")
+        raise AnalysisError("no model has a column that varies across prompts: nothing to analyse")
     stats = spectrum_statistics(covariance_eigenvalues(z))
     coords, loadings = _principal_coordinates(z)
     coords, orientation = _orient(coords, entropy_bits)

@@ -17,6 +17,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from geomprobe.errors import AnalysisError
+
 LABELS = {3: "full", 2: "partial"}
 
 
@@ -29,7 +31,7 @@ class VerdictThresholds:
 
     def __post_init__(self):
         if not 0.0 <= self.orth_layer_fraction <= 1.0:
-            raise ValueError(f"orth_layer_fraction must be in [0, 1], got {self.orth_layer_fraction}")
+            raise AnalysisError(f"orth_layer_fraction must be in [0, 1], got {self.orth_layer_fraction}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

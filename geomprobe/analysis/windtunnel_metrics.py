@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from geomprobe.errors import AnalysisError
+
 TINY = 1e-12
 
 
@@ -46,7 +48,7 @@ def score_against_bayes(model_probs, bayes, supervised) -> BayesScore:
     bayes = np.asarray(bayes, dtype=np.float64)
     supervised = np.asarray(supervised, dtype=bool)
     if not supervised.any():
-        raise ValueError("no supervised positions to score")
+        raise AnalysisError("no supervised positions to score")
     mass = model_probs.sum(-1)
     renorm = model_probs / np.maximum(mass, TINY)[..., None]
     h_model = entropy_bits(renorm)

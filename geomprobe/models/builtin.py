@@ -18,6 +18,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from geomprobe.paths import cache_dir
+
 BUILD_VERSION = "1"
 VOCAB_SIZE = 512
 SPECIAL_TOKENS = ["<|endoftext|>", "<s>", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
@@ -40,11 +42,6 @@ BUILTIN_CONFIGS: dict[str, tuple[str, dict]] = {
                                    eos_token_id=0)),
     "tiny-bert": ("BertConfig", dict(intermediate_size=512, max_position_embeddings=512, pad_token_id=4)),
 }
-
-
-def cache_dir() -> Path:
-    """geomprobe's own cache (built-in and trained models): $GEOMPROBE_CACHE or ~/.cache/geomprobe."""
-    return Path(os.environ.get("GEOMPROBE_CACHE", Path.home() / ".cache" / "geomprobe"))
 
 
 def demo_prompts_path() -> Path:

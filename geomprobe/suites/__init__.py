@@ -1,25 +1,25 @@
-"""Suites: functions SuiteContext -> results under <run>/<suite>/ (see geomprobe.runner)."""
+"""Suites: each module registers itself (geomprobe.suites.base.register_suite); importing this
+package registers the built-in ones in the order `--suite all` runs them. Third-party suites
+register through the `geomprobe.suites` entry-point group (a module that calls register_suite)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from . import ablation, domain, extract, geometry, mechanisms, sula  # noqa: F401  (registers, in run order)
+from .base import SUITES, SuiteConfig, SuiteContext, get_suite, parse_suites, register_suite
 
-from geomprobe.errors import ConfigError
-
-from .ablation import run_ablation_suite
-from .domain import run_domain_suite
-from .extract import run_extract_suite
-from .geometry import run_geometry_suite
-from .mechanisms import run_mechanisms_suite
-from .sula import run_sula_suite
-
-SUITES: dict[str, Callable] = {"extract": run_extract_suite, "geometry": run_geometry_suite,
-                               "domain": run_domain_suite, "sula": run_sula_suite,
-                               "ablation": run_ablation_suite, "mechanisms": run_mechanisms_suite}
+# registry order is run order: extract, geometry, domain, sula, ablation (reuses sula's axis), mechanisms
+_ORDER = ("extract", "geometry", "domain", "sula", "ablation", "mechanisms")
+for _name in _ORDER:
+    SUITES[_name] = SUITES.pop(_name)
 
 
-def get_suite(name: str) -> Callable:
-    try:
-        return SUITES[name]
-    except KeyError:
-        raise ConfigError(f"unknown suite '{name}': available suites are {', '.join(sorted(SUITES))}") from None
+def _load_plugins() -> None:
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group="geomprobe.suites"):
+        entry.load()
+
+
+_load_plugins()
+
+__all__ = ["SUITES", "SuiteConfig", "SuiteContext", "get_suite", "parse_suites", "register_suite"]

@@ -25,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -44,7 +46,32 @@ from geomprobe.rundir import atomic_save_npz, atomic_write_json, atomic_write_te
 from geomprobe.sula import generate
 from geomprobe.console import table_console
 
-ABLATION_N_PER_K = 100  # prompts per k by default: each condition is one pass over 5 x 100 prompts
+from .base import option, register_suite
+from .sula import SulaPromptOptions, sula_setup
+from .sula import unsupported as sula_unsupported
+
+
+@dataclass
+class AblationConfig(SulaPromptOptions):
+    """Entropy-axis interventions on the SULA main prompts (PROTOCOL.md section 8). --layers (RunConfig)
+    chooses the layers to intervene on."""
+
+    # each condition is one pass over the prompts: fewer than the sula suite's 250 per k
+    n_per_k: int = option(100, "prompts per number of examples k", min=2)
+    ops: tuple[Literal["cut", "only", "shift"], ...] = option(
+        ("cut", "only", "shift"), "comma-separated: cut (z - lambda (z.u) u), only ((z.u) u), shift (z +- sigma_u u; "
+                                  "runs +1 and -1)")
+    n_random: int = option(10, "random unit axes (orthogonal to u) per condition: the control distribution", min=0)
+    cut_lambda: float = option(1.0, "cut strength (1 removes the axis, 0 leaves the values as they are)",
+                               cli="--lambda")
+    positions: Literal["all", "final"] = option("all", "edit the values at every position or at the final token only")
+
+
+def unsupported(loaded, run_config) -> str | None:
+    why = sula_unsupported(loaded, run_config, "ablation")
+    if why is None and run_config.backend != "hf":
+        why = "the ablation suite edits values through geomprobe's own hooks: use --backend hf"
+    return why
 
 # Paper III's layer choice on Pythia-410M (24 layers), used as fractions of depth.
 PAPER_DEPTH = 24
@@ -221,29 +248,19 @@ def _cached_pass(path, key: dict, compute) -> tuple[dict, bool]:
 
 
 def run_ablation_suite(ctx) -> dict:
-    from geomprobe.suites.sula import sula_setup
-
-    config, loaded = ctx.config, ctx.loaded
+    config, loaded, seed = ctx.options, ctx.loaded, ctx.seed
     adapter = loaded.adapter
-    if ctx.prompts:
-        raise ConfigError("the ablation suite uses the SULA main prompts: drop --prompts (the sula options set them)")
-    if not adapter.has_next_token:
-        raise ConfigError(f"{loaded.spec} is an encoder ({adapter.family}): the ablation suite needs next-token "
-                          "probabilities")
-    if config.backend != "hf":
-        raise ConfigError("the ablation suite edits values through geomprobe's own hooks: use --backend hf")
-    if config.positions not in POSITIONS:
-        raise ConfigError(f"--positions must be one of {', '.join(POSITIONS)}, got '{config.positions}'")
-    if config.n_random < 0:
-        raise ConfigError(f"--n-random must be >= 0, got {config.n_random}")
+    why = unsupported(loaded, ctx.run)
+    if why:
+        raise ConfigError(why)
     operations = parse_ops(config.ops, config.cut_lambda)
-    sets, explicit = layer_sets(adapter, config.layers)
+    sets, explicit = layer_sets(adapter, ctx.run.layers)
 
-    spec, choice, info, _, _ = sula_setup(loaded, config, default_n_per_k=ABLATION_N_PER_K)
+    spec, choice, info, _, _ = sula_setup(loaded, config, seed)
     records = generate(spec, ["main"])["main"]
     prompts = [r.to_prompt() for r in records]
     H_bayes = np.array([r.H_bayes for r in records])
-    work = ctx.run_dir.path / "ablation"
+    work = ctx.work
     last = adapter.shape.n_layers - 1
     needed = sorted({layer for _, layers in sets for layer in layers} | {last})
 
@@ -263,18 +280,19 @@ def run_ablation_suite(ctx) -> dict:
         raise ConfigError("no layer has an entropy axis to intervene on")
     axes = {layer: axes[layer] for layer in needed if layer in axes}
     save_axes(work / "axis.npz", axes, source=np.array(source))
-    randoms = {layer: random_directions(axes[layer], config.n_random, config.seed, layer)
+    randoms = {layer: random_directions(axes[layer], config.n_random, seed, layer)
                for layer in sorted({layer for _, layers in sets for layer in layers})}
     atomic_save_npz(work / "random_axes.npz", **{f"layer_{layer}": dirs for layer, dirs in randoms.items()},
-                    seed=np.array(config.seed))
+                    seed=np.array(seed))
     ctx.record_prompts(prompts, f"sula:main (seed {spec.seed})")
 
     extract_layers = sorted(axes)
     extraction_config = ExtractionConfig(layers=extract_layers, readouts=("values",),
                                          tokens=[choice.token_strings[w] for w in spec.labels], backend="hf",
-                                         max_tokens=config.max_tokens, batch_size=config.batch_size)
-    common = {"prompts_sha256": prompts_hash(prompts), "layers": extract_layers, "batch_size": config.batch_size,
-              "axes": _axes_digest(axes), "tokens": extraction_config.tokens, "max_tokens": config.max_tokens}
+                                         max_tokens=ctx.run.max_tokens, batch_size=ctx.run.batch_size)
+    ctx.used["readouts"] = list(extraction_config.readouts)
+    common = {"prompts_sha256": prompts_hash(prompts), "layers": extract_layers, "batch_size": ctx.run.batch_size,
+              "axes": _axes_digest(axes), "tokens": extraction_config.tokens, "max_tokens": ctx.run.max_tokens}
     conditions_dir = work / "conditions"
     plan = [("baseline", None, {})]
     for name, op, params in operations:
@@ -283,7 +301,7 @@ def run_ablation_suite(ctx) -> dict:
                 axis_name = "true" if draw is None else f"random{draw:02d}"
                 plan.append((f"{name}_{set_name}_{axis_name}", (op, params, layers, draw),
                              {"op": op, **params, "layers": layers, "positions": config.positions,
-                              "axis": axis_name, "seed": config.seed}))
+                              "axis": axis_name, "seed": seed}))
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
         TimeRemainingColumn
@@ -306,12 +324,11 @@ def run_ablation_suite(ctx) -> dict:
             reused += was_cached
             bar.advance(task)
 
-    results = summarise(passes, operations, sets, H_bayes, config, last)
+    results = summarise(passes, operations, sets, H_bayes, config.n_boot, seed, last)
     results = {
-        "model": loaded.spec,
         "settings": {**spec.describe(), "label_choice": choice.to_dict(), "windtunnel": info is not None,
                      "ops": [name for name, _, _ in operations], "cut_lambda": config.cut_lambda,
-                     "positions": config.positions, "n_random": config.n_random, "seed": config.seed,
+                     "positions": config.positions, "n_random": config.n_random, "seed": seed,
                      "n_boot": config.n_boot, "layer_sets": [{"name": n, "layers": ls} for n, ls in sets],
                      "layer_choice": "explicit --layers" if explicit else
                      f"paper III's Pythia-410M layers as fractions of depth (single {list(PAPER_SINGLE)}, multi "
@@ -327,15 +344,14 @@ def run_ablation_suite(ctx) -> dict:
         "thresholds": READING_THRESHOLDS,
         "reference_paper_iii": REFERENCE_PAPER_III,
     }
-    atomic_write_json(work / "results.json", results)
+    results = ctx.write_results(results)
     if ctx.progress:
         print_summary(results)
     return results
 
 
-def summarise(passes: dict, operations, sets, H_bayes, config, last: int) -> dict:
+def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, last: int) -> dict:
     """results.json's "baseline" and "conditions" from the cached passes."""
-    n_boot, seed = config.n_boot, config.seed
 
     def side(name):
         return restrict_to_labels(np.array(passes[name]["token_probs"]))
@@ -481,3 +497,8 @@ def print_summary(results: dict) -> None:
                   f"{ref['single_layer_random_cut_change']}; multi-layer cut r {multi['axis_entropy_r'][0]} -> "
                   f"{multi['axis_entropy_r'][1]}, SULA MAE and correlation change "
                   f"{multi['sula_mae_and_correlation_change']}")
+
+
+register_suite("ablation", AblationConfig, run_ablation_suite,
+               "entropy-axis interventions (cut, only, shift) against random axes, on the SULA prompts",
+               unsupported=unsupported)

@@ -9,6 +9,8 @@ restriction also narrows vocabulary and syntax, so the gain does not isolate tha
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from geomprobe.analysis.pca import explained_variance_ratios
@@ -17,8 +19,26 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
 
-from .geometry import readout_matrix, stratified_prompts
 from geomprobe.console import table_console
+
+from .base import option, register_suite, windtunnel_task
+from .geometry import ManifoldOptions, readout_matrix, stratified_prompts
+
+
+@dataclass
+class DomainConfig(ManifoldOptions):
+    """PROTOCOL.md sections 2 and 6: the mixed corpus against domain-restricted ones."""
+
+    domains: tuple[str, ...] = option(("math", "code", "philosophy"), "restricted corpora to compare with --corpus")
+
+
+def unsupported(loaded, run_config) -> str | None:
+    if windtunnel_task(loaded)[0] is not None:
+        return ("the domain suite compares natural-language corpora; a wind-tunnel model only reads its own task: "
+                "run --suite geometry on it instead")
+    if run_config.prompts:
+        return "the domain suite uses the built-in corpora (--corpus and --domains), not --prompts"
+    return None
 
 CAVEAT = ("restricting prompts to one domain also narrows vocabulary and syntax, so a higher PC1+PC2 "
           "does not by itself isolate a single inference mode")
@@ -43,17 +63,12 @@ def _bootstrap_gain(mixed: np.ndarray, restricted: np.ndarray, n_boot: int, seed
 
 def run_domain_suite(ctx) -> dict:
     from geomprobe.corpora import load_corpus
-    from geomprobe.windtunnel.builtin import windtunnel_info
 
-    config = ctx.config
-    if windtunnel_info(ctx.loaded.source) is not None:
-        raise ConfigError("the domain suite compares natural-language corpora; a wind-tunnel model only reads its "
-                          "own task: run --suite geometry on it instead")
-    if ctx.prompts:
-        raise ConfigError("the domain suite uses the built-in corpora (--corpus and --domains), not --prompts")
-    if config.readout not in config.readouts:
-        config.readouts = [*config.readouts, config.readout]
-    work = ctx.run_dir.path / "domain"
+    config, seed = ctx.options, ctx.seed
+    why = unsupported(ctx.loaded, ctx.run)
+    if why:
+        raise ConfigError(why)
+    work = ctx.work
     sets = {"mixed": config.corpus, **{name: name for name in config.domains}}
     matrices, summary = {}, {}
     for label, corpus in sets.items():
@@ -67,20 +82,24 @@ def run_domain_suite(ctx) -> dict:
         matrix = readout_matrix(extraction, config.readout)
         matrices[label] = matrix[:, -1].reshape(len(matrix), -1)
         manifold = value_manifold(matrices[label], entropy_bits=extraction.arrays.get("next_entropy_bits"),
-                                  n_boot=config.n_boot, n_null=config.n_null, seed=config.seed)
+                                  n_boot=config.n_boot, n_null=config.n_null, seed=seed)
         summary[label] = {"corpus": corpus, "n": len(prompts), "stratified": sample["stratified"],
                           **manifold.to_dict()}
     for label in config.domains:
         mixed, restricted = summary["mixed"], summary[label]
         summary[label]["gain_over_mixed"] = {
             "pc1": restricted["pc1"] - mixed["pc1"], "pc12": restricted["pc12"] - mixed["pc12"],
-            "ci95": _bootstrap_gain(matrices["mixed"], matrices[label], max(200, config.n_boot // 2), config.seed)}
-    results = {"model": ctx.loaded.spec, "readout": config.readout, "layer": ctx.loaded.adapter.shape.n_layers - 1,
-               "sets": summary, "caveat": CAVEAT}
-    atomic_write_json(work / "results.json", results)
+            "ci95": _bootstrap_gain(matrices["mixed"], matrices[label], max(200, config.n_boot // 2), seed)}
+    results = ctx.write_results({"readout": config.readout, "layer": ctx.loaded.adapter.shape.n_layers - 1,
+                                 "sets": summary, "caveat": CAVEAT})
     if ctx.progress:
         print_summary(results)
     return results
+
+
+register_suite("domain", DomainConfig, run_domain_suite,
+               "value manifold of the mixed corpus against domain-restricted corpora (PC1+PC2 gain)",
+               unsupported=unsupported)
 
 
 def print_summary(results: dict) -> None:

@@ -7,45 +7,54 @@ next-token entropy, each with a 95% bootstrap interval over prompts.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from geomprobe.analysis.bootstrap import bootstrap_mean_ci
-from geomprobe.extraction import extract
-from geomprobe.rundir import atomic_write_json
 from geomprobe.console import table_console
+from geomprobe.extraction import extract
+
+from .base import SuiteConfig, register_suite, suite_prompts
 
 
-def summarise(extraction) -> dict:
+@dataclass
+class ExtractConfig(SuiteConfig):
+    """The extract suite has no options of its own: RunConfig says what to extract."""
+
+
+def summarise(extraction, n_boot: int = 1000) -> dict:
     entropy = extraction["attn_entropy_bits"]  # [n, L, H]
     visible = extraction["n_visible_keys"]  # [n, L]
     head_mean = entropy.mean(axis=2)  # per prompt and layer: mean over query heads
     norm = head_mean / np.log2(np.maximum(visible, 2))
     layers = []
     for column, layer in enumerate(extraction.layers):
-        mean, low, high = bootstrap_mean_ci(head_mean[:, column], seed=column)
-        nmean, nlow, nhigh = bootstrap_mean_ci(norm[:, column], seed=column)
+        mean, low, high = bootstrap_mean_ci(head_mean[:, column], n_boot=n_boot, seed=column)
+        nmean, nlow, nhigh = bootstrap_mean_ci(norm[:, column], n_boot=n_boot, seed=column)
         layers.append({"layer": layer, "attn_entropy_bits": mean, "ci95": [low, high],
                        "attn_entropy_normalised": nmean, "normalised_ci95": [nlow, nhigh]})
     results = {"n_prompts": len(extraction.prompt_ids), "layers": layers,
                "n_tokens": {"min": int(extraction["n_tokens"].min()), "max": int(extraction["n_tokens"].max())}}
     if "next_entropy_bits" in extraction.arrays:
-        mean, low, high = bootstrap_mean_ci(extraction["next_entropy_bits"])
+        mean, low, high = bootstrap_mean_ci(extraction["next_entropy_bits"], n_boot=n_boot)
         results["next_entropy_bits"] = {"mean": mean, "ci95": [low, high]}
     return results
 
 
 def run_extract_suite(ctx) -> dict:
-    from geomprobe.runner import default_prompts
-
-    prompts, source = (ctx.prompts, ctx.config.prompts) if ctx.prompts else default_prompts(ctx.loaded, ctx.config.seed)
+    prompts, source = suite_prompts(ctx)
     ctx.record_prompts(prompts, source)
     extraction = extract(ctx.loaded, prompts, ctx.extraction_config(), out_dir=ctx.run_dir.path / "extraction",
                          progress=ctx.progress)
-    results = summarise(extraction)
-    atomic_write_json(ctx.run_dir.path / "extract" / "results.json", results)
+    results = ctx.write_results(summarise(extraction, n_boot=ctx.options.n_boot))
     if ctx.progress:
         print_summary(results)
     return results
+
+
+register_suite("extract", ExtractConfig, run_extract_suite,
+               "PROTOCOL section 1's arrays for every prompt; per-layer final-token attention entropy")
 
 
 def print_summary(results: dict) -> None:

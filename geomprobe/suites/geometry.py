@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,49 +23,63 @@ from geomprobe.analysis.key_orthogonality import key_orthogonality, token_key_or
 from geomprobe.analysis.stratified import stratified_sample
 from geomprobe.analysis.value_manifold import value_manifold
 from geomprobe.analysis.verdict import VerdictThresholds, verdict
+from geomprobe.config import Readout
+from geomprobe.console import table_console
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
-from geomprobe.console import table_console
+
+from .base import SuiteConfig, option, register_suite, suite_prompts
 
 N_WINDTUNNEL_CANDIDATES = 1000
+
+
+@dataclass
+class ManifoldOptions(SuiteConfig):
+    """Options of the suites that sample prompts by entropy and read a value manifold (geometry, domain)."""
+
+    n_per_quintile: int = option(15, "prompts drawn per next-token-entropy quintile (0: every candidate)", min=0)
+    corpus: str = option("mixed", "candidate corpus when --prompts is not given (see `geomprobe prompts list`)")
+    readout: Readout = option("values", "what the value-manifold analysis reads")
+    n_null: int = option(200, "draws of the shuffle and Gaussian nulls", min=1)
+
+    def readouts(self) -> tuple[str, ...]:
+        return (self.readout,)
+
+
+@dataclass
+class GeometryConfig(ManifoldOptions):
+    """PROTOCOL.md sections 2-6: value manifold, key orthogonality, attention focusing, verdict."""
+
+    fold_ln: bool = option(False, "key orthogonality on W_K with the preceding norm's scale folded in")
+    token_keys: bool = option(False, "also the papers' token-key mode (E W_K for sampled tokens)")
+    init_seeds: int = option(3, "freshly initialised copies for the untrained baselines", min=0)
+    step0: str = option("auto", "untrained-checkpoint baseline: auto (Pythia's step0) | off | a model spec")
+    pc_threshold: float = option(0.30, "verdict: value PC1 needed", min=0, max=1)
+    orth_threshold: float = option(0.20, "verdict: mean |cos| of keys below which a layer counts as orthogonal",
+                                   min=0, max=1)
+    orth_layer_fraction: float = option(0.50, "verdict: share of layers that must be orthogonal", min=0, max=1)
+    focusing_threshold: float = option(0.30, "verdict: attention focusing needed", min=-1, max=1)
 
 
 def candidate_prompts(ctx, corpus: str | None = None):
     """(candidates, description): the user's prompts, a wind-tunnel model's own task sequences,
     or a named corpus."""
-    if ctx.prompts:
-        return ctx.prompts, str(ctx.config.prompts)
-    from geomprobe.windtunnel.builtin import windtunnel_info
-
-    info = windtunnel_info(ctx.loaded.source)
-    if info is not None:
-        from geomprobe.windtunnel.prompts import task_prompts
-        from geomprobe.windtunnel.tasks import make_task
-
-        task = make_task(info["task"], **info.get("task_options", {}))
-        position = "random" if task.name in ("bijection", "hmm") else "last"
-        prompts = task_prompts(task, n=N_WINDTUNNEL_CANDIDATES, seed=ctx.config.seed, position=position)
-        return prompts, (f"windtunnel:{task.name} ({N_WINDTUNNEL_CANDIDATES} sampled sequences cut at the "
-                         f"{position} supervised position, seed {ctx.config.seed})")
-    from geomprobe.corpora import corpus_path, load_corpus
-
-    name = corpus or ctx.config.corpus
-    return load_corpus(name), f"corpus:{name} ({corpus_path(name)})"
+    return suite_prompts(ctx, n_windtunnel=N_WINDTUNNEL_CANDIDATES, corpus=corpus or ctx.options.corpus)
 
 
 def stratified_prompts(ctx, candidates, work_dir: Path, label: str):
     """The stratified-entropy sample of `candidates` (PROTOCOL.md section 6) and what was done.
     With n_per_quintile 0, or an encoder (no next-token entropy), every candidate is kept."""
-    config = ctx.config
+    config, seed = ctx.options, ctx.seed
     n_layers = ctx.loaded.adapter.shape.n_layers
     if config.n_per_quintile == 0:
         return candidates, {"stratified": False, "why": "--n-per-quintile 0: every candidate", "n": len(candidates)}
     if not ctx.loaded.adapter.has_next_token:  # an encoder: same sample size, drawn uniformly
         n = min(len(candidates), 5 * config.n_per_quintile)
-        picks = np.random.default_rng(config.seed).choice(len(candidates), size=n, replace=False)
+        picks = np.random.default_rng(seed).choice(len(candidates), size=n, replace=False)
         chosen = [candidates[int(i)] for i in picks]
-        return chosen, {"stratified": False, "n": n, "n_candidates": len(candidates), "seed": config.seed,
+        return chosen, {"stratified": False, "n": n, "n_candidates": len(candidates), "seed": seed,
                         "ids": [p.id for p in chosen],
                         "why": "encoder: no next-token entropy to stratify by; drawn uniformly instead"}
     scores = extract(ctx.loaded, candidates, ctx.extraction_config(layers=[n_layers - 1], readouts=(), tokens=[]),
@@ -72,13 +87,13 @@ def stratified_prompts(ctx, candidates, work_dir: Path, label: str):
                      progress=ctx.progress)
     entropy = scores["next_entropy_bits"]
     try:
-        sample = stratified_sample(entropy, n_per_bin=config.n_per_quintile, n_bins=5, seed=config.seed)
+        sample = stratified_sample(entropy, n_per_bin=config.n_per_quintile, n_bins=5, seed=seed)
     except ValueError as error:
         raise ConfigError(f"{label or 'candidates'}: {error}") from None
     chosen = [candidates[i] for i in sample.indices]
     record = {"stratified": True, "n_candidates": len(candidates), "n": len(chosen),
               "ids": [p.id for p in chosen], "quintile": sample.bins, "edges_bits": sample.edges_bits,
-              "n_candidates_per_quintile": sample.n_candidates_per_bin, "seed": config.seed,
+              "n_candidates_per_quintile": sample.n_candidates_per_bin, "seed": seed,
               "candidate_entropy_bits": {"min": float(entropy.min()), "median": float(np.median(entropy)),
                                          "max": float(entropy.max())}}
     return chosen, record
@@ -95,13 +110,13 @@ def entropy_of(extraction) -> np.ndarray | None:
     return extraction.arrays.get("next_entropy_bits")
 
 
-def manifold_results(extraction, readout: str, config) -> dict:
+def manifold_results(extraction, readout: str, config, seed: int) -> dict:
     """Last-layer value manifold with CIs and nulls, and the per-layer profile."""
     matrix = readout_matrix(extraction, readout)
     entropy = entropy_of(extraction)
     try:
         last = value_manifold(matrix[:, -1].reshape(len(matrix), -1), entropy_bits=entropy, n_boot=config.n_boot,
-                              n_null=config.n_null, seed=config.seed)
+                              n_null=config.n_null, seed=seed)
     except ValueError as error:
         raise ConfigError(f"value manifold at layer {extraction.layers[-1]}: {error}") from None
     per_layer = []
@@ -109,7 +124,7 @@ def manifold_results(extraction, readout: str, config) -> dict:
         try:
             profile = value_manifold(matrix[:, column].reshape(len(matrix), -1), entropy_bits=entropy,
                                      n_boot=max(100, config.n_boot // 5), n_null=max(20, config.n_null // 5),
-                                     seed=config.seed)
+                                     seed=seed)
             per_layer.append({"layer": layer, **profile.to_dict(compact=True)})
         except ValueError as error:  # e.g. layer 0 values of prompts that all end in the same token
             per_layer.append({"layer": layer, "pc1": None, "pc12": None, "pr": None, "note": str(error)})
@@ -120,10 +135,10 @@ def key_results(ctx) -> dict:
     """Key orthogonality with every baseline this model allows (PROTOCOL.md section 3)."""
     from geomprobe.weights import init_key_weights, key_weight_stack, step0_key_weights, step0_source, token_keys
 
-    config = ctx.config
+    config, seed = ctx.options, ctx.seed
     weights = key_weight_stack(ctx.loaded, fold_ln=config.fold_ln)
     baselines, notes = {}, {}
-    init = [init_key_weights(ctx.loaded, seed=config.seed + s) for s in range(config.init_seeds)]
+    init = [init_key_weights(ctx.loaded, seed=seed + s) for s in range(config.init_seeds)]
     if init:
         baselines["init"] = init
     step0 = None if config.step0 == "off" else (step0_source(ctx.loaded) if config.step0 == "auto" else config.step0)
@@ -135,12 +150,12 @@ def key_results(ctx) -> dict:
     elif config.step0 == "auto":
         notes["step0"] = "this model family publishes no untrained checkpoint"
     result = key_orthogonality(weights, threshold=config.orth_threshold, baselines=baselines,
-                               ln_folded=config.fold_ln, seed=config.seed).to_dict()
+                               ln_folded=config.fold_ln, seed=seed).to_dict()
     result.update(fold_ln=config.fold_ln, init_seeds=config.init_seeds, step0_spec=step0, notes=notes,
                   init_note="fresh initialisation by transformers from the model's config; every layer's W_K is "
                             "initialised alike, so the baseline is measured on 2 layers per seed")
     if config.token_keys:
-        result["token_keys"] = [token_key_orth(keys).to_dict() for keys in token_keys(ctx.loaded, seed=config.seed)]
+        result["token_keys"] = [token_key_orth(keys).to_dict() for keys in token_keys(ctx.loaded, seed=seed)]
     return result
 
 
@@ -151,11 +166,11 @@ def thresholds_of(config) -> VerdictThresholds:
 
 
 def geometry_results(ctx, extraction) -> dict:
-    config = ctx.config
-    manifold = manifold_results(extraction, config.readout, config)
+    config = ctx.options
+    manifold = manifold_results(extraction, config.readout, config, ctx.seed)
     keys = key_results(ctx)
     focusing = attention_focusing(extraction["attn_entropy_bits"], extraction["n_visible_keys"],
-                                  n_boot=config.n_boot, seed=config.seed).to_dict()
+                                  n_boot=config.n_boot, seed=ctx.seed).to_dict()
     judged = verdict(manifold["pc1"], manifold["pc12"], manifold["above_shuffle_null"], keys["fraction_below"],
                      focusing["focusing"], thresholds=thresholds_of(config))
     return {"value_manifold": manifold, "key_orthogonality": keys, "attention_focusing": focusing,
@@ -163,22 +178,24 @@ def geometry_results(ctx, extraction) -> dict:
 
 
 def run_geometry_suite(ctx) -> dict:
-    work = ctx.run_dir.path / "geometry"
-    if ctx.config.readout not in ctx.config.readouts:
-        ctx.config.readouts = [*ctx.config.readouts, ctx.config.readout]
+    work = ctx.work
     candidates, source = candidate_prompts(ctx)
     prompts, sample = stratified_prompts(ctx, candidates, work, label="")
     atomic_write_json(work / "sample.json", {"source": source, **sample})
     ctx.record_prompts(prompts, source)
     extraction = extract(ctx.loaded, prompts, ctx.extraction_config(layers=None), out_dir=work / "extraction",
                          progress=ctx.progress)
-    results = {"model": ctx.loaded.spec, "shape": dict(ctx.loaded.adapter.shape.__dict__), "prompts": {"source": source, "n": len(prompts),
-                                                     "stratified": sample["stratified"]},
-               **geometry_results(ctx, extraction)}
-    atomic_write_json(work / "results.json", results)
+    results = ctx.write_results({
+        "shape": dict(ctx.loaded.adapter.shape.__dict__),
+        "prompts": {"source": source, "n": len(prompts), "stratified": sample["stratified"]},
+        **geometry_results(ctx, extraction)})
     if ctx.progress:
         print_summary(results)
     return results
+
+
+register_suite("geometry", GeometryConfig, run_geometry_suite,
+               "value manifold, key orthogonality and attention focusing with their baselines, and the verdict")
 
 
 def _ci(entry) -> str:

@@ -23,7 +23,9 @@ Everything goes to <run>/mechanisms/results.json, and a sample of the rows to qk
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -33,14 +35,30 @@ from geomprobe.analysis.qk_alignment import attention_entropy_bits, qk_alignment
 from geomprobe.console import table_console
 from geomprobe.errors import ConfigError
 from geomprobe.prompts import Prompt
-from geomprobe.rundir import atomic_save_npz, atomic_write_json
+from geomprobe.rundir import atomic_save_npz
+
+from .base import SuiteConfig, option, register_suite, suite_prompts, windtunnel_task
 
 REF_FRAME = "paper I v3: layer-0 key orthogonality 0.052 vs 0.082 random (mean |cos|)"
 REF_QK = "paper I: Q-K alignment diffuse at layer 0, concentrated on the evidence by the last layer"
 N_SAMPLE_SEQUENCES = 16  # rows of this many sequences are kept in qk_rows.npz
 
 
-def _focusing(rows: dict, last_only: bool, config) -> dict | None:
+@dataclass
+class MechanismsConfig(SuiteConfig):
+    """Papers I and II: Q-K alignment, the layer-0 frame, head and layer ablations, two timescales."""
+
+    n_sequences: int = option(256, "wind-tunnel task sequences for Q-K alignment (every supervised position)", min=2)
+    n_eval: int = option(1024, "held-out task sequences scoring each head/layer ablation against the exact "
+                               "posterior", min=2)
+    n_reference: int = option(256, "task sequences whose per-position mean head outputs replace an ablated head",
+                              min=2)
+    curves: Literal["auto", "off"] = option("auto", "frame-precision curves from the model directory's "
+                                                    "checkpoints, when it has them")
+    init_seeds: int = option(3, "freshly initialised copies for the untrained baselines", min=0)
+
+
+def _focusing(rows: dict, last_only: bool, config, seed: int) -> dict | None:
     """attention_focusing on one row per sequence (its last query row when last_only)."""
     entropy = attention_entropy_bits(rows["probs"])  # [n_rows, L, H]
     picks = np.arange(len(entropy))
@@ -49,7 +67,7 @@ def _focusing(rows: dict, last_only: bool, config) -> dict | None:
     visible = rows["visible"][picks].sum(-1)
     try:
         result = attention_focusing(entropy[picks], np.repeat(visible[:, None], entropy.shape[1], 1),
-                                    n_boot=config.n_boot, seed=config.seed).to_dict()
+                                    n_boot=config.n_boot, seed=seed).to_dict()
     except ValueError as error:
         return {"note": str(error)}
     result["rows"] = "each sequence's last supervised position" if last_only else "each prompt's final token"
@@ -66,14 +84,14 @@ def _save_sample(path: Path, rows: dict) -> None:
     atomic_save_npz(path, **arrays)
 
 
-def alignment_results(rows: dict, config, description: str, last_only: bool) -> tuple[dict, dict | None]:
+def alignment_results(rows: dict, config, seed: int, description: str, last_only: bool) -> tuple[dict, dict | None]:
     qk = qk_alignment(rows["probs"], rows["cosine"], rows["visible"], evidence=rows.get("evidence"),
-                      sequence=rows["sequence"], n_boot=config.n_boot, seed=config.seed).to_dict()
+                      sequence=rows["sequence"], n_boot=config.n_boot, seed=seed).to_dict()
     qk["rows"] = description
-    return qk, _focusing(rows, last_only, config)
+    return qk, _focusing(rows, last_only, config, seed)
 
 
-def frame_results(loaded, task, config) -> dict:
+def frame_results(loaded, task, config, seed: int) -> dict:
     """Layer-0 token-key orthogonality of each frame-token group with its baselines."""
     from geomprobe.mechanisms import fresh_model, layer0_token_keys
     from geomprobe.windtunnel.evidence import frame_token_groups
@@ -81,12 +99,12 @@ def frame_results(loaded, task, config) -> dict:
     groups = frame_token_groups(task)
     ordinary = np.arange(len(task.vocab))[3:]  # every token but <bos>, <pad>, <unk>
     pool = layer0_token_keys(loaded, ordinary)
-    fresh = [fresh_model(loaded, seed=config.seed + s) for s in range(config.init_seeds)]
+    fresh = [fresh_model(loaded, seed=seed + s) for s in range(config.init_seeds)]
     out = {}
     for name, ids in groups.items():
         init = [layer0_token_keys(model, ids) for model in fresh]
         out[name] = {"tokens": [task.vocab[int(i)] for i in ids],
-                     **frame_orthogonality(layer0_token_keys(loaded, ids), pool, init=init, seed=config.seed)}
+                     **frame_orthogonality(layer0_token_keys(loaded, ids), pool, init=init, seed=seed)}
     return {"layer": 0, "headline": next(iter(groups)), "groups": out, "init_seeds": config.init_seeds,
             "keys": "layer-0 keys of single tokens, W_K norm(E x) + b_K per head (the full pre-attention norm, "
                     "before rotary), centred on each head's mean key over the group (a shift shared by the group "
@@ -97,11 +115,11 @@ def frame_results(loaded, task, config) -> dict:
             "reference": REF_FRAME}
 
 
-def ablation_results(loaded, task, config, progress: bool) -> dict:
+def ablation_results(loaded, task, config, seed: int, progress: bool) -> dict:
     from geomprobe.mechanisms import ablation_scores
 
     scores = ablation_scores(loaded, task, n_eval=config.n_eval, n_reference=config.n_reference,
-                             seed=config.seed, progress=progress)
+                             seed=seed, progress=progress)
     delta = [[entry["delta_mae_bits"] for entry in row] for row in scores["heads"]]
     largest = max(((layer, head, value) for layer, row in enumerate(delta) for head, value in enumerate(row)),
                   key=lambda item: item[2])
@@ -145,56 +163,51 @@ def _task_prompts(task, batch) -> list[Prompt]:
 
 def run_mechanisms_suite(ctx) -> dict:
     from geomprobe.mechanisms import prompt_rows, windtunnel_rows
-    from geomprobe.runner import default_prompts
-    from geomprobe.windtunnel.builtin import windtunnel_info
 
-    config, loaded = ctx.config, ctx.loaded
-    work = ctx.run_dir.path / "mechanisms"
-    for name in ("n_sequences", "n_eval", "n_reference"):
-        if getattr(config, name) < 2:
-            raise ConfigError(f"--{name.replace('_', '-')} must be at least 2")
-    if config.curves not in ("auto", "off"):
-        raise ConfigError(f"--curves takes auto or off, not '{config.curves}'")
-    info = windtunnel_info(loaded.source)
-    results = {"model": loaded.spec, "shape": dict(loaded.adapter.shape.__dict__),
+    config, loaded, seed = ctx.options, ctx.loaded, ctx.seed
+    work = ctx.work
+    task, info = windtunnel_task(loaded)
+    results = {"shape": dict(loaded.adapter.shape.__dict__),
                "settings": {"n_sequences": config.n_sequences, "n_eval": config.n_eval,
                             "n_reference": config.n_reference, "init_seeds": config.init_seeds,
-                            "n_boot": config.n_boot, "seed": config.seed, "curves": config.curves},
+                            "n_boot": config.n_boot, "seed": seed, "curves": config.curves},
                "windtunnel": info is not None, "reference": {"qk_alignment": REF_QK, "frame": REF_FRAME}}
-    if info is not None:
+    if task is not None:
         from geomprobe.windtunnel.evidence import evidence_definition
-        from geomprobe.windtunnel.tasks import make_task
 
-        task = make_task(info["task"], **info.get("task_options", {}))
-        batch = task.sample(config.n_sequences, np.random.default_rng([config.seed, 7]))
-        source = f"windtunnel:{task.name} ({config.n_sequences} sampled sequences, seed [{config.seed}, 7])"
+        batch = task.sample(config.n_sequences, np.random.default_rng([seed, 7]))
+        source = f"windtunnel:{task.name} ({config.n_sequences} sampled sequences, seed [{seed}, 7])"
         ctx.record_prompts(_task_prompts(task, batch), source)
         results["task"] = {"name": task.name, "options": info.get("task_options", {}),
                            "evidence": evidence_definition(task), "sequences": source}
-        rows = windtunnel_rows(loaded, task, batch, batch_size=max(config.batch_size, 32))
+        rows = windtunnel_rows(loaded, task, batch, batch_size=max(ctx.run.batch_size, 32))
         _save_sample(work / "qk_rows.npz", rows)
         results["qk_alignment"], results["attention_focusing"] = alignment_results(
-            rows, config, "every supervised position of each sequence", last_only=True)
-        results["frame"] = frame_results(loaded, task, config)
-        results["ablation"] = ablation_results(loaded, task, config, ctx.progress)
+            rows, config, seed, "every supervised position of each sequence", last_only=True)
+        results["frame"] = frame_results(loaded, task, config, seed)
+        results["ablation"] = ablation_results(loaded, task, config, seed, ctx.progress)
         results["two_timescale"] = two_timescale_results(loaded, config)
-    if info is None or ctx.prompts:
-        prompts, source = (ctx.prompts, str(config.prompts)) if ctx.prompts else default_prompts(loaded, config.seed)
-        if info is None:
+    if task is None or ctx.prompts:
+        prompts, source = suite_prompts(ctx)
+        if task is None:
             ctx.record_prompts(prompts, source)
-        rows = prompt_rows(loaded, prompts, batch_size=config.batch_size, max_tokens=config.max_tokens)
-        qk, focusing = alignment_results(rows, config, "each prompt's final token", last_only=False)
+        rows = prompt_rows(loaded, prompts, batch_size=ctx.run.batch_size, max_tokens=ctx.run.max_tokens)
+        qk, focusing = alignment_results(rows, config, seed, "each prompt's final token", last_only=False)
         entry = {"source": source, "n_prompts": len(prompts), "qk_alignment": qk, "attention_focusing": focusing}
-        if info is None:
+        if task is None:
             _save_sample(work / "qk_rows.npz", rows)
             results.update(prompts={"source": source, "n": len(prompts)}, qk_alignment=qk,
                            attention_focusing=focusing)
         else:
             results["prompt_set"] = entry
-    atomic_write_json(work / "results.json", results)
+    results = ctx.write_results(results)
     if ctx.progress:
         print_summary(results)
     return results
+
+
+register_suite("mechanisms", MechanismsConfig, run_mechanisms_suite,
+               "Q-K alignment, the layer-0 hypothesis frame, head/layer ablations and two timescales (papers I, II)")
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -29,11 +31,56 @@ from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_save_npz, atomic_write_json, atomic_write_text
 from geomprobe.sula import (
     CARRIER_POOL, CONTROLS, K0_TEMPLATE, LABEL_CANDIDATES, MASK_TOKEN, WINDTUNNEL_K0_TEMPLATE,
-    SulaSpec, choose_labels, generate,
+    SulaSpec, check_alpha, choose_labels, generate,
 )
+from geomprobe.config import Readout
 from geomprobe.console import table_console
 
-DEFAULT_N_PER_K = 250  # prompts per k when --n-per-k is not given
+from .base import SuiteConfig, needs_next_token, option, register_suite, windtunnel_task
+
+Control = Literal["lexical_remap", "shuffled", "carrier_mask", "label_mask"]
+
+
+@dataclass
+class SulaPromptOptions(SuiteConfig):
+    """What the SULA prompts are (PROTOCOL.md section 7); shared by the sula and ablation suites."""
+
+    n_per_k: int = option(250, "prompts per number of examples k", min=2)
+    k_values: tuple[int, ...] = option((0, 1, 2, 4, 8), "comma-separated numbers of examples", cli="--k", min=0)
+    alpha: float = option(0.9, "probability that an example's label is the latent label", min=0, max=1,
+                          exclusive_min=True)
+    labels: tuple[str, str] | None = option(None, "two label words A,B (default: nonce words that are single "
+                                                  "tokens of the model)")
+    target: Literal["posterior", "predictive"] = option("posterior", "posterior (of the latent label) | predictive "
+                                                                     "(of a fresh noisy label)")
+    template: str | None = option(None, "prompt format with {examples} ('w: L' joined by ', ') and {query}; "
+                                        "default '{examples}. {query}:'")
+
+    def check(self):
+        check_alpha(self.alpha)
+
+
+@dataclass
+class SulaConfig(SulaPromptOptions):
+    """The sula suite: SULA prompts, their controls, and the entropy axis."""
+
+    controls: tuple[Control, ...] = option(CONTROLS, "comma-separated controls, or all | none",
+                                           aliases={"all": CONTROLS, "none": ()})
+    readout: Readout = option("values", "what the axis is fitted on")
+
+    def readouts(self) -> tuple[str, ...]:
+        return (self.readout,)
+
+
+def unsupported(loaded, run_config, suite: str = "sula") -> str | None:
+    """Why a SULA-based suite cannot run on this model and configuration, or None."""
+    if run_config.prompts:
+        return (f"the {suite} suite writes its own prompts: drop --prompts (use --template to change the surface "
+                "form)")
+    task, _ = windtunnel_task(loaded)
+    if task is not None and task.name != "sula":
+        return f"the {suite} suite needs a language model or windtunnel-sula; {loaded.spec} is a '{task.name}' wind tunnel"
+    return needs_next_token(loaded, suite)
 
 BAYES_NOTES = {
     "main": "exact posterior of the noisy-label model",
@@ -55,41 +102,20 @@ REFERENCE_PAPER_III = {
 }
 
 
-def parse_controls(controls) -> list[str]:
-    """"all" | "none" | "a,b" | a list -> the control names, in CONDITIONS order."""
-    if controls is None or controls == "none" or controls == []:
-        return []
-    if controls == "all":
-        return list(CONTROLS)
-    names = [c.strip() for c in controls.split(",")] if isinstance(controls, str) else list(controls)
-    names = [c for c in names if c]
-    unknown = [c for c in names if c not in CONTROLS]
-    if unknown:
-        raise ConfigError(f"--controls: unknown control(s) {', '.join(unknown)}; choose all, none or a comma-separated "
-                          f"list of {', '.join(CONTROLS)}")
-    return [c for c in CONTROLS if c in names]
-
-
-def sula_setup(loaded, config, default_n_per_k: int = DEFAULT_N_PER_K
+def sula_setup(loaded, config: SulaPromptOptions, seed: int
                ) -> tuple[SulaSpec, object, dict | None, list[str], dict]:
     """(spec, label choice, wind-tunnel info or None, controls to run, skipped controls with why) for
-    this model and configuration. config.n_per_k None means `default_n_per_k` (the ablation suite
-    passes a smaller one)."""
-    from geomprobe.windtunnel.builtin import windtunnel_info
-
-    controls = parse_controls(config.controls)
-    info = windtunnel_info(loaded.source)
+    this model and these options (a SulaConfig runs its controls, any other none)."""
+    controls = [c for c in CONTROLS if c in getattr(config, "controls", ())]
+    task, info = windtunnel_task(loaded)
     carriers, k0_template, candidates, sweep, source = CARRIER_POOL, K0_TEMPLATE, LABEL_CANDIDATES, True, None
-    if info is not None:
-        if info["task"] != "sula":
+    if task is not None:
+        if task.name != "sula":
             raise ConfigError(f"the sula suite needs a language model or windtunnel-sula; {loaded.spec} is a "
-                              f"'{info['task']}' wind tunnel")
-        from geomprobe.windtunnel.tasks import make_task
-
-        task = make_task("sula", **info.get("task_options", {}))
+                              f"'{task.name}' wind tunnel")
         carriers, k0_template = tuple(task.carrier_words), WINDTUNNEL_K0_TEMPLATE  # only words it was trained on
         candidates, sweep, source = tuple(task.label_words), False, "windtunnel"
-    choice = choose_labels(loaded.tokenizer, labels=config.labels, candidates=candidates, sweep=sweep,
+    choice = choose_labels(loaded.tokenizer, labels=None if config.labels is None else list(config.labels), candidates=candidates, sweep=sweep,
                            exclude=set(carriers) | {MASK_TOKEN}, context=f"{carriers[0]}:",
                            source=source if config.labels is None else "user")
     skipped = {}
@@ -98,9 +124,8 @@ def sula_setup(loaded, config, default_n_per_k: int = DEFAULT_N_PER_K
         skipped["lexical_remap"] = ("only one label pair qualifies" + (" (the wind tunnel was trained on one pair)"
                                                                        if info is not None else ""))
     spec = SulaSpec(labels=choice.main, remap_labels=choice.remap, k_values=tuple(config.k_values),
-                    n_per_k=default_n_per_k if config.n_per_k is None else config.n_per_k, alpha=config.alpha,
-                    target=config.target, carriers=carriers,
-                    template=config.template, k0_template=k0_template, seed=config.seed)
+                    n_per_k=config.n_per_k, alpha=config.alpha, target=config.target, carriers=carriers,
+                    template=config.template, k0_template=k0_template, seed=seed)
     return spec, choice, info, controls, skipped
 
 
@@ -176,19 +201,16 @@ def save_axis_file(path, axes: dict[int, SulaAxis | None], last: int, readout: s
 
 
 def run_sula_suite(ctx) -> dict:
-    config, loaded = ctx.config, ctx.loaded
-    if ctx.prompts:
-        raise ConfigError("the sula suite writes its own prompts: drop --prompts (use --template to change the "
-                          "surface form)")
-    if not loaded.adapter.has_next_token:
-        raise ConfigError(f"{loaded.spec} is an encoder ({loaded.adapter.family}): the sula suite needs next-token "
-                          "probabilities")
-    spec, choice, info, controls, skipped = sula_setup(loaded, config)
+    config, loaded = ctx.options, ctx.loaded
+    why = unsupported(loaded, ctx.run)
+    if why:
+        raise ConfigError(why)
+    spec, choice, info, controls, skipped = sula_setup(loaded, config, ctx.seed)
     conditions = ["main", *controls]
     prompts = generate(spec, conditions)
-    work = ctx.run_dir.path / "sula"
+    work = ctx.work
     last = loaded.adapter.shape.n_layers - 1
-    layers = main_layers(loaded.adapter, config.layers)
+    layers = main_layers(loaded.adapter, ctx.run.layers)
     readout = config.readout
 
     axes, metrics, per_layer = {}, {}, []
@@ -208,7 +230,7 @@ def run_sula_suite(ctx) -> dict:
             "labels": list(pair), "bayes": BAYES_NOTES[condition],
             "pc1_basis": "own (main condition)" if condition == "main" else "projected into the main condition's basis",
             **condition_metrics([r.k for r in records], H_bayes, model["H_model"], pc1, model["label_mass"], kl,
-                                extraction["next_entropy_bits"], n_boot=config.n_boot, seed=config.seed,
+                                extraction["next_entropy_bits"], n_boot=config.n_boot, seed=ctx.seed,
                                 p_model_l1=model["p_model_l1"])}
         rows = [{**r.to_dict(), "p_model_l1": float(model["p_model_l1"][i]), "H_model": float(model["H_model"][i]),
                  "label_mass": float(model["label_mass"][i]), "kl_bits": float(kl[i]),
@@ -220,7 +242,6 @@ def run_sula_suite(ctx) -> dict:
     example = {c: prompts[c][min(len(prompts[c]) - 1, spec.n_per_k * (len(spec.k_values) - 1))].text
                for c in conditions}
     results = {
-        "model": loaded.spec,
         "settings": {**spec.describe(), "controls": controls, "skipped_controls": skipped,
                      "label_choice": choice.to_dict(), "windtunnel": info is not None, "n_boot": config.n_boot,
                      "example_prompts": example},
@@ -231,10 +252,15 @@ def run_sula_suite(ctx) -> dict:
         "per_layer": per_layer,
         "reference_paper_iii": REFERENCE_PAPER_III,
     }
-    atomic_write_json(work / "results.json", results)
+    results = ctx.write_results(results)
     if ctx.progress:
         print_summary(results)
     return results
+
+
+register_suite("sula", SulaConfig, run_sula_suite,
+               "in-context Bayesian updating against the exact posterior, four controls, the entropy axis",
+               unsupported=unsupported)
 
 
 def _fmt(entry, digits: int = 3) -> str:

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
-from geomprobe.models.builtin import cache_dir
+from geomprobe.paths import cache_dir
 from geomprobe.rundir import fingerprint
 
 from .models import TransformerSpec

@@ -12,9 +12,11 @@ import numpy as np
 from geomprobe.prompts import Prompt
 
 
-def task_prompts(task, n: int = 200, seed: int = 0, position: str = "last") -> list[Prompt]:
+def task_prompts(task, n: int = 200, seed: int = 0, position: str | None = None) -> list[Prompt]:
     """n prompts; position "last" cuts at the last supervised position (the SULA query, the recall
-    probe, the final bijection key) and "random" at a uniformly chosen supervised position."""
+    probe, the final bijection key) and "random" at a uniformly chosen supervised position;
+    None: the task's own `prompt_position`."""
+    position = position or task.prompt_position
     rng = np.random.default_rng(seed)
     batch = task.sample(n, rng)
     prompts = []

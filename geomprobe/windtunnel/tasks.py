@@ -83,6 +83,10 @@ class Task:
     `sample`."""
 
     name: str = ""
+    # where a prompt in the task's language is cut for suites that read one next-token distribution:
+    # "last" (the query, the probe, the final key) or "random" (a uniformly chosen supervised position,
+    # so prompts span early and late evidence)
+    prompt_position: str = "last"
     vocab: list[str]
     answer_ids: np.ndarray
     seq_len: int
@@ -168,6 +172,7 @@ class BijectionTask(Task):
     """
 
     name = "bijection"
+    prompt_position = "random"
 
     def __init__(self, n: int = 20):
         if int(n) < 2:
@@ -249,6 +254,7 @@ class HMMTask(Task):
     """
 
     name = "hmm"
+    prompt_position = "random"
 
     def __init__(self, n_states: int = 5, n_symbols: int = 5, length: int = 20, levels: int = 10):
         for option, value, low in (("n_states", n_states, 2), ("n_symbols", n_symbols, 2),

@@ -1,0 +1,240 @@
+"""`geomprobe run` built from the config dataclasses: every option is a field, defined once.
+
+RunConfig's fields and every registered suite's config fields become options of one command.
+Options default to "not given"; only what the user gave is passed to the dataclasses, so each
+default lives in its dataclass (and help shows it). A suite option given when no selected suite
+has that field is an error naming the suites that do. `geomprobe run --suite S --help` lists
+the model options and S's options only.
+
+The command is rebuilt whenever the CLI is built, so a suite registered before that (a plugin, a
+test) appears with its options.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Optional
+
+import typer
+
+from geomprobe.config import RunConfig
+from geomprobe.errors import ConfigError
+from geomprobe.options import Kind, fields_of, flag
+
+RUN_PANEL = "model and extraction"
+CLI_ONLY = {"suite", "quiet", "report"}
+
+
+@dataclasses.dataclass
+class OptionSpec:
+    """One command-line option: its field name, flag, kind, help, and who owns it."""
+
+    name: str
+    flag: str
+    kind: Kind
+    help: str
+    metadata: dict
+    owners: list[str]  # "run" or suite names
+    defaults: dict  # owner -> default
+
+
+def _suites():
+    from geomprobe.suites import SUITES
+
+    return SUITES
+
+
+def option_specs(suite_names: list[str] | None = None) -> dict[str, OptionSpec]:
+    """name -> OptionSpec over RunConfig and the suites' configs (all registered suites by default).
+    A field name shared by several configs must have one kind: it is one option."""
+    specs: dict[str, OptionSpec] = {}
+    owners = [("run", RunConfig)] + [(name, spec.config) for name, spec in _suites().items()
+                                      if suite_names is None or name in suite_names]
+    for owner, cls in owners:
+        for field, kind in fields_of(cls):
+            if field.name in CLI_ONLY:
+                raise TypeError(f"{cls.__name__}.{field.name}: the name is taken by a command-line option")
+            default = field.default if field.default is not dataclasses.MISSING else field.default_factory()
+            existing = specs.get(field.name)
+            if existing is None:
+                specs[field.name] = OptionSpec(field.name, flag(field), kind, field.metadata.get("help", ""),
+                                               dict(field.metadata), [owner], {owner: default})
+                continue
+            if existing.kind != kind or existing.flag != flag(field):
+                raise TypeError(f"option {field.name}: {cls.__name__} declares it as {kind}, another config as "
+                                f"{existing.kind}; one name must mean one option")
+            existing.owners.append(owner)
+            existing.defaults[owner] = default
+    return specs
+
+
+def _show(value) -> str:
+    if isinstance(value, tuple):
+        return ",".join(map(str, value)) if value else "(none)"
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def _help(spec: OptionSpec) -> str:
+    values = {_show(v) for v in spec.defaults.values()}
+    if len(values) == 1:
+        default = f"default: {values.pop()}"
+    else:
+        default = "default: " + ", ".join(f"{owner} {_show(v)}" for owner, v in spec.defaults.items())
+    low, high = spec.metadata.get("min"), spec.metadata.get("max")
+    bounds = []
+    if low is not None:
+        bounds.append(f"{'>' if spec.metadata.get('exclusive_min') else '>='} {low}")
+    if high is not None:
+        bounds.append(f"<= {high}")
+    limits = f"; {' and '.join(bounds)}" if bounds else ""
+    return f"{spec.help}{limits} ({default})"
+
+
+def _metavar(kind: Kind) -> str:
+    if kind.choices is not None:
+        return ("," if kind.sequence else "|").join(map(str, kind.choices))
+    one = {int: "INT", float: "X", str: "TEXT", bool: "BOOL"}[kind.base]
+    if kind.sequence:
+        return ",".join([one] * kind.length) if kind.length else f"{one},..."
+    return one
+
+
+def _parameter(spec: OptionSpec) -> inspect.Parameter:
+    """Every value reaches the dataclass as text, so the API and the CLI refuse bad values with the
+    same one-line error (geomprobe.options); choices and ranges are shown in the help."""
+    kind = spec.kind
+    if kind.base is bool and not kind.sequence:
+        annotation, names, extra = Optional[bool], [f"{spec.flag}/--no-{spec.flag[2:]}"], {}
+    else:
+        annotation, names, extra = Optional[str], [spec.flag], {"metavar": _metavar(kind)}
+    if spec.owners[0] == "run":
+        panel = RUN_PANEL
+    elif set(spec.owners) >= set(_suites()):
+        panel = "every suite"
+    else:
+        panel = "suites: " + ", ".join(spec.owners)
+    default = typer.Option(None, *names, help=_help(spec), rich_help_panel=panel, show_default=False, **extra)
+    return inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _given(kwargs: dict) -> dict:
+    return {name: value for name, value in kwargs.items() if value is not None and name not in CLI_ONLY}
+
+
+def build_configs(suite_text: str, given: dict) -> tuple[RunConfig, list]:
+    """(RunConfig, suite configs) from the options the user gave; an option no selected suite
+    uses is an error naming the suites that do."""
+    from geomprobe.suites import get_suite, parse_suites
+
+    names = parse_suites(suite_text)
+    specs = option_specs()
+    run_fields = {f.name for f, _ in fields_of(RunConfig)}
+    for name in given:
+        spec = specs[name]
+        if name in run_fields or any(owner in names for owner in spec.owners):
+            continue
+        users = [owner for owner in spec.owners if owner != "run"]
+        raise ConfigError(f"{spec.flag} is an option of the {', '.join(users)} suite{'s' if len(users) > 1 else ''}, "
+                          f"not of {', '.join(names)}: drop it, or add {' or '.join(users)} to --suite")
+    run_config = RunConfig(**{k: v for k, v in given.items() if k in run_fields})
+    configs = []
+    for name in names:
+        cls = get_suite(name).config
+        fields = {f.name for f, _ in fields_of(cls)}
+        configs.append(cls(**{k: v for k, v in given.items() if k in fields}))
+    return run_config, configs
+
+
+def selected_suites(args: list[str]) -> list[str] | None:
+    """The --suite value in a raw argument list (for --help), as suite names; None if absent or bad."""
+    from geomprobe.suites import parse_suites
+
+    for index, arg in enumerate(args):
+        value = None
+        if arg == "--suite" and index + 1 < len(args):
+            value = args[index + 1]
+        elif arg.startswith("--suite="):
+            value = arg.split("=", 1)[1]
+        if value is not None:
+            try:
+                return parse_suites(value)
+            except ConfigError:
+                return None
+    return None
+
+
+class SuiteAwareCommand(typer.core.TyperCommand):
+    """Help shows the model options and the options of the suites named by --suite (all without it)."""
+
+    def parse_args(self, ctx, args):
+        ctx.meta["geomprobe_suites"] = selected_suites(list(args))
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx, formatter):
+        ctx.meta["geomprobe_help"] = True
+        try:
+            return super().format_help(ctx, formatter)
+        finally:
+            ctx.meta["geomprobe_help"] = False
+
+    def get_params(self, ctx):
+        params = super().get_params(ctx)
+        chosen = ctx.meta.get("geomprobe_suites")
+        if not chosen or not ctx.meta.get("geomprobe_help"):  # parsing sees every option; help only the chosen
+            return params
+        specs = option_specs()
+        return [p for p in params if p.name not in specs or specs[p.name].owners[0] == "run"
+                or any(owner in chosen for owner in specs[p.name].owners)]
+
+
+class RunCommand:
+    """The callback of `geomprobe run` (or `extract`, with fixed_suite): its signature is computed
+    from the registry each time typer reads it."""
+
+    def __init__(self, handler, doc: str, fixed_suite: str | None = None):
+        self.handler = handler
+        self.fixed_suite = fixed_suite
+        self.__doc__ = doc
+        self.__name__ = "extract" if fixed_suite else "run"
+        self.__module__ = __name__
+
+    def _parameters(self) -> list[inspect.Parameter]:
+        suites = [self.fixed_suite] if self.fixed_suite else None
+        params = []
+        if not self.fixed_suite:
+            from geomprobe.suites import SUITES
+
+            params.append(inspect.Parameter(
+                "suite", inspect.Parameter.KEYWORD_ONLY, annotation=str,
+                default=typer.Option("extract", help="what to measure: one of " + ", ".join(SUITES) + ", several "
+                                     "comma-separated, or all (they run in that order on one loaded model; "
+                                     "`geomprobe suites` says what each measures)", rich_help_panel=RUN_PANEL)))
+        params += [_parameter(spec) for spec in option_specs(suites).values()]
+        params.append(inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                                        default=typer.Option(False, "--quiet", help="no progress bars or summary tables")))
+        params.append(inspect.Parameter("report", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                                        default=typer.Option(False, "--report", help="after the suites, write "
+                                                             "RUN_DIR/report.html (same as `geomprobe report RUN_DIR`)")))
+        return params
+
+    @property
+    def __signature__(self):
+        return inspect.Signature(self._parameters())
+
+    @property
+    def __annotations__(self):
+        return {p.name: p.annotation for p in self._parameters()}
+
+    def __call__(self, **kwargs):
+        return self.handler(self.fixed_suite or kwargs.get("suite") or "extract", kwargs)
+
+
+def parse_command(suite_text: str, kwargs: dict) -> tuple[RunConfig, list]:
+    """(RunConfig, suite configs) from the command's keyword arguments."""
+    return build_configs(suite_text, _given(kwargs))
+

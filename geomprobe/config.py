@@ -1,0 +1,54 @@
+"""RunConfig: what loads the model and drives extraction, shared by every suite of a run.
+
+Each suite's own options live in its own config class (geomprobe.suites.<name>); the CLI builds
+its options from both (geomprobe.cli), so every default below is written once.
+
+    from geomprobe import RunConfig, run
+    from geomprobe.suites.sula import SulaConfig
+    run(RunConfig(model="pythia-410m", dtype="bfloat16"), [SulaConfig(n_per_k=100)])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from geomprobe.models.registry import DEFAULT_MODEL
+from geomprobe.options import option, validate
+
+READOUTS = ("values", "z", "resid")
+Readout = Literal["values", "z", "resid"]
+
+
+@dataclass
+class RunConfig:
+    """Model loading and extraction (PROTOCOL.md sections 1 and 10)."""
+
+    model: str = option(DEFAULT_MODEL, "alias (see `geomprobe models`), alias@revision, hub id or local directory")
+    prompts: str | None = option(None, "prompt file (.jsonl records or plain text lines); default: each suite "
+                                       "chooses its own (built-in demo prompts, corpora or a wind tunnel's task)")
+    out: str | None = option(None, "run directory (default runs/<model>); a rerun resumes it")
+    revision: str | None = option(None, "hub revision, e.g. step0 (same as model@revision)")
+    dtype: Literal["float32", "bfloat16", "float16"] = option("float32", "weights and activations dtype")
+    device: str = option("auto", "auto (cuda if available, else cpu) | cpu | cuda | cuda:1 ...")
+    device_map: str | None = option(None, "accelerate device map, e.g. auto (shards one model across GPUs)")
+    quantize: Literal["4bit", "8bit"] | None = option(None, "bitsandbytes quantisation")
+    backend: Literal["hf", "tl"] = option("hf", "hf (geomprobe hooks) | tl (TransformerLens 4 bridge)")
+    batch_size: int = option(8, "prompts per forward pass", min=1)
+    seed: int = option(0, "seed for every random choice")
+    layers: tuple[int, ...] | None = option(None, "comma-separated layer indices (default: all; ablation: the "
+                                                  "layers to intervene on, default by fraction of depth)")
+    readouts: tuple[Readout, ...] = option(("values",), "comma-separated readouts to extract: values, z, resid "
+                                                        "(a suite adds the ones it needs)")
+    tokens: tuple[str, ...] = option((), "comma-separated single tokens whose next-token probabilities to record, "
+                                         "e.g. ' dax, lug'", strip=False)
+    max_tokens: int | None = option(None, "keep only the last N tokens of longer prompts", min=1)
+    overwrite: bool = option(False, "replace a run directory made with another configuration")
+
+    def __post_init__(self):
+        validate(self)
+
+    def fingerprint(self, revision: str | None) -> dict:
+        """What decides a run directory's results: a rerun with the same values resumes it."""
+        return {"model": self.model, "revision": revision, "dtype": self.dtype, "quantize": self.quantize,
+                "seed": self.seed, "backend": self.backend, "max_tokens": self.max_tokens}

@@ -1,0 +1,207 @@
+"""What every suite shares: its base config, the context it runs in, the registry, default prompts.
+
+A suite is one file: a config dataclass (its options, defaults written once), a function from a
+SuiteContext to its results, and one registration line:
+
+    @dataclass
+    class CountConfig(SuiteConfig):
+        top: int = option(5, "how many tokens to list", min=1)
+
+    def run_count_suite(ctx: SuiteContext) -> dict:
+        prompts, source = suite_prompts(ctx)
+        ...
+        return ctx.write_results({...})          # <run>/count/results.json
+
+    register_suite("count", CountConfig, run_count_suite, "what it measures, in one line")
+
+`geomprobe run --suite count --top 3` then works, `--help` lists `--top` under the suite, and the
+report lists the suite's headline numbers (geomprobe.report.figures.register_figures draws more).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from geomprobe.errors import ConfigError
+from geomprobe.options import as_dict, option, validate
+
+
+@dataclass
+class SuiteConfig:
+    """Options every suite has. Subclasses add their own fields with geomprobe.options.option."""
+
+    n_boot: int = option(1000, "bootstrap resamples for 95% CIs", min=10)
+
+    def __post_init__(self):
+        validate(self)
+
+    @property
+    def suite(self) -> str:
+        """The registered name of this config's suite."""
+        for spec in SUITES.values():
+            if type(self) is spec.config:
+                return spec.name
+        raise ConfigError(f"{type(self).__name__} is not registered: call register_suite(name, "
+                          f"{type(self).__name__}, function)")
+
+    def readouts(self) -> tuple[str, ...]:
+        """Readouts this suite needs extracted beyond RunConfig.readouts."""
+        return ()
+
+    def to_dict(self) -> dict:
+        return as_dict(self)
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    name: str
+    config: type
+    run: Callable  # SuiteContext -> results dict
+    description: str
+    # (loaded model, RunConfig) -> why the suite cannot run on it, or None; `--suite all` skips such suites
+    unsupported: Callable | None = None
+
+    def why_not(self, loaded, run_config) -> str | None:
+        return None if self.unsupported is None else self.unsupported(loaded, run_config)
+
+
+SUITES: dict[str, SuiteSpec] = {}
+
+
+def register_suite(name: str, config: type, run: Callable, description: str = "",
+                   unsupported: Callable | None = None) -> SuiteSpec:
+    """Make a suite available to geomprobe.run, `geomprobe run --suite NAME` and the report."""
+    if not (isinstance(config, type) and issubclass(config, SuiteConfig)):
+        raise TypeError(f"register_suite({name!r}): the config must subclass SuiteConfig")
+    if not name.isidentifier() or name == "all":
+        raise ValueError(f"register_suite: {name!r} is not a usable suite name")
+    spec = SuiteSpec(name=name, config=config, run=run, description=description, unsupported=unsupported)
+    SUITES[name] = spec
+    return spec
+
+
+def get_suite(name: str) -> SuiteSpec:
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise ConfigError(f"unknown suite '{name}': available suites are {', '.join(SUITES)} (or all)") from None
+
+
+def parse_suites(text: str) -> list[str]:
+    """"geometry,sula" | "all" -> suite names in registry order (the order they run in)."""
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    if not names:
+        raise ConfigError("--suite needs a suite name: " + ", ".join(SUITES) + " (or all)")
+    if "all" in names:
+        return list(SUITES)
+    for name in names:
+        get_suite(name)
+    return [name for name in SUITES if name in names]
+
+
+@dataclass
+class SuiteContext:
+    """What a suite gets: the loaded model, the run's configuration, its own options, the run
+    directory and the user's prompts (None when the suite should choose its own)."""
+
+    loaded: object  # geomprobe.models.LoadedModel
+    run: object  # geomprobe.config.RunConfig
+    options: SuiteConfig
+    run_dir: object  # geomprobe.rundir.RunDirectory
+    prompts: list | None
+    progress: bool = True
+    used: dict = field(default_factory=dict)  # what the suite actually ran with, for the manifest
+
+    @property
+    def suite(self) -> str:
+        return self.options.suite
+
+    @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    @property
+    def work(self):
+        """<run>/<suite>/: where the suite keeps its results and arrays."""
+        return self.run_dir.path / self.suite
+
+    def readouts(self) -> tuple[str, ...]:
+        """RunConfig.readouts plus those the suite needs, in a stable order."""
+        wanted = [*self.run.readouts, *self.options.readouts()]
+        return tuple(dict.fromkeys(wanted))
+
+    def extraction_config(self, **overrides):
+        from geomprobe.extraction import ExtractionConfig
+
+        run = self.run
+        fields = dict(layers=None if run.layers is None else list(run.layers), readouts=self.readouts(),
+                      tokens=list(run.tokens), backend=run.backend, max_tokens=run.max_tokens,
+                      batch_size=run.batch_size)
+        fields.update(overrides)
+        config = ExtractionConfig(**fields)
+        self.used.setdefault("readouts", [])
+        self.used["readouts"] = list(dict.fromkeys([*self.used["readouts"], *config.readouts]))
+        return config
+
+    def record_prompts(self, prompts, source: str, key: str = "prompts") -> None:
+        """Note in the manifest which prompts this suite used (each suite may use its own)."""
+        from geomprobe.prompts import prompts_hash
+
+        manifest = self.run_dir.read_manifest()
+        manifest["suites"][self.suite][key] = {"source": source, "n": len(prompts), "sha256": prompts_hash(prompts)}
+        self.run_dir.write_manifest(manifest)
+
+    def write_results(self, results: dict) -> dict:
+        """<run>/<suite>/results.json, written atomically, with the schema header first."""
+        from geomprobe.results import with_header
+        from geomprobe.rundir import atomic_write_json
+
+        results = with_header(self.suite, self.loaded.spec, results)
+        atomic_write_json(self.work / "results.json", results)
+        return results
+
+
+def windtunnel_task(loaded):
+    """(task, info) of a wind-tunnel model, or (None, None) for any other model."""
+    from geomprobe.windtunnel.builtin import windtunnel_info
+
+    info = windtunnel_info(loaded.source)
+    if info is None:
+        return None, None
+    from geomprobe.windtunnel.tasks import make_task
+
+    return make_task(info["task"], **info.get("task_options", {})), info
+
+
+def suite_prompts(ctx: SuiteContext, n_windtunnel: int = 200, corpus: str | None = None):
+    """(prompts, description) for a suite that reads any prompts: the user's --prompts; else a
+    wind-tunnel model's own task (n_windtunnel sampled sequences cut at the task's prompt
+    position); else `corpus` (a corpus name) or, without one, the built-in demo prompts."""
+    if ctx.prompts:
+        return ctx.prompts, str(ctx.run.prompts)
+    task, _ = windtunnel_task(ctx.loaded)
+    if task is not None:
+        from geomprobe.windtunnel.prompts import task_prompts
+
+        return (task_prompts(task, n=n_windtunnel, seed=ctx.seed),
+                f"windtunnel:{task.name} ({n_windtunnel} sampled sequences cut at the {task.prompt_position} "
+                f"supervised position, seed {ctx.seed})")
+    if corpus is not None:
+        from geomprobe.corpora import corpus_path, load_corpus
+
+        return load_corpus(corpus), f"corpus:{corpus} ({corpus_path(corpus)})"
+    from geomprobe.models.builtin import demo_prompts_path
+    from geomprobe.prompts import read_prompts
+
+    return read_prompts(demo_prompts_path()), str(demo_prompts_path())
+
+
+def needs_next_token(loaded, suite: str) -> str | None:
+    if not loaded.adapter.has_next_token:
+        return f"{loaded.spec} is an encoder ({loaded.adapter.family}): the {suite} suite needs next-token probabilities"
+    return None
+
+
+__all__ = ["SUITES", "SuiteConfig", "SuiteContext", "SuiteSpec", "get_suite", "option", "parse_suites",
+           "register_suite", "suite_prompts", "windtunnel_task"]
