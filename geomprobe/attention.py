@@ -1,12 +1,26 @@
-"""A Hugging Face attention function that also measures the final query row (PROTOCOL.md section 1.2).
+"""geomprobe's attention function: PyTorch SDPA, plus whatever the active attention captures
+record (PROTOCOL.md section 1.2).
 
-`geomprobe_attention` computes the layer's output with PyTorch SDPA, exactly as transformers'
-"sdpa" implementation does, and, while a `FinalRowCapture` is active, recomputes the attention
-probabilities of one query position per sequence (its final non-padding token) to record their
-entropy and the number of keys that query may see. Only that row is formed, never the T x T
-matrix, so long prompts cost no more memory than a plain SDPA forward. A `QueryRowsCapture`
-(geomprobe.mechanisms) does the same for several chosen query positions and also keeps the
-cosines between those post-rotary queries and every key.
+    capture = FinalRowCapture(final_index=final_index)   # int64 [batch]
+    with capture_final_row(capture):                      # or capture_attention(any capture)
+        loaded.model(**inputs)                            # the model loaded with attn_implementation="geomprobe"
+    capture.entropy_nats[layer]                           # float32 [batch, n_heads]
+
+`geomprobe_attention` computes the layer's output exactly as transformers' "sdpa" implementation
+does and hands the layer's post-rotary query [batch, n_heads, q_len, d] and key, value [batch,
+n_kv_heads, kv_len, d] to every capture active in the current context (one ContextVar holds
+them, innermost last), through `capture.record(layer, module, query, key, value, attention_mask,
+scaling, dropout)`. A capture that returns an (output, weights) pair supplies the layer's result
+in place of SDPA (the innermost such capture wins; the gradient capture of
+geomprobe.gradient_dynamics does this, to keep its probabilities in the autograd graph); the
+others only observe, under no_grad.
+
+- `FinalRowCapture` recomputes the attention probabilities of one query position per sequence
+  (its final non-padding token) and records their entropy and the number of keys that query may
+  see. Only that row is formed, never the T x T matrix, so long prompts cost no more memory than a
+  plain SDPA forward.
+- `QueryRowsCapture` (geomprobe.mechanisms) does the same for several chosen query positions and
+  also keeps the cosines between those post-rotary queries and every key.
 
 Models are loaded with `attn_implementation="geomprobe"`; outside a capture the function is
 plain SDPA.
@@ -17,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 from transformers import AttentionInterface
@@ -41,6 +56,16 @@ class FinalRowCapture:
     n_visible: dict[int, torch.Tensor] = field(default_factory=dict)
     probs: dict[int, torch.Tensor] = field(default_factory=dict)
 
+    def record(self, layer, module, query, key, value, attention_mask, scaling, dropout=0.0) -> None:
+        if self.layers is not None and layer not in self.layers:
+            return
+        with torch.no_grad():
+            probs, visible = final_row_probabilities(module, query, key, attention_mask, scaling, self.final_index)
+            self.entropy_nats[layer] = entropy_nats(probs)
+            self.n_visible[layer] = visible.sum(-1)
+            if self.keep_probs:
+                self.probs[layer] = probs
+
 
 @dataclass
 class QueryRowsCapture:
@@ -63,30 +88,55 @@ class QueryRowsCapture:
     query: dict[int, torch.Tensor] = field(default_factory=dict)
     key: dict[int, torch.Tensor] = field(default_factory=dict)
 
+    def record(self, layer, module, query, key, value, attention_mask, scaling, dropout=0.0) -> None:
+        if self.layers is not None and layer not in self.layers:
+            return
+        with torch.no_grad():
+            probs, visible, q_rows, keys = query_row_probabilities(module, query, key, attention_mask, scaling,
+                                                                   self.query_index)
+            cosine = torch.einsum("bhqd,bhkd->bhqk", torch.nn.functional.normalize(q_rows, dim=-1),
+                                  torch.nn.functional.normalize(keys, dim=-1))
+            cosine = cosine.masked_fill(~visible[:, None], float("nan"))
+            self.probs[layer] = probs.transpose(1, 2).cpu()
+            self.cosine[layer] = cosine.transpose(1, 2).cpu()
+            self.visible[layer] = visible.cpu()
+            if self.keep_qk:
+                self.query[layer] = q_rows.transpose(1, 2).cpu()
+                self.key[layer] = keys.cpu()
 
-_active: contextvars.ContextVar[FinalRowCapture | None] = contextvars.ContextVar("geomprobe_capture", default=None)
-_active_rows: contextvars.ContextVar[QueryRowsCapture | None] = contextvars.ContextVar("geomprobe_rows",
-                                                                                      default=None)
+
+class AttentionCapture(Protocol):
+    """Anything with this method can be made active with `capture_attention`."""
+
+    def record(self, layer: int | None, module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+               attention_mask: torch.Tensor | None, scaling: float | None,
+               dropout: float) -> tuple[torch.Tensor, torch.Tensor | None] | None: ...
+
+
+# The attention captures active in this context, innermost last: the one place they live.
+_active: contextvars.ContextVar[tuple[AttentionCapture, ...]] = contextvars.ContextVar("geomprobe_attention_captures",
+                                                                                       default=())
 
 
 @contextlib.contextmanager
-def capture_final_row(capture: FinalRowCapture):
-    token = _active.set(capture)
+def capture_attention(capture: AttentionCapture):
+    """While active, every layer run through the `geomprobe` attention function calls
+    `capture.record(...)` (the model must use attn_implementation="geomprobe")."""
+    token = _active.set((*_active.get(), capture))
     try:
         yield capture
     finally:
         _active.reset(token)
 
 
-@contextlib.contextmanager
+def capture_final_row(capture: FinalRowCapture):
+    """capture_attention for a FinalRowCapture: entropies of the final query rows."""
+    return capture_attention(capture)
+
+
 def capture_query_rows(capture: QueryRowsCapture):
-    """While active, every layer run through the `geomprobe` attention function records the rows
-    of `capture.query_index` (the model must be loaded with attn_implementation="geomprobe")."""
-    token = _active_rows.set(capture)
-    try:
-        yield capture
-    finally:
-        _active_rows.reset(token)
+    """capture_attention for a QueryRowsCapture: the rows of `capture.query_index`."""
+    return capture_attention(capture)
 
 
 def query_row_probabilities(module, query, key, attention_mask, scaling, query_index):
@@ -145,35 +195,15 @@ def entropy_nats(probs: torch.Tensor) -> torch.Tensor:
     return -(probs * logs).sum(-1)
 
 
-def _record_rows(capture: QueryRowsCapture, layer, module, query, key, attention_mask, scaling) -> None:
-    probs, visible, q_rows, keys = query_row_probabilities(module, query, key, attention_mask, scaling,
-                                                           capture.query_index)
-    cosine = torch.einsum("bhqd,bhkd->bhqk", torch.nn.functional.normalize(q_rows, dim=-1),
-                          torch.nn.functional.normalize(keys, dim=-1))
-    cosine = cosine.masked_fill(~visible[:, None], float("nan"))
-    capture.probs[layer] = probs.transpose(1, 2).cpu()
-    capture.cosine[layer] = cosine.transpose(1, 2).cpu()
-    capture.visible[layer] = visible.cpu()
-    if capture.keep_qk:
-        capture.query[layer] = q_rows.transpose(1, 2).cpu()
-        capture.key[layer] = keys.cpu()
-
-
 def geomprobe_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    capture = _active.get()
     layer = getattr(module, "layer_idx", None)
-    if capture is not None and (capture.layers is None or layer in capture.layers):
-        with torch.no_grad():
-            probs, visible = final_row_probabilities(module, query, key, attention_mask, scaling,
-                                                     capture.final_index)
-            capture.entropy_nats[layer] = entropy_nats(probs)
-            capture.n_visible[layer] = visible.sum(-1)
-            if capture.keep_probs:
-                capture.probs[layer] = probs
-    rows = _active_rows.get()
-    if rows is not None and (rows.layers is None or layer in rows.layers):
-        with torch.no_grad():
-            _record_rows(rows, layer, module, query, key, attention_mask, scaling)
+    supplied = None
+    for capture in _active.get():
+        result = capture.record(layer, module, query, key, value, attention_mask, scaling, dropout)
+        if result is not None:
+            supplied = result
+    if supplied is not None:
+        return supplied
     return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
                                   **kwargs)
 

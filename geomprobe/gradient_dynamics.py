@@ -19,10 +19,11 @@ On a Hugging Face model (GPT-NeoX, Llama-like; the layer is found through its ad
         my_loss(model(ids, use_cache=False).logits).backward()
     grads = capture.result()
 
-While a capture is active the model runs `gradient_attention` (registered with transformers as
-"geomprobe_gradients"): eager attention, written out so that the captured layer keeps its scores,
-probabilities, values and output in the autograd graph with `retain_grad`. The previous attention
-implementation is restored on exit, even on error.
+While a capture is active the model runs geomprobe's one attention function
+(geomprobe.attention, attn_implementation "geomprobe") with the GradientCapture among its active
+captures: every layer then computes `gradient_attention`, eager attention written out so that the
+captured layer keeps its scores, probabilities, values and output in the autograd graph with
+`retain_grad`. The previous attention implementation is restored on exit, even on error.
 
 The EM experiment (`em_experiment`, `EMConfig`): a sticky Markov chain over 8 symbols, noisy
 Gaussian inputs, one causal attention head trained full-batch by plain SGD or by an "EM-like"
@@ -33,7 +34,6 @@ schedule with a 10x learning rate on W_V; paper II reports the EM-like run reach
 from __future__ import annotations
 
 import contextlib
-import contextvars
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
@@ -43,8 +43,11 @@ from torch import nn
 from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
+from geomprobe import attention
 from geomprobe.errors import ConfigError
 
+# An earlier name of geomprobe's attention function, still registered: the gradient capture now
+# runs through the one "geomprobe" implementation.
 ATTN_IMPLEMENTATION = "geomprobe_gradients"
 
 # ---------------------------------------------------------------------------------------------
@@ -133,6 +136,10 @@ class GradientCapture:
     tensors: dict[str, torch.Tensor] = field(default_factory=dict)
     loss: float | None = None
 
+    def record(self, layer, module, query, key, value, attention_mask, scaling, dropout=0.0):
+        """geomprobe.attention's capture hook: every layer's result while the capture is active."""
+        return gradient_attention(module, query, key, value, attention_mask, scaling, dropout, capture=self)
+
     def result(self) -> AttentionGradients:
         """Read after `loss.backward()`."""
         if not self.tensors:
@@ -153,10 +160,6 @@ class GradientCapture:
                                   loss=self.loss)
 
 
-_active: contextvars.ContextVar[GradientCapture | None] = contextvars.ContextVar("geomprobe_gradient_capture",
-                                                                                  default=None)
-
-
 def _visible_keys(module, attention_mask, q_len: int, kv_len: int, device) -> torch.Tensor:
     """Boolean [batch|1, heads|1, q_len, kv_len]: True where the query may attend to the key."""
     if attention_mask is None:  # transformers passes None only when plain causal (or full) attention is exact
@@ -170,15 +173,15 @@ def _visible_keys(module, attention_mask, q_len: int, kv_len: int, device) -> to
     return mask > torch.finfo(mask.dtype).min / 2
 
 
-def gradient_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    """Eager attention in transformers' AttentionInterface signature; on the captured layer it
-    retains the gradients of the masked scores, the values and the per-head output.
+def gradient_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0,
+                       capture: GradientCapture | None = None, **kwargs):
+    """Eager attention in transformers' AttentionInterface signature; on the layer of `capture`
+    it retains the gradients of the masked scores, the values and the per-head output.
 
     query: [batch, n_heads, q_len, d]; key, value: [batch, n_kv_heads, kv_len, d]. Masked keys get
     -inf scores (probability exactly 0); a query that sees no key at all (left padding) gets
     all-zero probabilities instead of a NaN row. Returns ([batch, q_len, n_heads, d], probs).
     """
-    capture = _active.get()
     capturing = capture is not None and module is capture.module
     if capturing:
         if dropout and module.training:
@@ -212,7 +215,7 @@ def gradient_attention(module, query, key, value, attention_mask, scaling=None, 
     return output.transpose(1, 2).contiguous(), probs
 
 
-AttentionInterface.register(ATTN_IMPLEMENTATION, gradient_attention)
+AttentionInterface.register(ATTN_IMPLEMENTATION, attention.geomprobe_attention)
 AttentionMaskInterface.register(ATTN_IMPLEMENTATION, sdpa_mask)
 
 
@@ -224,8 +227,8 @@ def _hf_model(model):
 
 @contextlib.contextmanager
 def capture_attention_gradients(model, layer: int):
-    """Run `model` (a LoadedModel or a Hugging Face model) with `gradient_attention` and capture
-    layer `layer`. Yields a GradientCapture; call `.result()` after `loss.backward()`."""
+    """Run `model` (a LoadedModel or a Hugging Face model) with geomprobe's attention function and
+    capture layer `layer`. Yields a GradientCapture; call `.result()` after `loss.backward()`."""
     from geomprobe.adapters import adapter_for
 
     hf = _hf_model(model)
@@ -233,16 +236,17 @@ def capture_attention_gradients(model, layer: int):
     layer = adapter.check_layer(layer)
     capture = GradientCapture(layer=layer, module=adapter.attention(layer))
     previous = hf.config._attn_implementation
-    hf.set_attn_implementation(ATTN_IMPLEMENTATION)
-    if hf.config._attn_implementation != ATTN_IMPLEMENTATION:
-        raise ConfigError(f"{type(hf).__name__} cannot switch its attention implementation at run time, so its "
-                          "attention gradients cannot be captured")
-    token = _active.set(capture)
+    if previous != attention.ATTN_IMPLEMENTATION:
+        hf.set_attn_implementation(attention.ATTN_IMPLEMENTATION)
     try:
-        yield capture
+        if hf.config._attn_implementation != attention.ATTN_IMPLEMENTATION:
+            raise ConfigError(f"{type(hf).__name__} cannot switch its attention implementation at run time, so "
+                              "its attention gradients cannot be captured")
+        with attention.capture_attention(capture):
+            yield capture
     finally:
-        _active.reset(token)
-        hf.set_attn_implementation(previous)
+        if hf.config._attn_implementation != previous:
+            hf.set_attn_implementation(previous)
 
 
 def next_token_loss(logits: torch.Tensor, input_ids: torch.Tensor,

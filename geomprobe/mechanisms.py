@@ -35,6 +35,7 @@ import torch
 
 from geomprobe.adapters import adapter_for
 from geomprobe.attention import ATTN_IMPLEMENTATION, QueryRowsCapture, capture_query_rows
+from geomprobe.hooks import Hook, edit, hooked, watch
 
 
 def _model(loaded_or_model):
@@ -227,21 +228,18 @@ def head_output_means(loaded_or_model, tokens, real=None, batch_size: int = 64) 
     sums = {layer: torch.zeros(tokens.shape[1], shape.n_heads, shape.d_head, dtype=torch.float64)
             for layer in range(shape.n_layers)}
     counts = real.sum(0).to(torch.float64)
-    handles = []
     mask_now: list[torch.Tensor] = []
-    try:
-        for layer in range(shape.n_layers):
-            def on_z(module, inputs, layer=layer):
-                z = inputs[0].detach().double().cpu().view(*inputs[0].shape[:2], shape.n_heads, shape.d_head)
-                sums[layer] += (z * mask_now[0][..., None, None]).sum(0)
 
-            handles.append(adapter.output_projection(layer).register_forward_pre_hook(on_z))
+    def accumulate(layer):
+        def add(z):  # [batch, pos, n_heads, d_head]
+            sums[layer] += (z.detach().double().cpu() * mask_now[0][..., None, None]).sum(0)
+
+        return add
+
+    with watch(adapter, {(layer, "z"): accumulate(layer) for layer in range(shape.n_layers)}):
         for start in range(0, len(tokens), batch_size):
             mask_now[:] = [real[start: start + batch_size].double()]
             model(input_ids=tokens[start: start + batch_size].to(device), use_cache=False)
-    finally:
-        for handle in handles:
-            handle.remove()
     out = {}
     for layer, total in sums.items():
         per_position = total / counts.clamp(min=1)[:, None, None]
@@ -250,50 +248,39 @@ def head_output_means(loaded_or_model, tokens, real=None, batch_size: int = 64) 
     return out
 
 
-@contextlib.contextmanager
 def mean_ablate_heads(adapter, heads: Mapping[int, Iterable[int]], means: Mapping[int, HeadMeans]):
     """Replace, in each layer of `heads`, the listed heads' attention outputs z [batch, pos, d_head]
-    with their reference means (HeadMeans) at the same positions. Hooks are removed on exit."""
-    shape = adapter.shape
-    handles = []
-    try:
-        for layer, chosen in heads.items():
-            chosen = sorted(set(int(h) for h in chosen))
-            if not chosen:
-                continue
-            layer = adapter.check_layer(layer)
+    with their reference means (HeadMeans) at the same positions (an `edit` of the z hook point).
+    Hooks are removed on exit."""
+    chosen_heads: dict[int, set[int]] = {}
+    for layer, chosen in heads.items():
+        chosen = {int(h) for h in chosen}
+        if chosen:
+            chosen_heads.setdefault(adapter.check_layer(layer), set()).update(chosen)
 
-            def on_z(module, inputs, layer=layer, chosen=chosen):
-                z = inputs[0]
-                edited = z.clone().view(*z.shape[:2], shape.n_heads, shape.d_head)
-                mean = means[layer].at_positions(z.shape[1]).to(device=z.device, dtype=z.dtype)
-                edited[:, :, chosen] = mean[None, :, chosen]
-                return (edited.view(z.shape), *inputs[1:])
+    def ablate(layer, chosen):
+        def to_mean(z):  # [batch, pos, n_heads, d_head]
+            edited = z.clone()
+            mean = means[layer].at_positions(z.shape[1]).to(device=z.device, dtype=z.dtype)
+            edited[:, :, chosen] = mean[None, :, chosen]
+            return edited
 
-            handles.append(adapter.output_projection(layer).register_forward_pre_hook(on_z))
-        yield
-    finally:
-        for handle in handles:
-            handle.remove()
+        return to_mean
+
+    return edit(adapter, {(layer, "z"): ablate(layer, sorted(chosen)) for layer, chosen in chosen_heads.items()})
 
 
-@contextlib.contextmanager
 def skip_layers(adapter, layers: Iterable[int]):
     """Make each listed decoder block return its input: the residual stream passes through, the
     block's attention and MLP contribute nothing. Hooks are removed on exit."""
-    handles = []
 
     def passthrough(module, args, kwargs, output):
         hidden = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
         return (hidden, *output[1:]) if isinstance(output, tuple) else hidden
 
-    try:
-        for layer in sorted({adapter.check_layer(layer) for layer in layers}):
-            handles.append(adapter.layers()[layer].register_forward_hook(passthrough, with_kwargs=True))
-        yield
-    finally:
-        for handle in handles:
-            handle.remove()
+    blocks = adapter.layers()
+    return hooked([Hook(blocks[layer], passthrough, with_kwargs=True)
+                   for layer in sorted({adapter.check_layer(layer) for layer in layers})])
 
 
 class TaskLogits(torch.nn.Module):

@@ -1,8 +1,8 @@
 """What every architecture adapter says about its model (PROTOCOL.md sections 1 and 3).
 
 An adapter is a thin, read-only view of a loaded Hugging Face model: where the decoder blocks,
-the value projection, the attention output projection and the key weights live, and how their
-outputs split into heads. Shapes use TransformerLens-style names:
+the value projection, the attention output projection, the MLP and the key weights live, and how
+their outputs split into heads. Shapes use TransformerLens-style names:
     values: [batch, pos, n_kv_heads, d_head]; W_K: [n_kv_heads, d_model, d_head].
 """
 
@@ -145,6 +145,11 @@ class Adapter:
         raise NotImplementedError
 
     # ---- shared, overridden for fused layouts ------------------------------------------------
+    def mlp_output(self, layer: int) -> nn.Module:
+        """The module whose output is the MLP's contribution [batch, pos, d_model] (the block's
+        `mlp`; Mixtral's is the mixture-of-experts block)."""
+        return self.layers()[layer].mlp
+
     def split_values(self, output: torch.Tensor) -> torch.Tensor:
         """value_module output [batch, pos, out] -> values [batch, pos, n_kv_heads, d_head] (a view)."""
         s = self.shape

@@ -31,6 +31,10 @@ class BertAdapter(Adapter):
     def output_projection(self, layer):
         return self.layers()[layer].attention.output.dense
 
+    def mlp_output(self, layer):
+        # the feed-forward's second Linear, before the residual add and LayerNorm of BertOutput
+        return self.layers()[layer].output.dense
+
     def attention_input_norm(self, layer):
         # post-norm: a block's input is the previous block's output LayerNorm (embeddings' for layer 0)
         if layer == 0:
