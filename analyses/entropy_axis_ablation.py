@@ -72,7 +72,7 @@ def main() -> None:
     from rich.table import Table
 
     settings, baseline = results["settings"], results["baseline"]
-    base_mae, base_r = baseline["mae_bits"]["mean"], baseline["pearson_H_model_H_bayes"]["value"]
+    base_mae, base_r = baseline["mae_bits"]["value"], baseline["pearson_H_model_H_bayes"]["value"]
     console = Console(width=max(Console().width, 160))
     table = Table(title=f"entropy-axis ablation, {results['model']}: {settings['n_per_k'] * len(settings['k_values'])} "
                         f"SULA prompts, {settings['n_random']} random axes, positions {settings['positions']}; "

@@ -100,7 +100,8 @@ def compare(
                                            "runs share (PROTOCOL section 2.7)"),
 ):
     """Cross-model table (paper III Table 2 layout) from existing run directories."""
-    from geomprobe.compare import compare as build, print_table, shared_basis
+    from geomprobe.compare import compare as build
+    from geomprobe.compare import print_table, shared_basis
 
     shared = shared_basis(run_dirs) if basis else None  # computed once: printed and written
     rows = build(run_dirs, out, basis=shared)
@@ -171,10 +172,9 @@ def prompts_validate(file: Path):
 @user_errors
 def prompts_list():
     """List the built-in prompt sets."""
+    from geomprobe.corpora import CORPORA, corpus_path
     from geomprobe.models.builtin import demo_prompts_path
     from geomprobe.prompts import read_prompts
-
-    from geomprobe.corpora import CORPORA, corpus_path
 
     path = demo_prompts_path()
     typer.echo(f"demo        {len(read_prompts(path)):5d} prompts  {path}")
@@ -225,7 +225,6 @@ def windtunnel_curves(run_dir: Path = typer.Argument(..., help="a `windtunnel tr
                       n_probe: int = typer.Option(128, help="probe sequences for attention patterns and values")):
     """Frame-precision dissociation across checkpoints: attention distance to the final checkpoint
     per layer vs value PC1 share and entropy MAE (writes RUN_DIR/curves.json)."""
-    from rich.console import Console
     from rich.table import Table
 
     from geomprobe.errors import ConfigError
@@ -253,7 +252,6 @@ def windtunnel_curves(run_dir: Path = typer.Argument(..., help="a `windtunnel tr
 
 
 def _print_windtunnel_metrics(metrics: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{metrics['arch']} on {metrics['task']}: {metrics['steps']} steps, "

@@ -13,9 +13,9 @@ import json
 import math
 from pathlib import Path
 
+from geomprobe.console import table_console
 from geomprobe.errors import RunDirectoryError
 from geomprobe.rundir import atomic_write_json, atomic_write_text
-from geomprobe.console import table_console
 
 # Paper III (PROTOCOL.md sections 2, 4): value manifold PC1+PC2 (mixed / mathematics-only) and
 # attention focusing. Keys: substrings of a hub id.
@@ -81,7 +81,6 @@ def row_for(run_dir: str | Path) -> dict:
 def shared_basis(run_dirs: list[str | Path], readout: str = "values") -> dict:
     """One PCA over several models' last-layer vectors for the prompts their geometry suites share
     (PROTOCOL.md section 2.7): each model standardised separately, columns concatenated."""
-    import numpy as np
 
     from geomprobe.analysis.value_manifold import cross_model_basis
     from geomprobe.extraction import load_extraction
@@ -143,7 +142,6 @@ def compare(run_dirs: list[str | Path], out: str | Path | None = None, basis: di
 
 
 def print_table(rows: list[dict]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title="cross-model geometry (paper III Table 2 layout)")

@@ -191,8 +191,14 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
     backend = make_backend(loaded, config, layers, token_ids) if batches else None
     pad_id = _pad_id(loaded.tokenizer)
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     columns = [TextColumn("[bold]extract[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn()]

@@ -27,16 +27,17 @@ from geomprobe.errors import ConfigError
 
 
 def option(default, help: str, *, min: float | None = None, max: float | None = None, cli: str | None = None,
-           aliases: dict | None = None, strip: bool = True, exclusive_min: bool = False):
+           aliases: dict | None = None, strip: bool = True, exclusive_min: bool = False, noun: str | None = None):
     """A dataclass field with the metadata validate() and the CLI read.
 
     cli: the command-line flag when it is not --<name with dashes> (e.g. "--lambda");
     aliases: strings that stand for whole values of a sequence field; strip: strip whitespace
     around the items of a comma-separated string (off for token strings such as ' dax');
-    exclusive_min: the value must be strictly above `min`."""
+    exclusive_min: the value must be strictly above `min`; noun: what one choice is called in errors
+    ("unknown operation 'x'"), by default the field name less a final s."""
     return dataclasses.field(default=default, metadata={
         "help": help, "min": min, "max": max, "cli": cli, "aliases": aliases or {}, "strip": strip,
-        "exclusive_min": exclusive_min})
+        "exclusive_min": exclusive_min, "noun": noun})
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,10 @@ def flag(field: dataclasses.Field) -> str:
     return field.metadata.get("cli") or "--" + field.name.replace("_", "-")
 
 
+def _noun(field: dataclasses.Field) -> str:
+    return field.metadata.get("noun") or field.name.replace("_", " ").removesuffix("s")
+
+
 def _label(field: dataclasses.Field) -> str:
     name = flag(field)
     return name if name.lstrip("-").replace("-", "_") == field.name else f"{name} ({field.name})"
@@ -122,7 +127,7 @@ def _scalar(value, kind: Kind, field: dataclasses.Field):
     if base is float and not math.isfinite(value):
         raise ConfigError(f"{label} must be a finite number, got {value}")
     if kind.choices is not None and value not in kind.choices:
-        raise ConfigError(f"{label}: unknown {field.name.replace('_', ' ').rstrip('s')} '{value}'; choose one of "
+        raise ConfigError(f"{label}: unknown {_noun(field)} '{value}'; choose one of "
                           f"{', '.join(map(str, kind.choices))}")
     low, high = field.metadata.get("min"), field.metadata.get("max")
     if low is not None and (value <= low if field.metadata.get("exclusive_min") else value < low):
@@ -157,7 +162,7 @@ def coerce(value, field: dataclasses.Field, kind: Kind):
     if kind.choices is not None:
         unknown = [str(item) for item in items if item not in kind.choices]
         if unknown:
-            raise ConfigError(f"{_label(field)}: unknown {field.name.replace('_', ' ').rstrip('s')}(s) "
+            raise ConfigError(f"{_label(field)}: unknown {_noun(field)}(s) "
                               f"{', '.join(unknown)}; choose from {', '.join(map(str, kind.choices))}"
                               + (f" (or {' | '.join(aliases)})" if aliases else ""))
     try:

@@ -1,15 +1,398 @@
-"""The results schema: what every <run>/<suite>/results.json starts with.
+"""The results schema, and the reader of run directories.
 
-SCHEMA_VERSION counts breaking changes of any suite's layout."""
+Every <run>/<suite>/results.json is one of the TypedDicts below. It starts with the header
+(schema_version, suite, model, geomprobe_version); SCHEMA_VERSION counts breaking changes of any
+suite's layout. An estimate is always geomprobe.analysis.estimate.Estimate {value, ci95, method,
+n}; a few headline scalars sit flat beside their interval (pc1 and pc1_ci95). RESULTS_SCHEMA.md
+in the repository is generated from these types (`schema_markdown()`; a test keeps it current),
+and every suite's results are checked against its type before they are written.
+
+    from geomprobe import load_run
+    run = load_run("runs/pythia-410m")
+    run.results["sula"]["conditions"]["main"]["mae_bits"]["value"]
+    frame = run.table("sula")                      # per-prompt rows as a pandas DataFrame
+"""
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+import json
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypedDict
+
+from geomprobe.analysis.estimate import Estimate
+from geomprobe.errors import RunDirectoryError
+
+SCHEMA_VERSION = 2  # 1: results without a header (geomprobe before the suite registry)
+HEADER = ("schema_version", "suite", "model", "geomprobe_version")
+
+
+class Header(TypedDict):
+    schema_version: int  # SCHEMA_VERSION of the geomprobe that wrote the file
+    suite: str  # the registered suite name
+    model: str  # the model spec the run was given
+    geomprobe_version: str  # geomprobe.__version__ that wrote the file
+
+
+# ----------------------------------------------------------------------------------------------
+# extract
+
+
+class LayerEntropy(TypedDict):
+    layer: int  # layer index
+    attn_entropy_bits: float  # mean over prompts of the head-mean final-token attention entropy
+    ci95: list  # bootstrap 95% CI of attn_entropy_bits over prompts
+    attn_entropy_normalised: float  # the same divided by log2(visible keys)
+    normalised_ci95: list  # its bootstrap 95% CI
+
+
+class _ExtractRequired(Header):
+    n_prompts: int  # prompts extracted
+    layers: list[LayerEntropy]  # one entry per extracted layer
+    n_tokens: dict  # {"min", "max"} prompt length in tokens
+
+
+class ExtractResults(_ExtractRequired, total=False):
+    next_entropy_bits: Estimate  # mean next-token entropy over prompts (causal LMs only)
+
+
+# ----------------------------------------------------------------------------------------------
+# geometry and domain
+
+
+class _PromptsRequired(TypedDict):
+    source: str  # the file, corpus or wind-tunnel task the prompts came from
+    n: int  # prompts used
+
+
+class PromptsUsed(_PromptsRequired, total=False):
+    stratified: bool  # drawn by next-token-entropy quintile
+
+
+class GeometryResults(Header):
+    shape: dict  # the adapter's shape: n_layers, n_heads, n_kv_heads, d_head, d_model, ...
+    prompts: PromptsUsed  # the stratified sample
+    value_manifold: dict  # pc1, pc1_ci95, pc12, pc12_ci95, pr, shuffle_null, gaussian_null, per_layer, ...
+    key_orthogonality: dict  # layer_mean, fraction_below, analytic_gaussian, empirical_gaussian, baselines, ...
+    attention_focusing: dict  # focusing, focusing_ci95, layer_entropy_bits, normalised, ...
+    verdict: dict  # criteria, n_met, summary
+
+
+class DomainResults(Header):
+    readout: str  # values | z | resid
+    layer: int  # the layer read (the last)
+    sets: dict  # set label -> value manifold of that set (+ gain_over_mixed for restricted sets)
+    caveat: str  # what a PC1+PC2 gain does not isolate
+
+
+# ----------------------------------------------------------------------------------------------
+# sula and ablation
+
+
+class SulaResults(Header):
+    settings: dict  # the SULA spec, controls, label choice, example prompts, n_boot
+    axis: dict  # layer, readout, pc1_explained, sign, file ("axis.npz"), note
+    conditions: dict  # condition -> metrics (mae_bits, pearson_H_model_H_bayes, rho_pc1_H_bayes, per_k, ...)
+    per_layer: list  # per main layer: pc1_explained, rho_pc1_H_bayes, rho_pc1_H_model
+    reference_paper_iii: dict  # paper values, for comparison only
+
+
+class AblationResults(Header):
+    settings: dict  # the SULA spec, ops, layer sets, n_random, passes run and reused
+    axis: dict  # where the axes came from, sigma_u and columns per layer
+    baseline: dict  # the unedited pass: MAE, Pearson, axis-entropy correlation per layer
+    conditions: list  # per operation and layer set: behaviour and geometry changes vs random axes, reading
+    thresholds: dict  # what the one-line reading calls small and large
+    reference_paper_iii: dict  # paper values, for comparison only
+
+
+# ----------------------------------------------------------------------------------------------
+# mechanisms
+
+
+class _MechanismsRequired(Header):
+    shape: dict  # the adapter's shape
+    settings: dict  # n_sequences, n_eval, n_reference, init_seeds, n_boot, seed, curves
+    windtunnel: bool  # whether the model is a wind tunnel (task-based measurements)
+    reference: dict  # paper statements, for comparison only
+
+
+class MechanismsResults(_MechanismsRequired, total=False):
+    qk_alignment: dict  # per-layer estimates of attention entropy, evidence mass, Q-K cosines
+    attention_focusing: dict | None
+    task: dict  # wind tunnels: the task and its evidence definition
+    frame: dict  # wind tunnels: layer-0 frame orthogonality against its baselines
+    ablation: dict  # wind tunnels: head mean-ablation and layer-skip deltas
+    two_timescale: dict  # wind tunnels: frame-precision curves and settling steps
+    prompts: PromptsUsed  # other models: the prompts read
+    prompt_set: dict  # wind tunnels given --prompts: the same on those prompts
+
+
+SCHEMAS: dict[str, type] = {"extract": ExtractResults, "geometry": GeometryResults, "domain": DomainResults,
+                            "sula": SulaResults, "ablation": AblationResults, "mechanisms": MechanismsResults}
+
+
+def register_schema(suite: str, schema: type) -> None:
+    """The results type of a suite added with register_suite (optional: without one, only the
+    header is checked)."""
+    SCHEMAS[suite] = schema
 
 
 def with_header(suite: str, model: str, results: dict) -> dict:
     from geomprobe import __version__
 
-    body = {k: v for k, v in results.items() if k not in ("schema_version", "suite", "model", "geomprobe_version")}
+    body = {k: v for k, v in results.items() if k not in HEADER}
     return {"schema_version": SCHEMA_VERSION, "suite": suite, "model": model, "geomprobe_version": __version__,
             **body}
+
+
+def _hints(schema: type) -> dict:
+    return typing.get_type_hints(schema)
+
+
+def schema_problems(suite: str, data: dict) -> list[str]:
+    """What in `data` does not match the suite's results type: missing required keys, unknown keys,
+    and values of the wrong kind (checked one level into nested TypedDicts). Empty when it matches."""
+    if suite not in SCHEMAS:  # a plugin suite without a declared type: only its header is checked
+        return [f"{suite}: missing {key}" for key in HEADER if key not in data]
+    return _problems(SCHEMAS[suite], data, suite)
+
+
+def _problems(schema: type, data, where: str) -> list[str]:
+    if not isinstance(data, dict):
+        return [f"{where}: expected an object, got {type(data).__name__}"]
+    hints = _hints(schema)
+    problems = [f"{where}: missing {key}" for key in sorted(schema.__required_keys__) if key not in data]
+    problems += [f"{where}: unknown key {key}" for key in data if key not in hints]
+    for key, hint in hints.items():
+        if key in data:
+            problems += _value_problems(hint, data[key], f"{where}.{key}")
+    return problems
+
+
+def _value_problems(hint, value, where: str) -> list[str]:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Required, typing.NotRequired):
+        return _value_problems(typing.get_args(hint)[0], value, where)
+    if origin in (typing.Union, __import__("types").UnionType):
+        options = typing.get_args(hint)
+        if any(not _value_problems(option, value, where) for option in options):
+            return []
+        return [f"{where}: {type(value).__name__} is none of {', '.join(getattr(o, '__name__', str(o)) for o in options)}"]
+    if hint is type(None):
+        return [] if value is None else [f"{where}: expected null"]
+    if isinstance(hint, type) and typing.is_typeddict(hint):
+        return _problems(hint, value, where)
+    base = origin or hint
+    if base is Any:
+        return []
+    if base is list and isinstance(value, list) and typing.get_args(hint):
+        item = typing.get_args(hint)[0]
+        return [p for i, v in enumerate(value) for p in _value_problems(item, v, f"{where}[{i}]")]
+    expected = {float: (int, float), int: (int,), str: (str,), bool: (bool,), dict: (dict,), list: (list,)}
+    if base in expected and (not isinstance(value, expected[base]) or (base is int and isinstance(value, bool))):
+        return [f"{where}: expected {base.__name__}, got {type(value).__name__}"]
+    return []
+
+
+def check_results(suite: str, data: dict) -> None:
+    """Raise (a bug, not a user error) when a suite's results do not match its declared type."""
+    problems = schema_problems(suite, data)
+    if problems:
+        raise TypeError(f"{suite} results do not match geomprobe.results.{SCHEMAS.get(suite, Header).__name__}: "
+                        + "; ".join(problems[:8]))
+
+
+def schema_markdown() -> str:
+    """RESULTS_SCHEMA.md: every suite's results type, generated from the TypedDicts above."""
+    lines = ["# Results schema", "",
+             "Generated from `geomprobe/results.py` by `geomprobe.results.schema_markdown()`; a test keeps this "
+             "file current. Every `<run>/<suite>/results.json` is one of these objects.", "",
+             f"Schema version: **{SCHEMA_VERSION}**.", "",
+             "An *estimate* is always `{value, ci95, method, n}` (`geomprobe.analysis.estimate.Estimate`): "
+             "`value` the point estimate (null when undefined), `ci95` `[low, high]`, `method` how both were "
+             "made, `n` the units behind it; `pvalue` and `note` may follow.", ""]
+    comments = _field_comments()
+    for suite, schema in SCHEMAS.items():
+        lines += [f"## {suite}: `{schema.__name__}`", "", "| key | type | required | meaning |", "|---|---|---|---|"]
+        for key, hint in _hints(schema).items():
+            required = "yes" if key in schema.__required_keys__ else "no"
+            lines.append(f"| `{key}` | `{_type_name(hint)}` | {required} | {comments.get((schema, key), '')} |")
+        lines.append("")
+    nested = [LayerEntropy, PromptsUsed]
+    for schema in nested:
+        lines += [f"### `{schema.__name__}`", "", "| key | type | required | meaning |", "|---|---|---|---|"]
+        for key, hint in _hints(schema).items():
+            required = "yes" if key in schema.__required_keys__ else "no"
+            lines.append(f"| `{key}` | `{_type_name(hint)}` | {required} | {comments.get((schema, key), '')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _type_name(hint) -> str:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Required, typing.NotRequired):
+        return _type_name(typing.get_args(hint)[0])
+    if origin in (typing.Union, __import__("types").UnionType):
+        return " | ".join(_type_name(a) for a in typing.get_args(hint))
+    if hint is type(None):
+        return "null"
+    if origin is not None:
+        return f"{origin.__name__}[{', '.join(_type_name(a) for a in typing.get_args(hint))}]"
+    return getattr(hint, "__name__", str(hint))
+
+
+def _field_comments() -> dict:
+    """(class, key) -> the comment written after the field in this file."""
+    import inspect
+    import re
+
+    source = inspect.getsource(__import__(__name__, fromlist=["x"]))
+    out, current = {}, None
+    classes = {name: obj for name, obj in globals().items() if isinstance(obj, type) and typing.is_typeddict(obj)}
+    for line in source.splitlines():
+        match = re.match(r"class (\w+)\(", line)
+        if match:
+            current = classes.get(match.group(1))
+            continue
+        match = re.match(r"    (\w+): [^#]+#\s*(.*)$", line)
+        if current is not None and match:
+            out[(current, match.group(1))] = match.group(2).strip()
+    for schema in classes.values():  # inherited fields keep their comment
+        for base in schema.__orig_bases__ if hasattr(schema, "__orig_bases__") else ():
+            for (owner, key), text in list(out.items()):
+                if owner is base:
+                    out.setdefault((schema, key), text)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# reading a run directory
+
+
+@dataclass
+class Run:
+    """A run directory as written by geomprobe.run: its manifest and every suite's results."""
+
+    path: Path
+    manifest: dict
+    results: dict[str, dict] = field(default_factory=dict)  # suite -> results.json (typed as SCHEMAS[suite])
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def suites(self) -> list[str]:
+        return list(self.results)
+
+    def status(self, suite: str) -> str | None:
+        entry = (self.manifest.get("suites") or {}).get(suite)
+        return entry.get("status") if isinstance(entry, dict) else None
+
+    def rows(self, suite: str, condition: str | None = None) -> list[dict]:
+        """Per-prompt rows of a suite (one dict per prompt): sula and ablation per condition (all
+        conditions, with a `condition` column, when None); extract and geometry from their
+        extraction arrays (prompt id, next-token entropy, length, head-mean attention entropy per
+        layer)."""
+        if suite == "sula":
+            return self._sula_rows(condition)
+        if suite == "ablation":
+            return self._ablation_rows(condition)
+        if suite in ("extract", "geometry"):
+            return self._extraction_rows(self.path / ("extraction" if suite == "extract" else "geometry/extraction"))
+        raise RunDirectoryError(f"no per-prompt table for the {suite} suite: tables exist for extract, geometry, "
+                                "sula and ablation")
+
+    def table(self, suite: str, condition: str | None = None):
+        """rows(suite, condition) as a pandas DataFrame (pandas is optional: `pip install pandas`)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise RunDirectoryError("Run.table needs pandas: pip install pandas (or use Run.rows for plain dicts)") \
+                from None
+        return pd.DataFrame(self.rows(suite, condition))
+
+    def _sula_rows(self, condition: str | None) -> list[dict]:
+        work = self.path / "sula"
+        files = sorted(work.glob("prompts-*.jsonl"))
+        if not files:
+            raise RunDirectoryError(f"{work} has no prompts-<condition>.jsonl: run the sula suite first")
+        names = [f.stem.removeprefix("prompts-") for f in files]
+        if condition is not None and condition not in names:
+            raise RunDirectoryError(f"no sula condition '{condition}' in {work}: it has {', '.join(names)}")
+        rows = []
+        for name, path in zip(names, files):
+            if condition is None or name == condition:
+                rows += [{"condition": name, **json.loads(line)} for line in path.read_text().splitlines()
+                         if line.strip()]
+        return rows
+
+    def _ablation_rows(self, condition: str | None) -> list[dict]:
+        import numpy as np
+
+        from geomprobe.analysis.sula_metrics import restrict_to_labels
+
+        work = self.path / "ablation" / "conditions"
+        files = sorted(work.glob("*.json"))
+        if not files:
+            raise RunDirectoryError(f"{work} has no passes: run the ablation suite first")
+        names = [f.stem for f in files]
+        if condition is not None and condition not in names:
+            raise RunDirectoryError(f"no ablation condition '{condition}' in {work}: it has {', '.join(names)}")
+        rows = []
+        for name, path in zip(names, files):
+            if condition is not None and name != condition:
+                continue
+            side = restrict_to_labels(np.array(json.loads(path.read_text())["token_probs"]))
+            rows += [{"condition": name, "prompt": i, "p_model_l1": float(side["p_model_l1"][i]),
+                      "H_model": float(side["H_model"][i])} for i in range(len(side["H_model"]))]
+        return rows
+
+    def _extraction_rows(self, directory: Path) -> list[dict]:
+        from geomprobe.extraction import load_extraction
+
+        if not (directory / "meta.json").exists():
+            raise RunDirectoryError(f"{directory} holds no finished extraction")
+        extraction = load_extraction(directory)
+        head_mean = extraction["attn_entropy_bits"].mean(axis=2)
+        rows = []
+        for i, prompt_id in enumerate(extraction.prompt_ids):
+            row = {"id": prompt_id, "n_tokens": int(extraction["n_tokens"][i])}
+            if "next_entropy_bits" in extraction.arrays:
+                row["next_entropy_bits"] = float(extraction["next_entropy_bits"][i])
+            for column, layer in enumerate(extraction.layers):
+                row[f"attn_entropy_bits_L{layer}"] = float(head_mean[i, column])
+            rows.append(row)
+        return rows
+
+
+def load_run(path: str | Path) -> Run:
+    """The manifest and the results of every suite in a `geomprobe run` directory. Results written
+    before the schema had a header (schema 1) are read as they are, with a note."""
+    path = Path(path)
+    manifest_path = path / "manifest.json"
+    if not manifest_path.exists():
+        raise RunDirectoryError(f"{path} is not a geomprobe run directory (no manifest.json): pass the --out of a "
+                                "`geomprobe run`")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except ValueError as error:
+        raise RunDirectoryError(f"{manifest_path} is not valid JSON ({error})") from None
+    run = Run(path=path, manifest=manifest)
+    for results in sorted(path.glob("*/results.json")):
+        suite = results.parent.name
+        try:
+            data = json.loads(results.read_text())
+        except ValueError as error:
+            run.notes.append(f"could not read {suite}/results.json: {error}")
+            continue
+        if not isinstance(data, dict):
+            continue
+        version = data.get("schema_version", 1)
+        if version > SCHEMA_VERSION:
+            run.notes.append(f"{suite}/results.json has schema {version}, newer than this geomprobe's "
+                             f"{SCHEMA_VERSION}: upgrade geomprobe to read it fully")
+        elif version < SCHEMA_VERSION:
+            run.notes.append(f"{suite}/results.json has schema {version} (this geomprobe writes {SCHEMA_VERSION}): "
+                             f"rerun the suite to rewrite it")
+        run.results[suite] = data
+    return run

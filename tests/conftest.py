@@ -13,8 +13,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Built-in wind tunnels train for a few steps only in tests (their cache key records it).
 os.environ["GEOMPROBE_WINDTUNNEL_STEPS"] = "20"
 
-CAUSAL_TINY = ["tiny-neox", "tiny-llama", "tiny-mistral", "tiny-mixtral", "tiny-phi"]
-ALL_TINY = CAUSAL_TINY + ["tiny-bert"]
+from geomprobe.models.builtin import TINY_MODELS  # noqa: E402  (after the environment above)
+
+# every built-in test model, one per architecture family (geomprobe.models.builtin.TINY_MODELS)
+CAUSAL_TINY = [name for name, tiny in TINY_MODELS.items() if not tiny.encoder]
+ALL_TINY = list(TINY_MODELS)
 
 
 @pytest.fixture(scope="session", autouse=True)

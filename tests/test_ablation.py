@@ -9,16 +9,20 @@ import pytest
 import torch
 
 from geomprobe.analysis.ablation_metrics import (
-    axis_entropy_correlation, behaviour_change, compare_with_random, paired_true_vs_random, reading,
+    axis_entropy_correlation,
+    behaviour_change,
+    compare_with_random,
+    paired_true_vs_random,
+    reading,
 )
 from geomprobe.analysis.sula_metrics import fit_axis
+from geomprobe.errors import RunDirectoryError
 from geomprobe.extraction import ExtractionConfig, extract
 from geomprobe.hooks import edit_values
 from geomprobe.interventions import InterventionAxis, apply_op, load_axes, make_editor, random_directions
 from geomprobe.runner import RunConfig, run
-from geomprobe.suites.ablation import AblationConfig
+from geomprobe.suites.ablation import AblationConfig, default_layer_sets, parse_ops
 from geomprobe.suites.sula import SulaConfig
-from geomprobe.suites.ablation import default_layer_sets, parse_ops
 
 EDITED = 2  # the layer edited in the model-level tests (tiny-neox has 4)
 
@@ -193,15 +197,16 @@ def test_statistics_on_known_cases():
     assert compare_with_random(0.5, [])["p_value"] is None
     # paired: per-prompt true minus the random mean
     paired = paired_true_vs_random(np.full(50, 2.0), np.stack([np.full(50, 1.0), np.full(50, 3.0), np.full(50, 0.5)]))
-    assert paired["mean"] == pytest.approx(2.0 - 1.5) and paired["ci95"] == [pytest.approx(0.5)] * 2
+    assert paired["value"] == pytest.approx(2.0 - 1.5) and paired["ci95"] == [pytest.approx(0.5)] * 2
     # behaviour change: an identical pass changes nothing, exactly
     rng = np.random.default_rng(0)
     h_bayes, h_model = rng.uniform(0, 1, 200), rng.uniform(0, 1, 200)
     same = behaviour_change(h_bayes, h_model, h_model.copy(), n_boot=50)
-    assert same["delta_mae_bits"] == {"mean": 0.0, "ci95": [0.0, 0.0]} and same["delta_pearson"]["value"] == 0.0
+    assert same["delta_mae_bits"]["value"] == 0.0 and same["delta_mae_bits"]["ci95"] == [0.0, 0.0]
+    assert same["delta_pearson"]["value"] == 0.0
     moved = behaviour_change(h_bayes, h_model, h_model + 0.1, n_boot=50)
-    assert moved["mean_dH_bits"]["mean"] == pytest.approx(0.1)
-    assert moved["mean_abs_dH_bits"]["mean"] == pytest.approx(0.1)
+    assert moved["mean_dH_bits"]["value"] == pytest.approx(0.1)
+    assert moved["mean_abs_dH_bits"]["value"] == pytest.approx(0.1)
     assert moved["delta_pearson"]["value"] == pytest.approx(0.0, abs=1e-12)  # a constant shift keeps Pearson
     # axis-entropy correlation: a removed coordinate reads 0, with its sd ratio
     removed = axis_entropy_correlation(rng.normal(0, 1e-7, 200), h_model, sigma_u=2.0)
@@ -209,7 +214,7 @@ def test_statistics_on_known_cases():
     kept = axis_entropy_correlation(h_model * 3 + rng.normal(0, 0.1, 200), h_model, sigma_u=1.0)
     assert kept["pearson"] > 0.9
     assert reading((0.3, 0.0), same).startswith("geometry destroyed (r +0.30 -> +0.00) / behaviour unchanged")
-    assert "behaviour changed" in reading((0.3, 0.29), moved | {"delta_mae_bits": {"mean": 0.05}})
+    assert "behaviour changed" in reading((0.3, 0.29), moved | {"delta_mae_bits": {"value": 0.05}})
 
 
 # ----------------------------------------------------------------------------------------------
@@ -264,6 +269,17 @@ def test_ablation_suite_end_to_end(tmp_path):
     # a rerun reads every pass back
     run(config, AblationConfig(n_random=2, **common), progress=False)
     assert _read(work / "results.json")["settings"]["reused_passes"] == 37
+    # the run as tables: the sula suite's per-prompt H_model and the ablation's unedited pass are the
+    # same prompts through the same model
+    from geomprobe import load_run
+
+    tables = load_run(out)
+    assert tables.suites == ["ablation", "sula"] and tables.results["ablation"]["schema_version"] >= 2
+    sula_rows, baseline = tables.table("sula"), tables.table("ablation", "baseline")
+    assert set(sula_rows["condition"]) == {"main"} and len(sula_rows) == len(baseline) == 15
+    np.testing.assert_allclose(sula_rows["H_model"], baseline["H_model"], atol=1e-5)
+    with pytest.raises(RunDirectoryError, match="no ablation condition 'nope'"):
+        tables.table("ablation", "nope")
 
 
 def test_lambda_zero_equals_the_baseline_bit_for_bit(tmp_path):
@@ -281,8 +297,8 @@ def test_lambda_zero_equals_the_baseline_bit_for_bit(tmp_path):
     results = _read(out / "ablation" / "results.json")
     assert results["axis"]["source"].startswith("ablation/sula-main")  # no sula suite here: fitted by the ablation
     for c in results["conditions"]:
-        assert c["true"]["behaviour"]["delta_mae_bits"]["mean"] == 0.0
-        assert c["true"]["behaviour"]["mean_abs_dH_bits"]["mean"] == 0.0
+        assert c["true"]["behaviour"]["delta_mae_bits"]["value"] == 0.0
+        assert c["true"]["behaviour"]["mean_abs_dH_bits"]["value"] == 0.0
 
 
 def test_hooks_are_removed_when_a_run_fails_and_the_rerun_resumes(tmp_path, load_tiny, monkeypatch):
@@ -309,7 +325,7 @@ def test_hooks_are_removed_when_a_run_fails_and_the_rerun_resumes(tmp_path, load
     done = sorted(p.name for p in (out / "ablation" / "conditions").glob("*.json"))
     assert done == ["baseline.json", "cut_L2_true.json"]
     monkeypatch.setattr(interventions, "apply_op", real)
-    run(config, progress=False)
+    run(config, options, progress=False)
     results = _read(out / "ablation" / "results.json")
     assert results["settings"]["reused_passes"] == 2 and results["settings"]["n_forward_passes"] == 3
     assert _n_hooks(loaded.adapter) == 0

@@ -4,11 +4,11 @@ tensors, eager attention probabilities, and the model's full logits."""
 import numpy as np
 import pytest
 import torch
+from conftest import ALL_TINY
 from transformers import AttentionInterface, AutoModel, AutoModelForCausalLM
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
-from conftest import ALL_TINY, CAUSAL_TINY
 from geomprobe.extraction import ExtractionConfig, extract
 
 # A reference attention function that records the key/value tensors exactly as the model hands

@@ -11,11 +11,23 @@ from threadpoolctl import threadpool_limits
 
 from geomprobe.analysis.bootstrap import bootstrap_mean_ci
 from geomprobe.analysis.focusing import attention_focusing
-from geomprobe.analysis.key_orthogonality import (analytic_gaussian, empirical_gaussian, fold_ln, key_orthogonality,
-                                                  orth_statistic, token_key_orth)
+from geomprobe.analysis.key_orthogonality import (
+    analytic_gaussian,
+    empirical_gaussian,
+    fold_ln,
+    key_orthogonality,
+    orth_statistic,
+    token_key_orth,
+)
 from geomprobe.analysis.pca import explained_variance_ratios, standardise
-from geomprobe.analysis.value_manifold import (covariance_eigenvalues, cross_model_basis, layer_profile,
-                                               resample_eigenvalues, ungroup, value_manifold)
+from geomprobe.analysis.value_manifold import (
+    covariance_eigenvalues,
+    cross_model_basis,
+    layer_profile,
+    resample_eigenvalues,
+    ungroup,
+    value_manifold,
+)
 from geomprobe.analysis.verdict import VerdictThresholds, verdict
 from geomprobe.analysis.windtunnel_metrics import entropy_bits
 from geomprobe.errors import NumericalError

@@ -100,7 +100,7 @@ def test_domain_suite_and_compare(tmp_path):
     domain = json.loads((out / "domain" / "results.json").read_text())
     assert set(domain["sets"]) == {"mixed", "math", "philosophy"}
     gain = domain["sets"]["math"]["gain_over_mixed"]
-    assert gain["pc12"] == pytest.approx(domain["sets"]["math"]["pc12"] - domain["sets"]["mixed"]["pc12"])
+    assert gain["pc12"]["value"] == pytest.approx(domain["sets"]["math"]["pc12"] - domain["sets"]["mixed"]["pc12"])
     assert "vocabulary" in domain["caveat"]
     rows = compare([out], tmp_path / "table")
     assert rows[0]["pc12_restricted"]["math"] == domain["sets"]["math"]["pc12"]

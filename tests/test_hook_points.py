@@ -5,14 +5,13 @@ block's attention and MLP outputs removes the block, and no hook outlives its bl
 
 import pytest
 import torch
+from conftest import ALL_TINY, CAUSAL_TINY
 
 from geomprobe.attention import capture_attention
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import _pad_id, pad_batch
 from geomprobe.hooks import POINTS, capture, capture_final_token, edit, watch
 from geomprobe.mechanisms import skip_layers
-
-from conftest import ALL_TINY, CAUSAL_TINY
 
 TEXTS = ["The cat sat on the mat and looked at the door for a while.", "Short one.",
          "A third prompt of middling size"]

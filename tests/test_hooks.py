@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from geomprobe.extraction import ExtractionConfig, extract
+from geomprobe.extraction import extract
 from geomprobe.hooks import edit_values
 
 

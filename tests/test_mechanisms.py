@@ -10,12 +10,18 @@ import numpy as np
 import pytest
 import torch
 
-from geomprobe.analysis.mechanism_metrics import (frame_orthogonality, head_concentration, settling_step,
-                                                  settling_steps)
+from geomprobe.analysis.mechanism_metrics import frame_orthogonality, head_concentration, settling_step, settling_steps
 from geomprobe.analysis.qk_alignment import qk_alignment
 from geomprobe.extraction import pad_batch
-from geomprobe.mechanisms import (TaskLogits, ablation_scores, head_output_means, layer0_token_keys,
-                                  mean_ablate_heads, query_rows, skip_layers)
+from geomprobe.mechanisms import (
+    TaskLogits,
+    ablation_scores,
+    head_output_means,
+    layer0_token_keys,
+    mean_ablate_heads,
+    query_rows,
+    skip_layers,
+)
 from geomprobe.windtunnel.evidence import evidence_mask, query_positions_of
 from geomprobe.windtunnel.tasks import make_task
 from geomprobe.windtunnel.train import evaluate
@@ -174,10 +180,10 @@ def test_evidence_of_a_hand_made_recall_sequence():
     cosine[..., 3] = 1.0
     qk = qk_alignment(np.repeat(probs, 2, 0), np.repeat(cosine, 2, 0), np.repeat(visible, 2, 0),
                       evidence=np.repeat(mask[:, 0], 2, 0), n_boot=20)
-    assert qk.metrics["evidence_mass"]["mean"][0] == pytest.approx(0.9)
+    assert qk.metrics["evidence_mass"]["value"][0] == pytest.approx(0.9)
     assert qk.evidence_uniform_share == pytest.approx(2 / 9)
-    assert qk.metrics["top_weight"]["mean"][0] == pytest.approx(0.7)
-    assert qk.metrics["cos_evidence_minus_other"]["mean"][0] == pytest.approx(0.5)  # (1 + 0)/2 - 0
+    assert qk.metrics["top_weight"]["value"][0] == pytest.approx(0.7)
+    assert qk.metrics["cos_evidence_minus_other"]["value"][0] == pytest.approx(0.5)  # (1 + 0)/2 - 0
     # the sampled batches agree with their own info: key of the probed pair, then its value
     batch = task.sample(16, np.random.default_rng(0))
     mask = evidence_mask(task, batch.tokens, query_positions_of(batch.supervised))
@@ -214,9 +220,9 @@ def test_uniform_attention_has_log2_visible_entropy_and_the_uniform_evidence_sha
     evidence = visible & (rng.random((n_rows, T)) < 0.5)
     qk = qk_alignment(probs, cosine, visible, evidence=evidence, sequence=np.arange(n_rows) // 3, n_boot=50)
     per_sequence = [np.mean(np.log2(lengths[s * 3:(s + 1) * 3])) for s in range(4)]
-    assert qk.metrics["attn_entropy_bits"]["mean"] == pytest.approx([np.mean(per_sequence)] * 2)
-    assert qk.metrics["attn_entropy_normalised"]["mean"] == pytest.approx([1.0, 1.0])
-    assert qk.metrics["evidence_mass"]["mean"][0] == pytest.approx(qk.evidence_uniform_share)
+    assert qk.metrics["attn_entropy_bits"]["value"] == pytest.approx([np.mean(per_sequence)] * 2)
+    assert qk.metrics["attn_entropy_normalised"]["value"] == pytest.approx([1.0, 1.0])
+    assert qk.metrics["evidence_mass"]["value"][0] == pytest.approx(qk.evidence_uniform_share)
     assert qk.n_sequences == 4
 
 
@@ -334,5 +340,5 @@ def test_mechanisms_suite_on_a_language_model(tmp_path, varied_prompts):
     from geomprobe.models import load_model
 
     ex = extract(load_model("tiny-llama"), varied_prompts, progress=False)
-    np.testing.assert_allclose(qk["metrics"]["attn_entropy_bits"]["mean"],
+    np.testing.assert_allclose(qk["metrics"]["attn_entropy_bits"]["value"],
                                ex["attn_entropy_bits"].mean(axis=(0, 2)), atol=1e-4)

@@ -121,7 +121,7 @@ def test_sula_and_intervention_figures_draw_the_results(runs, report):
     assert "Table 1. SULA: scores per condition." in table
     assert table.count("<tr>") == 1 + len(sula["conditions"]) + 1 and 'class="paper"' in table
     main = sula["conditions"]["main"]
-    assert f"{main['mae_bits']['mean']:.3g}" in table
+    assert f"{main['mae_bits']['value']:.3g}" in table
     # the scatter draws every main-condition prompt, the interventions every condition's true axis
     # and random axes, with its one-line reading
     n_main = sum(1 for _ in (runs["probe"] / "sula" / "prompts-main.jsonl").open())

@@ -13,8 +13,17 @@ from geomprobe.errors import ConfigError
 from geomprobe.runner import RunConfig, run
 from geomprobe.suites.sula import SulaConfig
 from geomprobe.sula import (
-    CARRIER_POOL, CONDITIONS, SulaSpec, WINDTUNNEL_K0_TEMPLATE, choose_labels, cvc_sweep, expected_h_bayes_bits,
-    generate, h_bayes_bits, label_token, predictive_l1,
+    CARRIER_POOL,
+    CONDITIONS,
+    WINDTUNNEL_K0_TEMPLATE,
+    SulaSpec,
+    choose_labels,
+    cvc_sweep,
+    expected_h_bayes_bits,
+    generate,
+    h_bayes_bits,
+    label_token,
+    predictive_l1,
 )
 from geomprobe.windtunnel.tasks import CARRIER_WORDS, SulaTask, binary_entropy_bits, sula_posterior
 
@@ -253,10 +262,11 @@ def test_sula_suite_on_a_tiny_model(tmp_path, load_tiny):
     h_model = np.array([h2(p1 / (p1 + p2)) for p1, p2 in probs.astype(np.float64)])
     np.testing.assert_allclose([r["H_model"] for r in rows], h_model, atol=1e-9)
     h_bayes = np.array([r["H_bayes"] for r in rows])
-    assert main["mae_bits"]["mean"] == pytest.approx(np.mean(np.abs(h_model - h_bayes)))
+    assert main["mae_bits"]["value"] == pytest.approx(np.mean(np.abs(h_model - h_bayes)))
     for row in main["per_k"]:
-        assert row["H_bayes"]["mean"] == pytest.approx(np.mean([r["H_bayes"] for r in rows if r["k"] == row["k"]]))
-    assert main["per_k"][0]["H_bayes"]["mean"] == 1.0 and main["per_k"][1]["H_bayes"]["mean"] == pytest.approx(h2(0.9))
+        assert row["H_bayes"]["value"] == pytest.approx(np.mean([r["H_bayes"] for r in rows if r["k"] == row["k"]]))
+    assert main["per_k"][0]["H_bayes"]["value"] == 1.0
+    assert main["per_k"][1]["H_bayes"]["value"] == pytest.approx(h2(0.9))
     assert main["rho_pc1_H_model"]["value"] >= 0  # the axis is oriented
     assert results["conditions"]["shuffled"]["pearson_H_model_H_bayes"]["value"] is None  # H_bayes constant
 
@@ -297,12 +307,12 @@ def test_sula_suite_on_the_sula_wind_tunnel(tmp_path):
     main = results["conditions"]["main"]
     for row in main["per_k"]:
         h = np.array([r["H_bayes"] for r in rows if r["k"] == row["k"]])
-        assert row["H_bayes"]["mean"] == pytest.approx(h.mean())
+        assert row["H_bayes"]["value"] == pytest.approx(h.mean())
         expected = expected_h_bayes_bits(row["k"])
-        assert abs(row["H_bayes"]["mean"] - expected) <= 4 * analytic_sd_of_mean(row["k"], len(h)) + 1e-9, row["k"]
+        assert abs(row["H_bayes"]["value"] - expected) <= 4 * analytic_sd_of_mean(row["k"], len(h)) + 1e-9, row["k"]
     for name in ("shuffled", "label_mask"):
-        assert results["conditions"][name]["H_bayes"]["mean"] == 1.0
-    assert 0 <= main["mae_bits"]["mean"] <= 1 and 0 < results["axis"]["pc1_explained"] <= 1
+        assert results["conditions"][name]["H_bayes"]["value"] == 1.0
+    assert 0 <= main["mae_bits"]["value"] <= 1 and 0 < results["axis"]["pc1_explained"] <= 1
 
 
 def test_sula_cli_options(tmp_path):

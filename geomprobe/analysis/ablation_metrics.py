@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
+from geomprobe.analysis.estimate import Estimate, estimate
 from geomprobe.analysis.sula_metrics import _constant, _rowwise_pearson, correlation, mean_ci
-
 from geomprobe.errors import AnalysisError
 
 # The thresholds behind each condition's one-line reading (stored in results.json with them).
@@ -57,28 +57,37 @@ def axis_entropy_correlation(coords, H_model, sigma_u: float,
     return out
 
 
-def _paired_mean(samples, n_boot: int, seed: int) -> dict:
+def _paired_mean(samples, n_boot: int, seed: int, what: str = "paired per-prompt difference") -> Estimate:
+    """An Estimate of the mean over prompts of a per-prompt quantity of two passes over the same
+    prompts (`what`), with a bootstrap CI that resamples prompts (so the pairs stay together)."""
     samples = np.asarray(samples, dtype=np.float64)
     if np.all(samples == samples[0]):  # no variation (e.g. an exact identity): the CI is the point
         value = float(samples[0])
-        return {"mean": value, "ci95": [value, value]}
-    return mean_ci(samples, n_boot, seed)
+        return estimate(value, [value, value], f"mean over prompts of the {what}; the same on every prompt, so the "
+                                               f"CI is the point", len(samples))
+    entry = mean_ci(samples, n_boot, seed)
+    entry["method"] = (f"mean over prompts of the {what}, paired percentile bootstrap 95% CI ({n_boot} resamples "
+                       f"of the prompts)")
+    return entry
 
 
-def pearson_change(H_bayes, H_base, H_edit, n_boot: int = 1000, seed: int = 0) -> dict:
+def pearson_change(H_bayes, H_base, H_edit, n_boot: int = 1000, seed: int = 0) -> Estimate:
     """Pearson(H_edit, H_bayes) - Pearson(H_base, H_bayes), with a paired bootstrap CI (the same
     resampled prompts for both). value None when either correlation is undefined."""
     H_bayes, H_base, H_edit = (np.asarray(a, dtype=np.float64) for a in (H_bayes, H_base, H_edit))
+    method = (f"Pearson(H_edit, H_bayes) - Pearson(H_base, H_bayes), paired percentile bootstrap 95% CI ({n_boot} "
+              f"resamples of the prompts, the same for both)")
     before, after = pearson_or_none(H_base, H_bayes), pearson_or_none(H_edit, H_bayes)
     if before is None or after is None:
-        return {"value": None, "ci95": [None, None], "note": "undefined: a correlation is undefined"}
+        return estimate(None, (None, None), method, len(H_bayes), note="undefined: a correlation is undefined")
     if np.array_equal(H_base, H_edit):
-        return {"value": 0.0, "ci95": [0.0, 0.0]}
+        return estimate(0.0, [0.0, 0.0], "Pearson(H_edit, H_bayes) - Pearson(H_base, H_bayes); H_edit equals H_base, "
+                                         "so the change and its CI are 0", len(H_bayes))
     idx = np.random.default_rng(seed).integers(0, len(H_bayes), size=(n_boot, len(H_bayes)))
     boot = _rowwise_pearson(H_edit[idx], H_bayes[idx]) - _rowwise_pearson(H_base[idx], H_bayes[idx])
     boot = boot[np.isfinite(boot)]
     ci = [float(v) for v in np.percentile(boot, [2.5, 97.5])] if len(boot) else [None, None]
-    return {"value": after - before, "ci95": ci}
+    return estimate(after - before, ci, method, len(H_bayes))
 
 
 def behaviour_change(H_bayes, H_base, H_edit, mass_base=None, mass_edit=None, n_boot: int = 1000,
@@ -91,15 +100,17 @@ def behaviour_change(H_bayes, H_base, H_edit, mass_base=None, mass_edit=None, n_
     err_base, err = np.abs(H_base - H_bayes), np.abs(H_edit - H_bayes)
     out = {
         "mae_bits": mean_ci(err, n_boot, seed),
-        "delta_mae_bits": _paired_mean(err - err_base, n_boot, seed),
+        "delta_mae_bits": _paired_mean(err - err_base, n_boot, seed,
+                                       "per-prompt change of |H_model - H_bayes| (intervened minus unperturbed)"),
         "pearson_H_model_H_bayes": correlation(H_edit, H_bayes, "pearson", n_boot, seed),
         "delta_pearson": pearson_change(H_bayes, H_base, H_edit, n_boot, seed),
-        "mean_abs_dH_bits": _paired_mean(np.abs(H_edit - H_base), n_boot, seed),
-        "mean_dH_bits": _paired_mean(H_edit - H_base, n_boot, seed),
+        "mean_abs_dH_bits": _paired_mean(np.abs(H_edit - H_base), n_boot, seed,
+                                         "per-prompt |H_edit - H_base| (intervened against unperturbed)"),
+        "mean_dH_bits": _paired_mean(H_edit - H_base, n_boot, seed, "per-prompt H_edit - H_base"),
     }
     if mass_base is not None and mass_edit is not None:
         out["delta_label_mass"] = _paired_mean(np.asarray(mass_edit, np.float64) - np.asarray(mass_base, np.float64),
-                                               n_boot, seed)
+                                               n_boot, seed, "per-prompt change of the mass on the two labels")
     return out
 
 
@@ -137,15 +148,17 @@ def compare_with_random(true_value, random_values, alternative: str = "greater")
             "p_value": float((1 + (stats >= stat_true).sum()) / (1 + len(randoms)))}
 
 
-def paired_true_vs_random(true_per_prompt, random_per_prompt, n_boot: int = 1000, seed: int = 0) -> dict:
+def paired_true_vs_random(true_per_prompt, random_per_prompt, n_boot: int = 1000, seed: int = 0) -> Estimate:
     """true_per_prompt [n], random_per_prompt [m, n]: a per-prompt quantity (e.g. |H_model - H_bayes|)
     under the true axis and under each random axis. The mean over prompts of true minus the mean of
     the random axes, with a paired bootstrap 95% CI over prompts."""
     true_per_prompt = np.asarray(true_per_prompt, dtype=np.float64)
     random_per_prompt = np.asarray(random_per_prompt, dtype=np.float64).reshape(-1, len(true_per_prompt))
+    what = "per-prompt true-axis value minus the mean over the random axes"
     if random_per_prompt.shape[0] == 0:
-        return {"mean": None, "ci95": [None, None]}
-    return _paired_mean(true_per_prompt - random_per_prompt.mean(axis=0), n_boot, seed)
+        return estimate(None, (None, None), f"mean over prompts of the {what}", len(true_per_prompt),
+                        note="no random axes")
+    return _paired_mean(true_per_prompt - random_per_prompt.mean(axis=0), n_boot, seed, what)
 
 
 def _versus(compare: dict, paired: dict | None) -> str | None:
@@ -182,7 +195,7 @@ def reading(geometry: tuple[float | None, float | None] | None, change: dict, ve
         parts.append(f"geometry strengthened (r {before:+.2f} -> {after:+.2f})")
     else:
         parts.append(f"geometry unchanged (r {before:+.2f} -> {after:+.2f})")
-    d_mae = change["delta_mae_bits"]["mean"]
+    d_mae = change["delta_mae_bits"]["value"]
     d_r = change["delta_pearson"]["value"]
     quiet = abs(d_mae) < thresholds["mae_bits"] and (d_r is None or abs(d_r) < thresholds["pearson"])
     numbers = f"MAE {d_mae:+.3f} bits" + ("" if d_r is None else f", Pearson {d_r:+.3f}")

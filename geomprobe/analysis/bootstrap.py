@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from geomprobe.analysis.estimate import Estimate, estimate
 from geomprobe.errors import AnalysisError
 
 
@@ -18,3 +19,14 @@ def bootstrap_mean_ci(samples, n_boot: int = 1000, seed: int = 0, level: float =
     tail = 100 * (1 - level) / 2
     low, high = np.percentile(means, [tail, 100 - tail])
     return float(samples.mean()), float(low), float(high)
+
+
+def mean_method(unit: str, n_boot: int) -> str:
+    """The `method` of an Estimate made by bootstrap_mean_estimate."""
+    return f"mean over {unit}, percentile bootstrap 95% CI ({n_boot} resamples of the {unit})"
+
+
+def bootstrap_mean_estimate(samples, n_boot: int = 1000, seed: int = 0, unit: str = "prompts") -> Estimate:
+    """bootstrap_mean_ci as an Estimate {"value", "ci95", "method", "n"}; n = len(samples)."""
+    mean, low, high = bootstrap_mean_ci(samples, n_boot=n_boot, seed=seed)
+    return estimate(mean, [low, high], mean_method(unit, n_boot), len(np.asarray(samples)))

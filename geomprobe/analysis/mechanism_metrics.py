@@ -16,7 +16,6 @@ import math
 import numpy as np
 
 from geomprobe.analysis.key_orthogonality import analytic_gaussian, orth_statistic, token_key_orth
-
 from geomprobe.errors import AnalysisError
 
 

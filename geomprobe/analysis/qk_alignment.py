@@ -2,7 +2,7 @@
 last layer). numpy only: the rows come from geomprobe.mechanisms.
 
     qk = qk_alignment(probs, cosine, visible, evidence=mask, sequence=seq_of_row)
-    qk.metrics["attn_entropy_bits"]["mean"][layer], qk.metrics["evidence_mass"]["per_head"][layer][head]
+    qk.metrics["attn_entropy_bits"]["value"][layer], qk.metrics["evidence_mass"]["per_head"][layer][head]
 
 One row is one query position of one sequence. For every row, layer and head:
     attn_entropy_bits        -sum_j a_j log2 a_j over the keys the query may see (itself included)
@@ -92,8 +92,9 @@ def _num(value) -> float | None:
 
 @dataclass(frozen=True)
 class QKAlignment:
-    """Per-layer summaries. metrics[name] = {"mean": [L] (head-averaged), "ci95": [L][2],
-    "per_head": [L][H]}; evidence metrics are absent when no evidence was given."""
+    """Per-layer summaries. metrics[name] = {"value": [L] (head-averaged), "ci95": [L][2], "method",
+    "n" (the sequences with a value), "per_head": [L][H]}: a per-layer vector Estimate; evidence
+    metrics are absent when no evidence was given."""
 
     n_rows: int
     n_sequences: int
@@ -131,6 +132,8 @@ def qk_alignment(probs, cosine, visible, evidence=None, sequence=None, layers=No
     n_sequences = int(sequence.max()) + 1
     stats = _row_statistics(probs, cosine, visible, evidence)
     boot = np.random.default_rng(seed).integers(0, n_sequences, size=(n_boot, n_sequences))
+    method = ("per layer, the head average of each sequence's row mean, averaged over sequences; "
+              + (f"percentile bootstrap 95% CI over sequences ({n_boot} resamples)" if n_boot else "no CI (n_boot 0)"))
     metrics = {}
     for name, values in stats.items():
         per_seq = _per_sequence(values, sequence, n_sequences)  # [S, L, H]
@@ -140,7 +143,8 @@ def qk_alignment(probs, cosine, visible, evidence=None, sequence=None, layers=No
         for layer in range(n_layers):
             samples = boot_means[:, layer][np.isfinite(boot_means[:, layer])] if n_boot else np.array([])
             cis.append([float(v) for v in np.percentile(samples, [2.5, 97.5])] if samples.size else [None, None])
-        metrics[name] = {"mean": [_num(v) for v in _nanmean(head_mean, 0)], "ci95": cis,
+        metrics[name] = {"value": [_num(v) for v in _nanmean(head_mean, 0)], "ci95": cis, "method": method,
+                         "n": int(np.isfinite(head_mean).any(axis=1).sum()),
                          "per_head": [[_num(v) for v in row] for row in _nanmean(per_seq, 0)]}
     share, n_evidence_rows = None, 0
     if evidence is not None:

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import pearsonr, rankdata, spearmanr
 
-from geomprobe.analysis.bootstrap import bootstrap_mean_ci
+from geomprobe.analysis.bootstrap import bootstrap_mean_estimate
+from geomprobe.analysis.estimate import Estimate, estimate
 from geomprobe.analysis.windtunnel_metrics import entropy_bits
-
 from geomprobe.errors import AnalysisError
 
 TINY = 1e-12
@@ -144,13 +144,25 @@ def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(denom > 0, (a * b).sum(axis=1) / denom, np.nan)
 
 
-def correlation(x, y, method: str = "spearman", n_boot: int = 1000, seed: int = 0) -> dict:
-    """{"value", "ci95", "pvalue", "method"} for Pearson or Spearman correlation of x and y; the CI is a
-    percentile bootstrap over prompts (pairs resampled; resamples where either side is constant are
-    skipped). value None, with a note, when x or y is constant (e.g. H_bayes = 1 everywhere)."""
+CORRELATION_NAMES = {"spearman": "Spearman rho", "pearson": "Pearson r"}
+
+
+def correlation_method(method: str, n_boot: int) -> str:
+    """The Estimate `method` of correlation(..., method, n_boot)."""
+    return (f"{CORRELATION_NAMES[method]}, percentile bootstrap 95% CI over prompts (pairs resampled, {n_boot} "
+            f"resamples; resamples with a constant side skipped)")
+
+
+def correlation(x, y, method: str = "spearman", n_boot: int = 1000, seed: int = 0) -> Estimate:
+    """An Estimate {"value", "ci95", "method", "n", "pvalue"} of the Pearson or Spearman correlation
+    of x and y; the CI is a percentile bootstrap over prompts (pairs resampled; resamples where
+    either side is constant are skipped). value None, with a note, when x or y is constant (e.g.
+    H_bayes = 1 everywhere)."""
+    if method not in CORRELATION_NAMES:
+        raise AnalysisError(f"method must be 'spearman' or 'pearson', got '{method}'")
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    entry = {"method": method, "value": None, "ci95": [None, None], "pvalue": None, "n": int(len(x))}
+    entry = estimate(None, (None, None), correlation_method(method, n_boot), len(x), pvalue=None)
     if len(x) < 3 or _constant(x) or _constant(y):
         entry["note"] = "undefined: one side is constant" if len(x) >= 3 else "undefined: fewer than 3 prompts"
         return entry
@@ -172,10 +184,10 @@ def _finite(value) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def mean_ci(samples, n_boot: int = 1000, seed: int = 0) -> dict:
-    """{"mean", "ci95"}: percentile bootstrap of the mean over prompts."""
-    mean, low, high = bootstrap_mean_ci(samples, n_boot=n_boot, seed=seed)
-    return {"mean": mean, "ci95": [low, high]}
+def mean_ci(samples, n_boot: int = 1000, seed: int = 0, unit: str = "prompts") -> Estimate:
+    """An Estimate {"value", "ci95", "method", "n"}: the mean over prompts with a percentile bootstrap
+    95% CI."""
+    return bootstrap_mean_estimate(samples, n_boot=n_boot, seed=seed, unit=unit)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from geomprobe.paths import cache_dir
@@ -27,21 +28,52 @@ SPECIAL_TOKENS = ["<|endoftext|>", "<s>", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
 _COMMON = dict(hidden_size=128, num_hidden_layers=4, num_attention_heads=8, max_position_embeddings=4096,
                initializer_range=0.1, vocab_size=VOCAB_SIZE)
 
-# name -> (transformers config class name, overrides)
-BUILTIN_CONFIGS: dict[str, tuple[str, dict]] = {
-    "tiny-neox": ("GPTNeoXConfig", dict(intermediate_size=512, rotary_pct=0.25, use_parallel_residual=True,
-                                        tie_word_embeddings=False, bos_token_id=0, eos_token_id=0)),
-    "tiny-llama": ("LlamaConfig", dict(intermediate_size=256, num_key_value_heads=2, bos_token_id=1,
-                                       eos_token_id=0, pad_token_id=None)),
-    "tiny-mistral": ("MistralConfig", dict(intermediate_size=256, num_key_value_heads=2, sliding_window=8,
-                                           bos_token_id=1, eos_token_id=0)),
-    "tiny-mixtral": ("MixtralConfig", dict(intermediate_size=128, num_key_value_heads=2, num_local_experts=4,
-                                           num_experts_per_tok=2, sliding_window=None, bos_token_id=1,
-                                           eos_token_id=0)),
-    "tiny-phi": ("PhiConfig", dict(intermediate_size=512, partial_rotary_factor=0.4, bos_token_id=0,
-                                   eos_token_id=0)),
-    "tiny-bert": ("BertConfig", dict(intermediate_size=512, max_position_embeddings=512, pad_token_id=4)),
+@dataclass(frozen=True)
+class TinyModel:
+    """A built-in test model of one architecture family: random init from a transformers config."""
+
+    config_class: str  # transformers config class name
+    overrides: dict  # config fields beyond _COMMON
+    family: str  # the adapter family (geomprobe.adapters)
+    note: str  # what `geomprobe models` says about it
+    special_tokens: str = "none"  # "bos": add <s> like Llama; "cls": [CLS] ... [SEP] like BERT; "none": like Pythia
+    encoder: bool = False  # built as a bare encoder (no LM head)
+
+
+# One line per architecture family (tests run every code path on each; a test checks that every
+# adapter model type has one).
+TINY_MODELS: dict[str, TinyModel] = {
+    "tiny-neox": TinyModel("GPTNeoXConfig", dict(intermediate_size=512, rotary_pct=0.25, use_parallel_residual=True,
+                                                 tie_word_embeddings=False, bos_token_id=0, eos_token_id=0),
+                           "gpt_neox", "random init from a config"),
+    "tiny-llama": TinyModel("LlamaConfig", dict(intermediate_size=256, num_key_value_heads=2, bos_token_id=1,
+                                                eos_token_id=0, pad_token_id=None),
+                            "llama", "random init, grouped-query attention", "bos"),
+    "tiny-mistral": TinyModel("MistralConfig", dict(intermediate_size=256, num_key_value_heads=2, sliding_window=8,
+                                                    bos_token_id=1, eos_token_id=0),
+                              "llama", "random init, sliding window 8", "bos"),
+    "tiny-mixtral": TinyModel("MixtralConfig", dict(intermediate_size=128, num_key_value_heads=2, num_local_experts=4,
+                                                    num_experts_per_tok=2, sliding_window=None, bos_token_id=1,
+                                                    eos_token_id=0),
+                              "llama", "random init, 4 experts", "bos"),
+    "tiny-qwen2": TinyModel("Qwen2Config", dict(intermediate_size=256, num_key_value_heads=2, bos_token_id=0,
+                                                eos_token_id=0, tie_word_embeddings=False),
+                            "llama", "random init, q/k/v biases, grouped-query attention"),
+    "tiny-phi": TinyModel("PhiConfig", dict(intermediate_size=512, partial_rotary_factor=0.4, bos_token_id=0,
+                                            eos_token_id=0),
+                          "phi", "random init, partial rotary"),
+    "tiny-bert": TinyModel("BertConfig", dict(intermediate_size=512, max_position_embeddings=512, pad_token_id=4),
+                           "bert", "random init encoder", "cls", encoder=True),
 }
+BUILTIN_CONFIGS: dict[str, tuple[str, dict]] = {name: (m.config_class, m.overrides) for name, m in TINY_MODELS.items()}
+
+
+def tiny_shape(name: str) -> dict:
+    """n_layers, n_heads, n_kv_heads, d_model of a built-in, from its config fields (no torch)."""
+    fields = {**_COMMON, **TINY_MODELS[name].overrides}
+    return {"n_layers": fields["num_hidden_layers"], "n_heads": fields["num_attention_heads"],
+            "n_kv_heads": fields.get("num_key_value_heads", fields["num_attention_heads"]),
+            "d_model": fields["hidden_size"]}
 
 
 def demo_prompts_path() -> Path:
@@ -54,8 +86,8 @@ def _tokenizer_corpus() -> list[str]:
 
 
 def build_tokenizer(name: str):
-    """A byte-level BPE tokenizer (vocab 512). tiny-llama/-mistral/-mixtral add a BOS like Llama;
-    tiny-bert wraps text in [CLS] ... [SEP]; the others add nothing, like Pythia."""
+    """A byte-level BPE tokenizer (vocab 512) with the model's special-token style: "bos" adds <s>
+    like Llama, "cls" wraps text in [CLS] ... [SEP] like BERT, "none" adds nothing, like Pythia."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -66,11 +98,12 @@ def build_tokenizer(name: str):
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(_tokenizer_corpus(), trainer=trainer)
     special = {}
-    if name in ("tiny-llama", "tiny-mistral", "tiny-mixtral"):
+    style = TINY_MODELS[name].special_tokens
+    if style == "bos":
         tok.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B",
                                                            special_tokens=[("<s>", tok.token_to_id("<s>"))])
         special = dict(bos_token="<s>", eos_token="<|endoftext|>")
-    elif name == "tiny-bert":
+    elif style == "cls":
         tok.post_processor = processors.TemplateProcessing(
             single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
             special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
@@ -93,7 +126,7 @@ def build_model(name: str, seed: int = 0):
     class_name, overrides = BUILTIN_CONFIGS[name]
     config = getattr(transformers, class_name)(**{**_COMMON, **overrides})
     torch.manual_seed(seed)
-    if name == "tiny-bert":
+    if TINY_MODELS[name].encoder:
         model = transformers.BertModel(config)
     else:
         model = transformers.AutoModelForCausalLM.from_config(config)

@@ -50,14 +50,14 @@ _MODELS = [
 ]
 
 # Built-in models made by geomprobe itself (see geomprobe.models.builtin): no hub needed.
-_BUILTIN = [
-    ModelInfo("tiny-neox", "builtin:tiny-neox", "gpt_neox", 4, 8, 8, 128, "random init from a config"),
-    ModelInfo("tiny-llama", "builtin:tiny-llama", "llama", 4, 8, 2, 128, "random init, grouped-query attention"),
-    ModelInfo("tiny-mistral", "builtin:tiny-mistral", "llama", 4, 8, 2, 128, "random init, sliding window 8"),
-    ModelInfo("tiny-mixtral", "builtin:tiny-mixtral", "llama", 4, 8, 2, 128, "random init, 4 experts"),
-    ModelInfo("tiny-phi", "builtin:tiny-phi", "phi", 4, 8, 8, 128, "random init, partial rotary"),
-    ModelInfo("tiny-bert", "builtin:tiny-bert", "bert", 4, 8, 8, 128, "random init encoder"),
-]
+def _builtin() -> list[ModelInfo]:
+    from geomprobe.models.builtin import TINY_MODELS, tiny_shape
+
+    return [ModelInfo(name, f"builtin:{name}", tiny.family, *tiny_shape(name).values(), tiny.note)
+            for name, tiny in TINY_MODELS.items()]
+
+
+_BUILTIN = _builtin()
 
 # Wind tunnels (see geomprobe.windtunnel.builtin): trained on first use, then cached.
 _WINDTUNNELS = [

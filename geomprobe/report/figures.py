@@ -158,9 +158,9 @@ def is_windtunnel(run: RunData) -> bool:
 
 
 def estimate(entry):
-    """The number of a results.json entry: {"mean": ...} or {"value": ...} (or a bare number)."""
+    """The number of a results.json entry: an Estimate {"value", "ci95", "method", "n"} (or a bare number)."""
     if isinstance(entry, dict):
-        return entry.get("value", entry.get("mean"))
+        return entry.get("value")
     return entry if isinstance(entry, (int, float)) else None
 
 
@@ -170,7 +170,7 @@ def interval(entry) -> list | None:
 
 
 def with_ci(entry, spec: str = ".3f") -> str:
-    """'0.123 [0.100, 0.150]' from {"mean"/"value", "ci95"}; 'n/a' when there is no number."""
+    """'0.123 [0.100, 0.150]' from an Estimate {"value", "ci95", ...}; 'n/a' when there is no number."""
     value = estimate(entry)
     if value is None:
         return "n/a"
@@ -347,8 +347,9 @@ def _gain_text(entry: dict) -> str:
     gain = entry.get("gain_over_mixed")
     if not gain:
         return ""
-    ci = (gain.get("ci95") or {}).get("pc12") or [None, None]
-    return f"<br>gain over mixed {fmt(gain.get('pc12'), '+.3f')} [{fmt(ci[0], '+.3f')}, {fmt(ci[1], '+.3f')}]"
+    pc12 = gain.get("pc12") or {}
+    ci = pc12.get("ci95") or [None, None]
+    return f"<br>gain over mixed {fmt(pc12.get('value'), '+.3f')} [{fmt(ci[0], '+.3f')}, {fmt(ci[1], '+.3f')}]"
 
 
 def value_manifold_figures(run: RunData) -> list[Figure]:
@@ -878,7 +879,7 @@ def _qk_alignment(mech: dict) -> Figure | None:
     metrics = qk.get("metrics") or {}
     if not metrics.get("attn_entropy_bits"):
         return None
-    layers = qk.get("layers") or list(range(len(metrics["attn_entropy_bits"]["mean"])))
+    layers = qk.get("layers") or list(range(len(metrics["attn_entropy_bits"]["value"])))
     evidence = "evidence_mass" in metrics
     titles = ["attention entropy (bits)"] + (["attention mass on the evidence"] if evidence else []) + \
         ["cos(query, key), post-rotary"]
@@ -900,7 +901,7 @@ def _qk_alignment(mech: dict) -> Figure | None:
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name="single heads", legendgroup="heads",
                                      showlegend=first("heads"), marker=dict(color=color, size=6, opacity=0.35),
                                      hovertemplate=f"{label}, one head: %{{y:.3f}}<extra></extra>"), row=1, col=column)
-        fig.add_trace(go.Scatter(x=layers, y=entry["mean"], mode="lines+markers", name=label,
+        fig.add_trace(go.Scatter(x=layers, y=entry["value"], mode="lines+markers", name=label,
                                  line=dict(color=color, width=3)), row=1, col=column)
         fig.add_trace(ci_whiskers(layers, entry.get("ci95") or [], "95% CI (bootstrap over sequences)", color,
                                   showlegend=first("ci"), legendgroup="ci"), row=1, col=column)
@@ -918,16 +919,16 @@ def _qk_alignment(mech: dict) -> Figure | None:
                                                                                "#98df8a"),
                                ("cos_evidence_minus_other", "cos evidence - other keys", "#9467bd")):
         if name in metrics:
-            fig.add_trace(go.Scatter(x=layers, y=metrics[name]["mean"], mode="lines+markers", name=label,
+            fig.add_trace(go.Scatter(x=layers, y=metrics[name]["value"], mode="lines+markers", name=label,
                                      line=dict(color=color, width=2)), row=1, col=column)
     fig.update_xaxes(title_text="layer", dtick=1)
     style(fig, 440, titled=True)
-    entropy = metrics["attn_entropy_bits"]["mean"]
+    entropy = metrics["attn_entropy_bits"]["value"]
     text = (f"Per layer, the attention rows at {qk.get('rows', 'the query positions')} ({qk.get('n_rows')} rows, "
             f"{qk.get('n_sequences')} sequences): head-mean attention entropy ({fmt(entropy[0])} bits at layer "
             f"{layers[0]}, {fmt(entropy[-1])} at layer {layers[-1]})")
     if evidence:
-        mass = metrics["evidence_mass"]["mean"]
+        mass = metrics["evidence_mass"]["value"]
         text += (f", the attention mass on the evidence ({fmt(mass[0])} to {fmt(mass[-1])}, against "
                  f"{fmt(qk.get('evidence_uniform_share'))} for a uniform row)")
     caption = (text + " and the query-key cosines: look for entropy falling and mass gathering on the evidence "
@@ -1064,6 +1065,45 @@ def mechanisms_figures(run: RunData) -> list[Figure | Table]:
     return [item for item in items if item is not None]
 
 
+def _headline_rows(results: dict, prefix: str = "", depth: int = 0) -> list[list[str]]:
+    """(field, value, 95% CI, how) for the scalars and estimates of a results dict, two levels deep."""
+    rows = []
+    for key, value in results.items():
+        if key in ("schema_version", "suite", "model", "geomprobe_version"):
+            continue
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and "value" in value and "ci95" in value:
+            ci = value.get("ci95") or [None, None]
+            rows.append([name, fmt(value.get("value")) if isinstance(value.get("value"), (int, float)) else
+                         str(value.get("value")), "" if ci[0] is None else f"[{fmt(ci[0])}, {fmt(ci[1])}]",
+                         str(value.get("method", ""))])
+        elif isinstance(value, dict) and depth < 1:
+            rows += _headline_rows(value, f"{name}.", depth + 1)
+        elif isinstance(value, bool) or isinstance(value, str):
+            rows.append([name, str(value), "", ""])
+        elif isinstance(value, (int, float)):
+            rows.append([name, fmt(value) if isinstance(value, float) else str(value), "", ""])
+        elif isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value) and len(value) <= 12:
+            rows.append([name, ", ".join(fmt(v) if isinstance(v, float) else str(v) for v in value), "", ""])
+    return rows
+
+
+def other_suite_figures(run: RunData) -> list[Figure | Table]:
+    """A table of headline numbers for each suite no figure family draws (e.g. a plugin suite)."""
+    drawn = {suite for family in RUN_FIGURES for suite in family.suites}
+    tables = []
+    for suite, results in run.results.items():
+        if suite in drawn:
+            continue
+        rows = _headline_rows(results)
+        if rows:
+            tables.append(Table(title=f"{suite} suite: headline numbers", caption=(
+                f"The scalar fields and estimates of {suite}/results.json as written (no figure function is "
+                "registered for this suite: geomprobe.report.figures.register_figures adds one)."),
+                header=["field", "value", "95% CI", "how"], rows=rows))
+    return tables
+
+
 RUN_FIGURES: list[FigureFamily] = [
     FigureFamily("Value manifold", ("geometry", "domain"), value_manifold_figures),
     FigureFamily("Key orthogonality", ("geometry",), key_orthogonality_figures),
@@ -1072,7 +1112,14 @@ RUN_FIGURES: list[FigureFamily] = [
     FigureFamily("Entropy-axis interventions", ("ablation",), ablation_figures),
     FigureFamily("Mechanisms (papers I and II)", ("mechanisms",), mechanisms_figures),
     FigureFamily("Wind tunnel", (), windtunnel_figures),
+    FigureFamily("Other suites", (), other_suite_figures),
 ]
+
+
+def register_figures(section: str, suites: tuple[str, ...], draw: Callable[[RunData], list[Figure | Table]]) -> None:
+    """Draw a suite's results in the report: draw(run) returns Figures and Tables (run.results[suite]
+    is its results.json). Placed before the wind-tunnel and catch-all sections."""
+    RUN_FIGURES.insert(len(RUN_FIGURES) - 2, FigureFamily(section, tuple(suites), draw))
 
 # --------------------------------------------------------------------------------------------
 # cross-model (paper III Table 2): the three signatures, each a fraction on one 0-1 axis

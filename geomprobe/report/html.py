@@ -22,7 +22,15 @@ from geomprobe.errors import ConfigError
 from geomprobe.rundir import atomic_write_text, now
 
 from .figures import (
-    REF_ABLATION, RUN_FIGURES, Figure, Table, ablation_summary, estimate, fmt, pct, signature_chart,
+    REF_ABLATION,
+    RUN_FIGURES,
+    Figure,
+    Table,
+    ablation_summary,
+    estimate,
+    fmt,
+    pct,
+    signature_chart,
     with_ci,
 )
 from .rundata import RunData, load_run
@@ -228,10 +236,6 @@ def _missing(run: RunData) -> list[str]:
     if run.manifest is None and run.windtunnel is not None and run.windtunnel.get("arch") == "transformer":
         notes.append(f"a wind-tunnel training run: probe its geometry with `geomprobe run --model {run.path} "
                      "--suite geometry --out runs/NAME`")
-    drawn = {suite for family in RUN_FIGURES for suite in family.suites}
-    for suite in run.results:
-        if suite not in drawn:
-            notes.append(f"{suite}/results.json is present but this version of the report does not draw it")
     return notes
 
 

@@ -31,20 +31,29 @@ from typing import Literal
 import numpy as np
 
 from geomprobe.analysis.ablation_metrics import (
-    READING_THRESHOLDS, axis_entropy_correlation, behaviour_change, behaviour_point, compare_with_random,
-    paired_true_vs_random, reading,
+    READING_THRESHOLDS,
+    axis_entropy_correlation,
+    behaviour_change,
+    behaviour_point,
+    compare_with_random,
+    paired_true_vs_random,
+    reading,
 )
 from geomprobe.analysis.sula_metrics import correlation, mean_ci, restrict_to_labels
+from geomprobe.console import table_console
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import ExtractionConfig, extract
 from geomprobe.hooks import edit_values
 from geomprobe.interventions import (
-    POSITIONS, InterventionAxis, load_axes, make_editor, random_directions, save_axes,
+    InterventionAxis,
+    load_axes,
+    make_editor,
+    random_directions,
+    save_axes,
 )
 from geomprobe.prompts import prompts_hash
-from geomprobe.rundir import atomic_save_npz, atomic_write_json, atomic_write_text
+from geomprobe.rundir import atomic_save_npz, atomic_write_text
 from geomprobe.sula import generate
-from geomprobe.console import table_console
 
 from .base import option, register_suite
 from .sula import SulaPromptOptions, sula_setup
@@ -60,7 +69,7 @@ class AblationConfig(SulaPromptOptions):
     n_per_k: int = option(100, "prompts per number of examples k", min=2)
     ops: tuple[Literal["cut", "only", "shift"], ...] = option(
         ("cut", "only", "shift"), "comma-separated: cut (z - lambda (z.u) u), only ((z.u) u), shift (z +- sigma_u u; "
-                                  "runs +1 and -1)")
+                                  "runs +1 and -1)", noun="operation")
     n_random: int = option(10, "random unit axes (orthogonal to u) per condition: the control distribution", min=0)
     cut_lambda: float = option(1.0, "cut strength (1 removes the axis, 0 leaves the values as they are)",
                                cli="--lambda")
@@ -303,8 +312,14 @@ def run_ablation_suite(ctx) -> dict:
                              {"op": op, **params, "layers": layers, "positions": config.positions,
                               "axis": axis_name, "seed": seed}))
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-        TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     passes, reused = {}, 0
     columns = [TextColumn("[bold]ablation[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -324,7 +339,8 @@ def run_ablation_suite(ctx) -> dict:
             reused += was_cached
             bar.advance(task)
 
-    results = summarise(passes, operations, sets, H_bayes, config.n_boot, seed, last)
+    results = summarise(passes, operations, sets, H_bayes, config.n_boot, seed, last, config.n_random,
+                        config.positions)
     results = {
         "settings": {**spec.describe(), "label_choice": choice.to_dict(), "windtunnel": info is not None,
                      "ops": [name for name, _, _ in operations], "cut_lambda": config.cut_lambda,
@@ -350,7 +366,8 @@ def run_ablation_suite(ctx) -> dict:
     return results
 
 
-def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, last: int) -> dict:
+def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, last: int, n_random: int,
+              positions: str) -> dict:
     """results.json's "baseline" and "conditions" from the cached passes."""
 
     def side(name):
@@ -376,7 +393,7 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
     for name, op, params in operations:
         for set_name, layers in sets:
             true_name = f"{name}_{set_name}_true"
-            random_names = [f"{name}_{set_name}_random{draw:02d}" for draw in range(config.n_random)]
+            random_names = [f"{name}_{set_name}_random{draw:02d}" for draw in range(n_random)]
             edited = side(true_name)
             r_base, r_true = mean_r("baseline", layers), mean_r(true_name, layers)
             r_last_base = r_at("baseline", last)
@@ -404,10 +421,10 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
 
             behaviour = true["behaviour"]
             versus = {
-                "delta_mae_bits": compare_with_random(behaviour["delta_mae_bits"]["mean"],
+                "delta_mae_bits": compare_with_random(behaviour["delta_mae_bits"]["value"],
                                                       [d["behaviour"]["delta_mae_bits"] for d in random], "greater"),
                 "mean_abs_dH_bits": compare_with_random(
-                    behaviour["mean_abs_dH_bits"]["mean"], [d["behaviour"]["mean_abs_dH_bits"] for d in random],
+                    behaviour["mean_abs_dH_bits"]["value"], [d["behaviour"]["mean_abs_dH_bits"] for d in random],
                     "greater"),
                 "delta_pearson": compare_with_random(behaviour["delta_pearson"]["value"],
                                                      [d["behaviour"]["delta_pearson"] for d in random], "abs"),
@@ -426,7 +443,7 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
                 "delta_mae_bits": (versus["delta_mae_bits"], versus["paired_error_bits"])}
             conditions.append({
                 "id": f"{name}/{set_name}", "op": op, **params, "layer_set": set_name, "layers": layers,
-                "positions": config.positions, "true": true, "random": random, "vs_random": versus,
+                "positions": positions, "true": true, "random": random, "vs_random": versus,
                 "reading": reading((r_base, r_true), behaviour, against),
             })
     return {"baseline": baseline, "conditions": conditions}
@@ -445,12 +462,11 @@ def _plain(value, digits: int = 2) -> str:
 
 
 def print_summary(results: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     console = table_console()
     settings, baseline = results["settings"], results["baseline"]
-    console.print(f"baseline: SULA MAE {baseline['mae_bits']['mean']:.3f} bits, Pearson(H_model, H_bayes) "
+    console.print(f"baseline: SULA MAE {baseline['mae_bits']['value']:.3f} bits, Pearson(H_model, H_bayes) "
                   f"{_plain(baseline['pearson_H_model_H_bayes']['value'], 3)}; axis-entropy r per layer "
                   + ", ".join(f"{layer}: {_plain(e['pearson'])}" for layer, e in baseline["axis_entropy"].items()))
     subtitle = (f"{results['model']}, {settings['n_per_k'] * len(settings['k_values'])} prompts, positions "
@@ -477,7 +493,7 @@ def print_summary(results: dict) -> None:
                                _plain(at["p_value"]), _plain(last_base), _plain(geometry["last_layer"]["pearson"]),
                                _plain(random_r(at_last, last_base)), _plain(at_last["p_value"]))
         mae, dmae, moved = behaviour["mae_bits"], versus["delta_mae_bits"], versus["mean_abs_dH_bits"]
-        behaviour_table.add_row(c["id"], f"{mae['mean']:.3f} [{mae['ci95'][0]:.3f}, {mae['ci95'][1]:.3f}]",
+        behaviour_table.add_row(c["id"], f"{mae['value']:.3f} [{mae['ci95'][0]:.3f}, {mae['ci95'][1]:.3f}]",
                                 _signed(dmae["true"]), _signed(dmae["random_mean"]), _plain(dmae["p_value"]),
                                 _signed(behaviour["delta_pearson"]["value"]),
                                 _signed(versus["delta_pearson"]["random_mean"]), _plain(moved["true"], 3),

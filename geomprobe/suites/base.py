@@ -20,6 +20,7 @@ report lists the suite's headline numbers (geomprobe.report.figures.register_fig
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -154,12 +155,19 @@ class SuiteContext:
 
     def write_results(self, results: dict) -> dict:
         """<run>/<suite>/results.json, written atomically, with the schema header first."""
-        from geomprobe.results import with_header
+        from geomprobe.results import check_results, with_header
         from geomprobe.rundir import atomic_write_json
 
         results = with_header(self.suite, self.loaded.spec, results)
+        check_results(self.suite, json.loads(json.dumps(results, default=_plain)))
         atomic_write_json(self.work / "results.json", results)
         return results
+
+
+def _plain(obj):
+    from geomprobe.rundir import _json_default
+
+    return _json_default(obj)
 
 
 def windtunnel_task(loaded):

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from geomprobe.analysis.estimate import estimate
 from geomprobe.analysis.pca import explained_variance_ratios
 from geomprobe.analysis.value_manifold import value_manifold
+from geomprobe.console import table_console
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
-
-from geomprobe.console import table_console
 
 from .base import option, register_suite, windtunnel_task
 from .geometry import ManifoldOptions, readout_matrix, stratified_prompts
@@ -45,8 +45,8 @@ CAVEAT = ("restricting prompts to one domain also narrows vocabulary and syntax,
 
 
 def _bootstrap_gain(mixed: np.ndarray, restricted: np.ndarray, n_boot: int, seed: int) -> dict:
-    """Bootstrap distribution of (restricted - mixed) for PC1 and PC1+PC2, rows resampled
-    independently in each set."""
+    """Bootstrap 95% CIs of (restricted - mixed) for PC1 and PC1+PC2, rows resampled
+    independently in each set ([None, None] when no resample could be scored)."""
     rng = np.random.default_rng(seed)
     gains = {"pc1": [], "pc12": []}
     for _ in range(n_boot):
@@ -58,7 +58,20 @@ def _bootstrap_gain(mixed: np.ndarray, restricted: np.ndarray, n_boot: int, seed
             continue
         gains["pc1"].append(rb[0] - ra[0])
         gains["pc12"].append(rb[:2].sum() - ra[:2].sum())
-    return {name: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] for name, v in gains.items()}
+    return {name: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if v else [None, None]
+            for name, v in gains.items()}
+
+
+def gain_over_mixed(mixed: dict, restricted: dict, mixed_matrix: np.ndarray, restricted_matrix: np.ndarray,
+                    n_boot: int, seed: int) -> dict:
+    """{"pc1", "pc12"}: Estimates of the restricted set's explained-variance share minus the mixed
+    set's (mixed, restricted: the sets' value_manifold summaries; the matrices: their [n, p] vectors)."""
+    cis = _bootstrap_gain(mixed_matrix, restricted_matrix, n_boot, seed)
+    method = (f"restricted minus mixed explained-variance share, percentile bootstrap 95% CI ({n_boot} resamples, "
+              f"the prompts of each set resampled independently)")
+    note = f"n counts the restricted set's prompts; the mixed set has {len(mixed_matrix)}"
+    return {name: estimate(restricted[name] - mixed[name], cis[name], method, len(restricted_matrix), note=note)
+            for name in ("pc1", "pc12")}
 
 
 def run_domain_suite(ctx) -> dict:
@@ -87,9 +100,8 @@ def run_domain_suite(ctx) -> dict:
                           **manifold.to_dict()}
     for label in config.domains:
         mixed, restricted = summary["mixed"], summary[label]
-        summary[label]["gain_over_mixed"] = {
-            "pc1": restricted["pc1"] - mixed["pc1"], "pc12": restricted["pc12"] - mixed["pc12"],
-            "ci95": _bootstrap_gain(matrices["mixed"], matrices[label], max(200, config.n_boot // 2), seed)}
+        summary[label]["gain_over_mixed"] = gain_over_mixed(mixed, restricted, matrices["mixed"], matrices[label],
+                                                            max(200, config.n_boot // 2), seed)
     results = ctx.write_results({"readout": config.readout, "layer": ctx.loaded.adapter.shape.n_layers - 1,
                                  "sets": summary, "caveat": CAVEAT})
     if ctx.progress:
@@ -102,8 +114,12 @@ register_suite("domain", DomainConfig, run_domain_suite,
                unsupported=unsupported)
 
 
+def _signed_ci(entry: dict) -> str:
+    low, high = entry["ci95"]
+    return f"{entry['value']:+.3f}" + ("" if low is None else f" [{low:+.3f}, {high:+.3f}]")
+
+
 def print_summary(results: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"domain restriction: {results['model']}, last-layer {results['readout']}")
@@ -114,8 +130,7 @@ def print_summary(results: dict) -> None:
         table.add_row(label, str(row["n"]), f"{row['pc1']:.3f}", f"{row['pc12']:.3f}",
                       f"[{row['pc12_ci95'][0]:.3f}, {row['pc12_ci95'][1]:.3f}]",
                       f"{row['shuffle_null']['pc12']['median']:.3f}",
-                      "" if gain is None else f"{gain['pc12']:+.3f} [{gain['ci95']['pc12'][0]:+.3f}, "
-                                              f"{gain['ci95']['pc12'][1]:+.3f}]")
+                      "" if gain is None else _signed_ci(gain["pc12"]))
     console = table_console()
     console.print(table)
     console.print(f"caveat: {results['caveat']}")

@@ -1,8 +1,9 @@
 """The `extract` suite: PROTOCOL.md section 1's arrays for every prompt, plus a per-layer summary.
 
 <run>/extraction/*.npy hold the arrays; <run>/extract/results.json holds per-layer means of the
-final-token attention entropy (bits, and normalised by log2 of the visible keys) and the mean
-next-token entropy, each with a 95% bootstrap interval over prompts.
+final-token attention entropy (bits, and normalised by log2 of the visible keys; flat fields
+with their ci95, geomprobe.results.LayerEntropy) and the mean next-token entropy (an Estimate
+{"value", "ci95", "method", "n"}), each with a 95% bootstrap interval over prompts.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geomprobe.analysis.bootstrap import bootstrap_mean_ci
+from geomprobe.analysis.bootstrap import bootstrap_mean_ci, bootstrap_mean_estimate
 from geomprobe.console import table_console
 from geomprobe.extraction import extract
 
@@ -29,7 +30,7 @@ def summarise(extraction, n_boot: int = 1000) -> dict:
     head_mean = entropy.mean(axis=2)  # per prompt and layer: mean over query heads
     norm = head_mean / np.log2(np.maximum(visible, 2))
     layers = []
-    for column, layer in enumerate(extraction.layers):
+    for column, layer in enumerate(extraction.layers):  # flat, as geomprobe.results.LayerEntropy
         mean, low, high = bootstrap_mean_ci(head_mean[:, column], n_boot=n_boot, seed=column)
         nmean, nlow, nhigh = bootstrap_mean_ci(norm[:, column], n_boot=n_boot, seed=column)
         layers.append({"layer": layer, "attn_entropy_bits": mean, "ci95": [low, high],
@@ -37,8 +38,7 @@ def summarise(extraction, n_boot: int = 1000) -> dict:
     results = {"n_prompts": len(extraction.prompt_ids), "layers": layers,
                "n_tokens": {"min": int(extraction["n_tokens"].min()), "max": int(extraction["n_tokens"].max())}}
     if "next_entropy_bits" in extraction.arrays:
-        mean, low, high = bootstrap_mean_ci(extraction["next_entropy_bits"], n_boot=n_boot)
-        results["next_entropy_bits"] = {"mean": mean, "ci95": [low, high]}
+        results["next_entropy_bits"] = bootstrap_mean_estimate(extraction["next_entropy_bits"], n_boot)
     return results
 
 
@@ -58,7 +58,6 @@ register_suite("extract", ExtractConfig, run_extract_suite,
 
 
 def print_summary(results: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"final-token attention entropy, {results['n_prompts']} prompts (mean over heads, 95% CI)")
@@ -71,4 +70,4 @@ def print_summary(results: dict) -> None:
     console.print(table)
     if "next_entropy_bits" in results:
         ne = results["next_entropy_bits"]
-        console.print(f"next-token entropy: {ne['mean']:.3f} bits [{ne['ci95'][0]:.3f}, {ne['ci95'][1]:.3f}]")
+        console.print(f"next-token entropy: {ne['value']:.3f} bits [{ne['ci95'][0]:.3f}, {ne['ci95'][1]:.3f}]")

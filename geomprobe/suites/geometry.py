@@ -203,7 +203,6 @@ def _ci(entry) -> str:
 
 
 def print_summary(results: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     vm, keys, focus = results["value_manifold"], results["key_orthogonality"], results["attention_focusing"]

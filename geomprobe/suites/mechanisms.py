@@ -33,7 +33,6 @@ from geomprobe.analysis.focusing import attention_focusing
 from geomprobe.analysis.mechanism_metrics import frame_orthogonality, head_concentration, settling_steps
 from geomprobe.analysis.qk_alignment import attention_entropy_bits, qk_alignment
 from geomprobe.console import table_console
-from geomprobe.errors import ConfigError
 from geomprobe.prompts import Prompt
 from geomprobe.rundir import atomic_save_npz
 
@@ -219,7 +218,7 @@ def _f(value, spec: str = ".3f") -> str:
 
 
 def _ci(entry: dict, layer: int, spec: str = ".3f") -> str:
-    value, ci = entry["mean"][layer], entry["ci95"][layer]
+    value, ci = entry["value"][layer], entry["ci95"][layer]
     if value is None:
         return "-"
     return f"{value:{spec}} [{_f(ci[0], spec)}, {_f(ci[1], spec)}]" if ci[0] is not None else f"{value:{spec}}"
@@ -243,11 +242,11 @@ def print_summary(results: dict) -> None:
         table.add_column(column, justify="right")
     for layer in range(qk["n_layers"]):
         row = [str(qk["layers"][layer]), _ci(metrics["attn_entropy_bits"], layer),
-               _f(metrics["attn_entropy_normalised"]["mean"][layer]), _f(metrics["top_weight"]["mean"][layer]),
-               _f(metrics["cos_mean"]["mean"][layer], "+.3f"), _f(metrics["cos_max"]["mean"][layer], "+.3f")]
+               _f(metrics["attn_entropy_normalised"]["value"][layer]), _f(metrics["top_weight"]["value"][layer]),
+               _f(metrics["cos_mean"]["value"][layer], "+.3f"), _f(metrics["cos_max"]["value"][layer], "+.3f")]
         if evidence:
             row += [_ci(metrics["evidence_mass"], layer),
-                    _f(metrics["cos_evidence_minus_other"]["mean"][layer], "+.3f")]
+                    _f(metrics["cos_evidence_minus_other"]["value"][layer], "+.3f")]
         table.add_row(*row)
     console.print(table)
     if evidence:

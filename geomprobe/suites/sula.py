@@ -24,17 +24,30 @@ from typing import Literal
 import numpy as np
 
 from geomprobe.analysis.sula_metrics import (
-    SulaAxis, binary_kl_bits, condition_metrics, fit_axis, restrict_to_labels, spearman_or_none,
-)
-from geomprobe.errors import ConfigError
-from geomprobe.extraction import extract
-from geomprobe.rundir import atomic_save_npz, atomic_write_json, atomic_write_text
-from geomprobe.sula import (
-    CARRIER_POOL, CONTROLS, K0_TEMPLATE, LABEL_CANDIDATES, MASK_TOKEN, WINDTUNNEL_K0_TEMPLATE,
-    SulaSpec, check_alpha, choose_labels, generate,
+    SulaAxis,
+    binary_kl_bits,
+    condition_metrics,
+    fit_axis,
+    restrict_to_labels,
+    spearman_or_none,
 )
 from geomprobe.config import Readout
 from geomprobe.console import table_console
+from geomprobe.errors import ConfigError
+from geomprobe.extraction import extract
+from geomprobe.rundir import atomic_save_npz, atomic_write_text
+from geomprobe.sula import (
+    CARRIER_POOL,
+    CONTROLS,
+    K0_TEMPLATE,
+    LABEL_CANDIDATES,
+    MASK_TOKEN,
+    WINDTUNNEL_K0_TEMPLATE,
+    SulaSpec,
+    check_alpha,
+    choose_labels,
+    generate,
+)
 
 from .base import SuiteConfig, needs_next_token, option, register_suite, windtunnel_task
 
@@ -115,7 +128,8 @@ def sula_setup(loaded, config: SulaPromptOptions, seed: int
                               f"'{task.name}' wind tunnel")
         carriers, k0_template = tuple(task.carrier_words), WINDTUNNEL_K0_TEMPLATE  # only words it was trained on
         candidates, sweep, source = tuple(task.label_words), False, "windtunnel"
-    choice = choose_labels(loaded.tokenizer, labels=None if config.labels is None else list(config.labels), candidates=candidates, sweep=sweep,
+    labels = None if config.labels is None else list(config.labels)
+    choice = choose_labels(loaded.tokenizer, labels=labels, candidates=candidates, sweep=sweep,
                            exclude=set(carriers) | {MASK_TOKEN}, context=f"{carriers[0]}:",
                            source=source if config.labels is None else "user")
     skipped = {}
@@ -264,15 +278,15 @@ register_suite("sula", SulaConfig, run_sula_suite,
 
 
 def _fmt(entry, digits: int = 3) -> str:
-    if entry is None or entry.get("value", entry.get("mean")) is None:
+    """'0.123 [0.100, 0.150]' from an Estimate; '-' when there is none or its value is undefined."""
+    if entry is None or entry["value"] is None:
         return "-"
-    value = entry.get("value", entry.get("mean"))
+    value = entry["value"]
     low, high = entry["ci95"]
     return f"{value:.{digits}f}" + ("" if low is None else f" [{low:.{digits}f}, {high:.{digits}f}]")
 
 
 def print_summary(results: dict) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     settings, main = results["settings"], results["conditions"]["main"]
@@ -304,11 +318,11 @@ def print_summary(results: dict) -> None:
             controls.add_column(column)
         for name, entry in results["conditions"].items():
             pearson, rho = entry["pearson_H_model_H_bayes"]["value"], entry["rho_pc1_H_model"]["value"]
-            controls.add_row(name, BAYES_SHORT[name], f"{entry['H_bayes']['mean']:.3f}",
-                             f"{entry['H_model']['mean']:.3f}",
+            controls.add_row(name, BAYES_SHORT[name], f"{entry['H_bayes']['value']:.3f}",
+                             f"{entry['H_model']['value']:.3f}",
                              _fmt(entry["mae_bits"]), "-" if pearson is None else f"{pearson:+.2f}",
                              "-" if rho is None else f"{rho:+.2f}",
-                             " ".join(f"{row['pc1']['mean']:+.1f}" for row in entry["per_k"]))
+                             " ".join(f"{row['pc1']['value']:+.1f}" for row in entry["per_k"]))
         console.print(controls)
     for name, why in results["settings"]["skipped_controls"].items():
         console.print(f"{name} skipped: {why}")

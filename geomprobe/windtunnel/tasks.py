@@ -434,7 +434,8 @@ class SulaTask(Task):
     Vocabulary: <bos> <pad> <unk> : , . ___ labels... carriers...
 
     info: "k", "n1", "n2" [batch]; "y" [batch] (0 = L1, 1 = L2); "y_token" [batch]; "pair" [batch]
-    (index into label_pairs); "posterior_l1" [batch] (p(y = L1 | D), section 7); "example_labels" [batch, max(k_values)] (0/1, -1 past k);
+    (index into label_pairs); "posterior_l1" [batch] (p(y = L1 | D), section 7);
+    "example_labels" [batch, max(k_values)] (0/1, -1 past k);
     "length" [batch] (unpadded token count); "query_position" [batch] (the final ":").
     """
 

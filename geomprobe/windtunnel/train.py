@@ -202,7 +202,8 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True) -> di
     train_seconds = time.perf_counter() - started
     _save_checkpoint(module, checkpoint_dir, step, train_seconds, loss_value, mae)
 
-    evaluation = {("train_length" if length is None else f"length_{length}"): evaluate(module, task, config.eval_sequences, length)
+    evaluation = {("train_length" if length is None else f"length_{length}"):
+                  evaluate(module, task, config.eval_sequences, length)
                   for length in eval_lengths}
     metrics = {
         "task": task.name, "task_options": config.task_options, "arch": config.arch, **description,

@@ -692,7 +692,8 @@ def _qa_trivia_night(rng, d, cls, big):
         return head + f"\nQuizmaster: The answer is... {_stem(f)}"
     if cls == "m":
         return head + "\nOur team's answer:"
-    return head + f"\nQuizmaster: The answer is {f.answer}! {rng.choice(['Well done to table four.', 'Three teams got that one.', 'Nobody got that one.'])}"
+    remark = rng.choice(["Well done to table four.", "Three teams got that one.", "Nobody got that one."])
+    return head + f"\nQuizmaster: The answer is {f.answer}! {remark}"
 
 
 def _qa_forum(rng, d, cls, big):
