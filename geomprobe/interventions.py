@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from geomprobe.errors import AnalysisError
 from geomprobe.rundir import atomic_save_npz
 
 OPS = ("cut", "only", "shift")
@@ -81,7 +82,7 @@ def random_directions(axis: InterventionAxis, n: int, seed: int, layer: int) -> 
     out = np.zeros((n, axis.u.size))
     kept = axis.kept
     if kept.sum() < 2:
-        raise ValueError(f"layer {layer}: a random axis orthogonal to u needs at least 2 varying columns, "
+        raise AnalysisError(f"layer {layer}: a random axis orthogonal to u needs at least 2 varying columns, "
                          f"found {int(kept.sum())}")
     for draw in range(n):
         gaussian = np.random.default_rng([seed, layer, draw]).standard_normal(int(kept.sum()))

@@ -90,10 +90,45 @@ class DomainResults(Header):
 # sula and ablation
 
 
+class SulaPerK(TypedDict):
+    k: int  # examples in the prompt
+    n: int  # prompts with this k
+    H_bayes: Estimate  # mean exact entropy (bits)
+    H_model: Estimate  # mean entropy of the model's next-token distribution restricted to the two labels (bits)
+    mae_bits: Estimate  # mean |H_model - H_bayes|
+    kl_bits: float  # mean KL(Bayes || model) over the labels, bits
+    label_mass: float  # mean next-token probability on the two labels
+    pc1: Estimate  # mean coordinate on the entropy axis
+
+
+class _SulaConditionRequired(TypedDict):
+    labels: list  # the label pair of this condition
+    bayes: str  # what Bayes says under this condition
+    pc1_basis: str  # own (main) or projected into the main condition's basis
+    n_prompts: int  # prompts in the condition
+    mae_bits: Estimate  # mean |H_model - H_bayes| (bits): paper III's SULA MAE
+    H_bayes: Estimate  # mean exact entropy
+    H_model: Estimate  # mean model entropy over the labels
+    kl_bits: Estimate  # mean KL(Bayes || model)
+    label_mass: Estimate  # mean next-token mass on the labels
+    pearson_H_model_H_bayes: Estimate  # calibration: Pearson r over prompts
+    spearman_H_model_H_bayes: Estimate  # Spearman rho over prompts
+    rho_pc1_H_bayes: Estimate  # Spearman rho of the axis coordinate with the exact entropy
+    rho_pc1_H_model: Estimate  # Spearman rho of the axis coordinate with the model's entropy
+    rho_k_pc1: Estimate  # Spearman rho of the number of examples with the axis coordinate
+    pc1: Estimate  # mean axis coordinate
+    per_k: list[SulaPerK]  # the same per number of examples
+
+
+class SulaCondition(_SulaConditionRequired, total=False):
+    rho_pc1_p_model_l1: Estimate  # Spearman rho of the axis coordinate with the model's p(L1): signed evidence
+    next_entropy_bits: Estimate  # mean full-vocabulary next-token entropy
+
+
 class SulaResults(Header):
     settings: dict  # the SULA spec, controls, label choice, example prompts, n_boot
     axis: dict  # layer, readout, pc1_explained, sign, file ("axis.npz"), note
-    conditions: dict  # condition -> metrics (mae_bits, pearson_H_model_H_bayes, rho_pc1_H_bayes, per_k, ...)
+    conditions: dict[str, SulaCondition]  # main and each control
     per_layer: list  # per main layer: pc1_explained, rho_pc1_H_bayes, rho_pc1_H_model
     reference_paper_iii: dict  # paper values, for comparison only
 
@@ -120,7 +155,7 @@ class _MechanismsRequired(Header):
 
 class MechanismsResults(_MechanismsRequired, total=False):
     qk_alignment: dict  # per-layer estimates of attention entropy, evidence mass, Q-K cosines
-    attention_focusing: dict | None
+    attention_focusing: dict | None  # focusing from the rows read (None where it is undefined)
     task: dict  # wind tunnels: the task and its evidence definition
     frame: dict  # wind tunnels: layer-0 frame orthogonality against its baselines
     ablation: dict  # wind tunnels: head mean-ablation and layer-skip deltas
@@ -187,6 +222,9 @@ def _value_problems(hint, value, where: str) -> list[str]:
     base = origin or hint
     if base is Any:
         return []
+    if base is dict and isinstance(value, dict) and len(typing.get_args(hint)) == 2:
+        item = typing.get_args(hint)[1]
+        return [p for k, v in value.items() for p in _value_problems(item, v, f"{where}.{k}")]
     if base is list and isinstance(value, list) and typing.get_args(hint):
         item = typing.get_args(hint)[0]
         return [p for i, v in enumerate(value) for p in _value_problems(item, v, f"{where}[{i}]")]
@@ -218,16 +256,20 @@ def schema_markdown() -> str:
         lines += [f"## {suite}: `{schema.__name__}`", "", "| key | type | required | meaning |", "|---|---|---|---|"]
         for key, hint in _hints(schema).items():
             required = "yes" if key in schema.__required_keys__ else "no"
-            lines.append(f"| `{key}` | `{_type_name(hint)}` | {required} | {comments.get((schema, key), '')} |")
+            lines.append(f"| `{key}` | `{_cell(_type_name(hint))}` | {required} | {_cell(comments.get((schema, key), ''))} |")
         lines.append("")
-    nested = [LayerEntropy, PromptsUsed]
+    nested = [LayerEntropy, PromptsUsed, SulaCondition, SulaPerK]
     for schema in nested:
         lines += [f"### `{schema.__name__}`", "", "| key | type | required | meaning |", "|---|---|---|---|"]
         for key, hint in _hints(schema).items():
             required = "yes" if key in schema.__required_keys__ else "no"
-            lines.append(f"| `{key}` | `{_type_name(hint)}` | {required} | {comments.get((schema, key), '')} |")
+            lines.append(f"| `{key}` | `{_cell(_type_name(hint))}` | {required} | {_cell(comments.get((schema, key), ''))} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def _type_name(hint) -> str:
@@ -249,21 +291,28 @@ def _field_comments() -> dict:
     import re
 
     source = inspect.getsource(__import__(__name__, fromlist=["x"]))
-    out, current = {}, None
+    out, bases, current = {}, {}, None
     classes = {name: obj for name, obj in globals().items() if isinstance(obj, type) and typing.is_typeddict(obj)}
     for line in source.splitlines():
-        match = re.match(r"class (\w+)\(", line)
+        match = re.match(r"class (\w+)\(([^)]*)\)", line)
         if match:
             current = classes.get(match.group(1))
+            bases[current] = [classes[b.strip()] for b in match.group(2).split(",") if b.strip() in classes]
             continue
         match = re.match(r"    (\w+): [^#]+#\s*(.*)$", line)
         if current is not None and match:
             out[(current, match.group(1))] = match.group(2).strip()
-    for schema in classes.values():  # inherited fields keep their comment
-        for base in schema.__orig_bases__ if hasattr(schema, "__orig_bases__") else ():
-            for (owner, key), text in list(out.items()):
-                if owner is base:
-                    out.setdefault((schema, key), text)
+
+    def inherit(schema, key):
+        if (schema, key) in out:
+            return out[(schema, key)]
+        for base in bases.get(schema, []):
+            text = inherit(base, key)
+            if text:
+                return text
+        return ""
+
+    return {(schema, key): inherit(schema, key) for schema in classes.values() for key in _hints(schema)}
     return out
 
 

@@ -85,11 +85,20 @@ def load_run(path: str | Path, name: str | None = None) -> RunData:
                                 "`geomprobe windtunnel train`")
     run = RunData(path=path, name=name or path.name)
     if (path / "manifest.json").exists():
-        run.manifest = _read_json(path / "manifest.json", run.notes, "manifest.json")
-    for results in sorted(path.glob("*/results.json")):
-        data = _read_json(results, run.notes, f"{results.parent.name}/results.json")
-        if isinstance(data, dict):
-            run.results[results.parent.name] = data
+        from geomprobe.results import load_run as load_results  # the typed reader: schema notes included
+
+        try:
+            typed = load_results(path)
+        except RunDirectoryError as error:
+            run.notes.append(str(error))
+        else:
+            run.manifest, run.results = typed.manifest, typed.results
+            run.notes += typed.notes
+    else:
+        for results in sorted(path.glob("*/results.json")):
+            data = _read_json(results, run.notes, f"{results.parent.name}/results.json")
+            if isinstance(data, dict):
+                run.results[results.parent.name] = data
     suites = (run.manifest or {}).get("suites") or {}
     for suite, entry in suites.items():
         status = entry.get("status") if isinstance(entry, dict) else None
