@@ -362,7 +362,7 @@ class Run:
 
     def _sula_rows(self, condition: str | None) -> list[dict]:
         work = self.path / "sula"
-        files = sorted(work.glob("prompts-*.jsonl"))
+        files = sorted(work.glob("prompts-*.jsonl"), key=lambda f: (f.stem != "prompts-main", f.stem))
         if not files:
             raise RunDirectoryError(f"{work} has no prompts-<condition>.jsonl: run the sula suite first")
         names = [f.stem.removeprefix("prompts-") for f in files]
@@ -427,7 +427,10 @@ def load_run(path: str | Path) -> Run:
     except ValueError as error:
         raise RunDirectoryError(f"{manifest_path} is not valid JSON ({error})") from None
     run = Run(path=path, manifest=manifest)
-    for results in sorted(path.glob("*/results.json")):
+    order = list(manifest.get("suites") or {})  # the order the suites ran in
+    for results in sorted(path.glob("*/results.json"),
+                          key=lambda f: (order.index(f.parent.name) if f.parent.name in order else len(order),
+                                         f.parent.name)):
         suite = results.parent.name
         try:
             data = json.loads(results.read_text())

@@ -274,7 +274,7 @@ def test_ablation_suite_end_to_end(tmp_path):
     from geomprobe import load_run
 
     tables = load_run(out)
-    assert tables.suites == ["ablation", "sula"] and tables.results["ablation"]["schema_version"] >= 2
+    assert tables.suites == ["sula", "ablation"] and tables.results["ablation"]["schema_version"] >= 2
     sula_rows, baseline = tables.table("sula"), tables.table("ablation", "baseline")
     assert set(sula_rows["condition"]) == {"main"} and len(sula_rows) == len(baseline) == 15
     np.testing.assert_allclose(sula_rows["H_model"], baseline["H_model"], atol=1e-5)
