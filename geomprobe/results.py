@@ -70,13 +70,35 @@ class PromptsUsed(_PromptsRequired, total=False):
     stratified: bool  # drawn by next-token-entropy quintile
 
 
+class NullComparison(TypedDict, total=False):
+    statistic: str  # what is compared
+    model: float  # the model's value
+    nulls: list  # each null model's value, in the order of UntrainedNull.models
+    null_mean: float  # their mean
+    null_prediction_interval: list | None  # where one more untrained copy would fall (95%, t over the nulls)
+    seed_check: str  # how seed-to-seed variation was checked
+    difference: Estimate  # model - null mean, paired bootstrap CI over the units (prompts or layers)
+    higher_is_better: bool  # False for key |cos| (lower: more orthogonal)
+    status: str  # above untrained | indistinguishable from untrained | below untrained | not measured
+    note: str  # why a comparison was not measured
+
+
+class UntrainedNull(TypedDict):
+    spec: str  # the --null value
+    description: str  # the null models' names
+    models: list  # per null model: name, kind, seed or spec, pc1, pc12, focusing, key_layer_mean, ...
+    comparisons: dict[str, NullComparison]  # pc1, pc12, keys, focusing
+    note: str  # how the comparison is made
+
+
 class GeometryResults(Header):
     shape: dict  # the adapter's shape: n_layers, n_heads, n_kv_heads, d_head, d_model, ...
     prompts: PromptsUsed  # the stratified sample
-    value_manifold: dict  # pc1, pc1_ci95, pc12, pc12_ci95, pr, shuffle_null, gaussian_null, per_layer, ...
+    value_manifold: dict  # pc1, pc1_ci95, pc12, pc12_ci95, pr, shuffle_null, gaussian_null, final_tokens, ...
     key_orthogonality: dict  # layer_mean, fraction_below, analytic_gaussian, empirical_gaussian, baselines, ...
     attention_focusing: dict  # focusing, focusing_ci95, layer_entropy_bits, normalised, ...
-    verdict: dict  # criteria, n_met, summary
+    untrained_null: UntrainedNull | None  # the model against untrained copies (None with --null off)
+    verdict: dict  # per criterion: met, the numbers, vs_untrained; label, n_met, null, summary
 
 
 class DomainResults(Header):
@@ -258,7 +280,7 @@ def schema_markdown() -> str:
             required = "yes" if key in schema.__required_keys__ else "no"
             lines.append(f"| `{key}` | `{_cell(_type_name(hint))}` | {required} | {_cell(comments.get((schema, key), ''))} |")
         lines.append("")
-    nested = [LayerEntropy, PromptsUsed, SulaCondition, SulaPerK]
+    nested = [LayerEntropy, PromptsUsed, UntrainedNull, NullComparison, SulaCondition, SulaPerK]
     for schema in nested:
         lines += [f"### `{schema.__name__}`", "", "| key | type | required | meaning |", "|---|---|---|---|"]
         for key, hint in _hints(schema).items():

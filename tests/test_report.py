@@ -79,7 +79,8 @@ def figures_of(text: str) -> list[str]:
 def test_run_with_report_flag_writes_a_report(runs):
     text = (runs["neox"] / "report.html").read_text()
     assert "Verdict" in text and "Key orthogonality per layer" in text and "Provenance" in text
-    assert len(figures_of(text)) == 5  # manifold scatter, spectrum, per layer; keys; focusing
+    assert len(figures_of(text)) == 6  # manifold scatter, spectrum, per layer; keys; focusing; vs untrained
+    assert "Against untrained copies of the same architecture" in text
 
 
 def test_report_is_self_contained_and_every_figure_is_captioned(report):
@@ -93,8 +94,8 @@ def test_report_is_self_contained_and_every_figure_is_captioned(report):
     figures = figures_of(text)
     # tiny-neox: 5 geometry figures; wind tunnel: per position, training, dissociation; the probe run:
     # 5 geometry + 3 SULA + 1 interventions + the same 3 wind-tunnel ones (read from the model's
-    # directory); cross-model: 1
-    assert len(figures) == 21
+    # directory); cross-model: 1; each of the two geometry runs: 1 against its untrained copies
+    assert len(figures) == 23
     for figure in figures:
         caption = re.search(r"<figcaption><b>Figure \d+\. [^<]+\.</b> ([^<]+)", figure)
         assert caption and len(caption.group(1).split()) >= 8, figure[-400:]

@@ -8,6 +8,12 @@
 - focusing: 1 - Hbar(L-1)/Hbar(0) > focusing_threshold.
 3 met: "full", 2: "partial", fewer: "absent". A criterion whose number is None was not measured
 and counts as not met.
+
+With untrained null models (geomprobe.nulls, compared by geomprobe.analysis.null_comparison), a
+criterion also needs its statistic to be "above untrained": the paired-bootstrap CI of model minus
+null excludes 0 on the favourable side (for keys: the model's mean |cos| below the null's). Without
+nulls the verdict says it had none: a threshold alone does not tell learned geometry from
+architecture, prompt length and token identity.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ class Verdict:
     keys: dict  # met, fraction_below, orth_threshold, orth_layer_fraction
     focusing: dict  # met, focusing, focusing_threshold
     thresholds: dict
+    null: str | None = None  # what the null models were, or None when there were none
 
     def to_dict(self) -> dict:
         out = dataclasses.asdict(self)
@@ -66,27 +73,64 @@ class Verdict:
         def number(value):
             return "n/a" if value is None else f"{value:.2f}"
 
+        def versus(value, threshold, strict=True):
+            if value is None:
+                return f"n/a vs {threshold:.2f}"
+            holds = value > threshold if strict else value >= threshold
+            sign = (">" if strict else ">=") if holds else ("<=" if strict else "<")
+            return f"{value:.2f} {sign} {threshold:.2f}"
+
+        def untrained(entry):
+            cmp = entry.get("vs_untrained")
+            if not cmp:
+                return ""
+            diff = cmp["difference"]
+            ci = diff["ci95"]
+            interval = "" if ci[0] is None else f" [{ci[0]:+.3f}, {ci[1]:+.3f}]"
+            return (f", {cmp['status']} ({cmp['model']:.3f} vs {cmp['null_mean']:.3f}, difference "
+                    f"{diff['value']:+.3f}{interval})")
+
         vm, keys, foc = self.value_manifold, self.keys, self.focusing
         above = vm["above_shuffle_null"]
         if isinstance(above, Mapping):
             above = ", ".join(f"{name} {'yes' if flag else 'no'}" for name, flag in above.items())
         else:
             above = "n/a" if above is None else ("yes" if above else "no")
+        vm_null = ""
+        for name in ("pc1", "pc12"):
+            cmp = (vm.get("vs_untrained") or {}).get(name)
+            if cmp:
+                vm_null += f"; {name.upper().replace('PC12', 'PC1+PC2')} " + untrained({"vs_untrained": cmp})[2:]
+        nulls = "no untrained null (threshold only)" if self.null is None else f"nulls: {self.null}"
         return (f"{self.label} ({self.n_met}/{self.n_criteria}): "
-                f"value manifold PC1 {number(vm['pc1'])}, PC1+PC2 {number(vm['pc12'])} "
-                f"(> {vm['pc_threshold']:.2f}), above shuffle null: {above} {mark(vm['met'])}; "
-                f"keys {number(keys['fraction_below'])} of layers mean |cos| < {keys['orth_threshold']:.2f} "
-                f"(need >= {keys['orth_layer_fraction']:.2f}) {mark(keys['met'])}; "
-                f"focusing {number(foc['focusing'])} > {foc['focusing_threshold']:.2f} {mark(foc['met'])}")
+                f"value manifold PC1 {versus(vm['pc1'], vm['pc_threshold'])}, PC1+PC2 "
+                f"{versus(vm['pc12'], vm['pc_threshold'])}, above shuffle null: {above}{vm_null} {mark(vm['met'])}; "
+                f"keys: {number(keys['fraction_below'])} of layers mean |cos| < {keys['orth_threshold']:.2f} "
+                f"({versus(keys['fraction_below'], keys['orth_layer_fraction'], strict=False)} needed)"
+                f"{untrained(keys)} {mark(keys['met'])}; "
+                f"focusing {versus(foc['focusing'], foc['focusing_threshold'])}{untrained(foc)} {mark(foc['met'])}; "
+                f"{nulls}")
 
 
 def verdict(value_manifold_pc1, value_manifold_pc12, above_shuffle_null, key_fraction_below, focusing,
-            thresholds: VerdictThresholds = VerdictThresholds()) -> Verdict:
+            thresholds: VerdictThresholds = VerdictThresholds(), untrained: Mapping | None = None,
+            null: str | None = None) -> Verdict:
     """PROTOCOL.md section 5. above_shuffle_null: a bool, or ValueManifold.above_shuffle_null
     ({"pc1": bool, "pc12": bool}), in which case the statistic that clears pc_threshold must itself be
     above its null. key_fraction_below must have been computed with thresholds.orth_threshold
     (KeyOrthogonality.fraction_below with the same threshold). Comparisons are strict except
-    "at least" for the layer fraction."""
+    "at least" for the layer fraction.
+
+    untrained: null-model comparisons (geomprobe.analysis.null_comparison.compare_to_nulls):
+    {"pc1": cmp, "pc12": cmp, "keys": cmp, "focusing": cmp}; each criterion then also needs its
+    comparison to be "above untrained". null: a description of the null models (None: none)."""
+    from geomprobe.analysis.null_comparison import ABOVE
+
+    untrained = dict(untrained or {})
+
+    def above_null(name):
+        return name not in untrained or untrained[name]["status"] == ABOVE
+
     pc1, pc12 = _measured(value_manifold_pc1), _measured(value_manifold_pc12)
     fraction, focusing = _measured(key_fraction_below), _measured(focusing)
 
@@ -99,16 +143,19 @@ def verdict(value_manifold_pc1, value_manifold_pc12, above_shuffle_null, key_fra
         above = None if above_shuffle_null is None else bool(above_shuffle_null)
         passed_by = [name for name, value in (("pc1", pc1), ("pc12", pc12))
                      if value is not None and value > thresholds.pc_threshold] if above else []
+    passed_by = [name for name in passed_by if above_null(name)]
     value_met = bool(passed_by)
-    keys_met = fraction is not None and fraction >= thresholds.orth_layer_fraction
-    focusing_met = focusing is not None and focusing > thresholds.focusing_threshold
+    keys_met = fraction is not None and fraction >= thresholds.orth_layer_fraction and above_null("keys")
+    focusing_met = focusing is not None and focusing > thresholds.focusing_threshold and above_null("focusing")
 
     n_met = int(value_met) + int(keys_met) + int(focusing_met)
     return Verdict(
         label=LABELS.get(n_met, "absent"), n_met=n_met, n_criteria=3,
         value_manifold={"met": value_met, "pc1": pc1, "pc12": pc12, "above_shuffle_null": above,
-                        "pc_threshold": thresholds.pc_threshold, "passed_by": passed_by},
+                        "pc_threshold": thresholds.pc_threshold, "passed_by": passed_by,
+                        "vs_untrained": {k: untrained[k] for k in ("pc1", "pc12") if k in untrained} or None},
         keys={"met": keys_met, "fraction_below": fraction, "orth_threshold": thresholds.orth_threshold,
-              "orth_layer_fraction": thresholds.orth_layer_fraction},
-        focusing={"met": focusing_met, "focusing": focusing, "focusing_threshold": thresholds.focusing_threshold},
-        thresholds=thresholds.to_dict())
+              "orth_layer_fraction": thresholds.orth_layer_fraction, "vs_untrained": untrained.get("keys")},
+        focusing={"met": focusing_met, "focusing": focusing, "focusing_threshold": thresholds.focusing_threshold,
+                  "vs_untrained": untrained.get("focusing")},
+        thresholds=thresholds.to_dict(), null=null)

@@ -1065,6 +1065,37 @@ def mechanisms_figures(run: RunData) -> list[Figure | Table]:
     return [item for item in items if item is not None]
 
 
+def untrained_figures(run: RunData) -> list[Figure | Table]:
+    """The verdict's four statistics for the model and each untrained null model (geometry suite)."""
+    nulls = (run.results.get("geometry") or {}).get("untrained_null")
+    if not nulls:
+        return []
+    panels = [(name, cmp) for name, cmp in (nulls.get("comparisons") or {}).items()
+              if cmp.get("status") != "not measured"]
+    if not panels:
+        return []
+    titles = {"pc1": "value manifold PC1", "pc12": "value manifold PC1+PC2", "keys": "mean key |cos| (lower: more "
+              "orthogonal)", "focusing": "attention focusing"}
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[titles.get(n, n) for n, _ in panels])
+    names = [m.get("name", f"null {i}") for i, m in enumerate(nulls.get("models") or [])]
+    for column, (name, cmp) in enumerate(panels, start=1):
+        values = cmp.get("nulls") or []
+        fig.add_trace(go.Scatter(x=["untrained"] * len(values), y=values, mode="markers", name="untrained copies",
+                                 marker=dict(color=NULL_SHUFFLE, size=9), text=names[:len(values)],
+                                 hovertemplate="%{text}: %{y:.3f}<extra></extra>", showlegend=column == 1),
+                      row=1, col=column)
+        fig.add_trace(go.Scatter(x=["model"], y=[cmp.get("model")], mode="markers", name="model",
+                                 marker=dict(color=MEASURED, size=12, symbol="diamond"),
+                                 hovertemplate=f"model: %{{y:.3f}}<br>{esc(cmp.get('status', ''))}<extra></extra>",
+                                 showlegend=column == 1), row=1, col=column)
+    verdicts = "; ".join(f"{titles.get(n, n)}: {c.get('status')} (difference {with_ci(c.get('difference'), '+.3f')})"
+                         for n, c in panels)
+    return [Figure(title="Against untrained copies of the same architecture", fig=style(fig, height=360), caption=(
+        f"Each verdict statistic for the model (diamond) and for each untrained null model ({esc(nulls.get('description'))}"
+        f"; grey), on the same prompts: look for the model standing clear of the grey points. {verdicts}. A criterion "
+        "holds only when the paired-bootstrap CI of model minus null excludes 0 on the favourable side."))]
+
+
 def _headline_rows(results: dict, prefix: str = "", depth: int = 0) -> list[list[str]]:
     """(field, value, 95% CI, how) for the scalars and estimates of a results dict, two levels deep."""
     rows = []
@@ -1108,6 +1139,7 @@ RUN_FIGURES: list[FigureFamily] = [
     FigureFamily("Value manifold", ("geometry", "domain"), value_manifold_figures),
     FigureFamily("Key orthogonality", ("geometry",), key_orthogonality_figures),
     FigureFamily("Attention focusing", ("geometry", "extract"), attention_figures),
+    FigureFamily("Against untrained copies", ("geometry",), untrained_figures),
     FigureFamily("SULA: in-context Bayesian updating", ("sula",), sula_figures),
     FigureFamily("Entropy-axis interventions", ("ablation",), ablation_figures),
     FigureFamily("Mechanisms (papers I and II)", ("mechanisms",), mechanisms_figures),

@@ -101,16 +101,31 @@ def _verdict_card(run: RunData, anchor: str) -> str:
 
 
 def _sula_summary(run: RunData) -> str:
-    """The SULA headline of a card: the main condition's MAE and correlations (sula/results.json)."""
+    """The SULA headline of a card: the main condition's MAE beside its trivial baselines, and the
+    entropy axis's rho given k (the controlled figure) beside the raw one (sula/results.json)."""
     main = ((run.results.get("sula") or {}).get("conditions") or {}).get("main")
     if not isinstance(main, dict):
         return ""
+    baselines = main.get("mae_baselines") or {}
     rows = [("MAE |H_model - H_bayes|", f"{with_ci(main.get('mae_bits'), '.3g')} bits",
-             "0.31-0.44 bits (Phi-2 0.31, Llama-3.2-1B 0.36, Pythia-410M 0.44)"),
-            ("Pearson(H_model, H_bayes)", with_ci(main.get("pearson_H_model_H_bayes"), ".4f"), "-"),
-            ("rho(PC1, H_bayes)", with_ci(main.get("rho_pc1_H_bayes"), "+.2f"), "|rho| 0.65-0.80"),
-            ("rho(k, PC1)", with_ci(main.get("rho_k_pc1"), "+.2f"),
-             "0.86 Pythia-410M, 0.60 Phi-2, 0.32 Llama-3.2-1B")]
+             "0.31-0.44 bits (Phi-2 0.31, Llama-3.2-1B 0.36, Pythia-410M 0.44)")]
+    if baselines:
+        rows.append(("trivial baselines, held-out half: model / k only / constant / H = 0",
+                     " / ".join(fmt(estimate(baselines.get(key)), ".3g") for key in ("model", "k_only", "constant",
+                                                                                     "zero")) + " bits",
+                     "not reported (H = 0 scores about the Llama-3.2-1B figure)"))
+    rows.append(("Pearson(H_model, H_bayes)", with_ci(main.get("pearson_H_model_H_bayes"), ".4f"), "-"))
+    if "rho_pc1_H_bayes_given_k" in main:
+        within = main.get("rho_pc1_H_bayes_within_k") or {}
+        pvalue = within.get("pvalue")
+        rows += [("rho(PC1, H_bayes) given k (controlled)", with_ci(main.get("rho_pc1_H_bayes_given_k"), "+.2f"),
+                  "not reported"),
+                 ("rho(PC1, H_bayes) within k, pooled", with_ci(within, "+.2f")
+                  + ("" if pvalue is None else f" (permutation p = {pvalue:.3g})"), "not reported")]
+    rows += [("rho(PC1, H_bayes), raw (confounded with k)", with_ci(main.get("rho_pc1_H_bayes"), "+.2f"),
+              "|rho| 0.65-0.80"),
+             ("rho(k, PC1) (the confound)", with_ci(main.get("rho_k_pc1"), "+.2f"),
+              "0.86 Pythia-410M, 0.60 Phi-2, 0.32 Llama-3.2-1B")]
     body = "".join(f'<tr><td>{esc(a)}</td><td>{esc(b)}</td><td class="paper">{esc(c)}</td></tr>' for a, b, c in rows)
     return (f'<p><b>SULA</b> (main condition, {esc(main.get("n_prompts"))} prompts; 95% CIs):</p>'
             f'<table><tr><th>score</th><th>measured</th><th class="paper">paper III, LLMs (reference)</th></tr>'
@@ -152,19 +167,30 @@ def _verdict_body(run: RunData, anchor: str) -> str:
         rows = [
             ("value manifold", f"PC1 {pct(vm.get('pc1'))}, PC1+PC2 {pct(vm.get('pc12'))}; above shuffle null: PC1 "
                                f"{_yes(above.get('pc1'))}, PC1+PC2 {_yes(above.get('pc12'))}",
-             f"PC1 or PC1+PC2 > {pct(vm.get('pc_threshold'))}, above its shuffle null", vm.get("met")),
+             _untrained_cells((vm.get("vs_untrained") or {}).get("pc1"), "PC1")
+             + _untrained_cells((vm.get("vs_untrained") or {}).get("pc12"), "PC1+PC2"),
+             f"PC1 or PC1+PC2 > {pct(vm.get('pc_threshold'))}, above its shuffle null and above untrained",
+             vm.get("met")),
             ("key orthogonality", f"{pct(keys.get('fraction_below'))} of layers with mean |cos| < "
                                   f"{fmt(keys.get('orth_threshold'), '.2f')}",
-             f">= {pct(keys.get('orth_layer_fraction'))} of layers", keys.get("met")),
+             _untrained_cells(keys.get("vs_untrained"), "mean |cos|"),
+             f">= {pct(keys.get('orth_layer_fraction'))} of layers, and more orthogonal than untrained", keys.get("met")),
             ("attention focusing", f"1 - H(L-1)/H(0) = {pct(focus.get('focusing'))}",
-             f"> {pct(focus.get('focusing_threshold'))}", focus.get("met")),
+             _untrained_cells(focus.get("vs_untrained"), "focusing"),
+             f"> {pct(focus.get('focusing_threshold'))}, above untrained", focus.get("met")),
         ]
-        body = "".join(f"<tr><td>{esc(name)}</td><td>{esc(measured)}</td><td>{esc(rule)}</td><td>{_mark(met)}</td></tr>"
-                       for name, measured, rule, met in rows)
+        body = "".join(f"<tr><td>{esc(name)}</td><td>{esc(measured)}</td><td>{esc(null) or 'no null'}</td>"
+                       f"<td>{esc(rule)}</td><td>{_mark(met)}</td></tr>"
+                       for name, measured, null, rule, met in rows)
+        nulls = verdict.get("null")
+        body += ("" if nulls else '<tr><td colspan="5"><b>No untrained null</b> (--null off): these criteria are '
+                 "thresholds only and cannot tell learned geometry from the architecture.</td></tr>")
         css = label if label in ("full", "partial", "absent") else "unknown"
         return (f'<div class="card">{title} <span class="badge {css}">{esc(label)} '
                 f'({esc(verdict.get("n_met"))}/{esc(verdict.get("n_criteria"))})</span></h3>'
-                f"<table><tr><th>criterion</th><th>measured</th><th>rule</th><th></th></tr>{body}</table>"
+                f"<table><tr><th>criterion</th><th>measured</th><th>vs untrained copies"
+                f"{' (' + esc(verdict.get('null')) + ')' if verdict.get('null') else ''}</th><th>rule</th><th></th>"
+                f"</tr>{body}</table>"
                 f'<p class="summary">{esc(verdict.get("summary"))}</p></div>')
     if run.windtunnel is not None:
         rows = "".join(f"<tr><td>{esc(name)}</td><td>{esc(fmt(score.get('entropy_mae_bits'), '.4f'))}</td>"
@@ -178,6 +204,17 @@ def _verdict_body(run: RunData, anchor: str) -> str:
                 f"{'run' if run.manifest else 'model'}.</p></div>")
     return (f'<div class="card">{title}</h3><p class="summary">No verdict: the geometry suite has not been run '
             f"(<code>geomprobe run --suite geometry --out {esc(run.path)}</code>).</p></div>")
+
+
+def _untrained_cells(cmp, label: str) -> str:
+    """'PC1 0.359 vs 0.307: indistinguishable from untrained (+0.051 [-0.004, +0.108]). ' or ''."""
+    if not cmp or cmp.get("status") == "not measured":
+        return ""
+    diff = cmp.get("difference") or {}
+    ci = diff.get("ci95") or [None, None]
+    interval = "" if ci[0] is None else f" [{ci[0]:+.3f}, {ci[1]:+.3f}]"
+    return (f"{label} {fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}: {cmp.get('status')} "
+            f"({diff.get('value', 0):+.3f}{interval}). ")
 
 
 def _yes(value) -> str:
@@ -406,6 +443,8 @@ generated {esc(now())} by geomprobe {esc(__version__)} &middot; self-contained, 
 <section id="verdict"><h2>Verdict</h2>
 <p class="caption">PROTOCOL.md section 5: value manifold PC1 or PC1+PC2 above threshold and above its shuffle
 null; mean key |cos| below threshold in enough layers; attention entropy reduced from the first to the last layer.
+Each criterion also needs the model to beat untrained copies of the same architecture on the same prompts (the
+paired-bootstrap CI of model minus untrained excludes 0), since a random network passes most thresholds by itself.
 3 of 3 criteria: full, 2: partial, fewer: absent. Where a run has them, a card also gives the SULA scores
 (section 7) and the headline entropy-axis intervention (section 8), each next to paper III's values.</p>
 <div class="cards">{cards}</div></section>

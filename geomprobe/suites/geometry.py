@@ -60,6 +60,14 @@ class GeometryConfig(ManifoldOptions):
                                    min=0, max=1)
     orth_layer_fraction: float = option(0.50, "verdict: share of layers that must be orthogonal", min=0, max=1)
     focusing_threshold: float = option(0.30, "verdict: attention focusing needed", min=-1, max=1)
+    null: str = option("init:3", "untrained null models measured on the same prompts, which each verdict criterion "
+                                 "must beat: init:N (fresh initialisations) | step0 | a model spec | off; "
+                                 "comma-separated for several")
+
+    def check(self):
+        from geomprobe.nulls import null_specs
+
+        null_specs(self.null)  # the syntax; step0 is resolved against the model when the suite runs
 
 
 def candidate_prompts(ctx, corpus: str | None = None):
@@ -165,16 +173,88 @@ def thresholds_of(config) -> VerdictThresholds:
                              focusing_threshold=config.focusing_threshold)
 
 
-def geometry_results(ctx, extraction) -> dict:
+def null_results(ctx, prompts, extraction, key_layer_mean) -> dict | None:
+    """The same pipeline on each untrained null model (geomprobe.nulls), and the model against
+    them: PC1 and PC1+PC2 of the last-layer readout, mean key |cos| over layers, attention
+    focusing (geomprobe.analysis.null_comparison). None with --null off."""
+    from geomprobe.analysis.null_comparison import compare_to_nulls, explained_share, focusing_of, mean_of
+    from geomprobe.nulls import null_model, null_specs
+    from geomprobe.weights import key_weight_stack
+
+    config, seed = ctx.options, ctx.seed
+    specs = null_specs(config.null, ctx.loaded)
+    if not specs:
+        return None
+    model_rows = readout_matrix(extraction, config.readout)[:, -1]
+    rows, entropies, key_means, per_null = [], [], [], []
+    for spec in specs:
+        with null_model(ctx.loaded, spec) as copy:
+            null_extraction = extract(copy, prompts, ctx.extraction_config(layers=None),
+                                      out_dir=ctx.work / "nulls" / spec.name / "extraction", progress=ctx.progress)
+            keys = key_orthogonality(key_weight_stack(copy, fold_ln=config.fold_ln), threshold=config.orth_threshold,
+                                     ln_folded=config.fold_ln, seed=seed).to_dict()
+        matrix = readout_matrix(null_extraction, config.readout)[:, -1]
+        rows.append(matrix)
+        entropies.append(null_extraction["attn_entropy_bits"])
+        key_means.append(np.asarray(keys["layer_mean"], dtype=np.float64))
+        entry = {**spec.to_dict(), "pc1": None, "pc12": None, "focusing": None,
+                 "key_layer_mean": keys["layer_mean"], "key_fraction_below": keys["fraction_below"]}
+        for name, statistic in (("pc1", explained_share(1)), ("pc12", explained_share(2)), ("focusing", focusing_of)):
+            try:
+                entry[name] = statistic(matrix if name != "focusing" else null_extraction["attn_entropy_bits"])
+            except ValueError as error:  # AnalysisError included: e.g. no column varies
+                entry[f"{name}_note"] = str(error)
+        if "next_entropy_bits" in null_extraction.arrays:
+            entry["next_entropy_bits_mean"] = float(np.mean(null_extraction["next_entropy_bits"]))
+        per_null.append(entry)
+    comparisons = {}
+    plan = [("pc1", explained_share(1), model_rows, rows, True, "prompts", "value manifold PC1"),
+            ("pc12", explained_share(2), model_rows, rows, True, "prompts", "value manifold PC1+PC2"),
+            ("keys", mean_of, np.asarray(key_layer_mean, dtype=np.float64), key_means, False, "layers",
+             "mean off-diagonal |cos| of W_K over layers (lower: more orthogonal)"),
+            ("focusing", focusing_of, extraction["attn_entropy_bits"], entropies, True, "prompts",
+             "attention focusing 1 - H(L-1)/H(0)")]
+    for name, statistic, model, nulls, higher, unit, label in plan:
+        try:
+            comparisons[name] = compare_to_nulls(statistic, model, nulls, higher_is_better=higher, n_boot=config.n_boot,
+                                                 seed=seed, unit=unit, name=label)
+        except ValueError as error:
+            comparisons[name] = {"statistic": label, "status": "not measured", "note": str(error)}
+    description = ", ".join(spec.name for spec in specs)
+    return {"spec": config.null, "description": description, "models": per_null, "comparisons": comparisons,
+            "note": "each null is the same architecture untrained, run through the same pipeline on the same "
+                    "prompts; a criterion holds only when the model beats the nulls (paired-bootstrap CI of the "
+                    "difference excludes 0)"}
+
+
+def final_token_counts(tokenizer, prompts, max_tokens) -> dict:
+    """How many distinct final tokens the sample ends in, and the commonest: prompts that end in the
+    same token share its layer-0 value vector, which correlates value columns in any network."""
+    from collections import Counter
+
+    from geomprobe.extraction import tokenize
+
+    finals = Counter(ids[-1] for ids in tokenize(tokenizer, prompts, max_tokens) if ids)
+    common = [{"token": tokenizer.convert_ids_to_tokens(int(token)), "n": n} for token, n in finals.most_common(5)]
+    return {"n_prompts": len(prompts), "n_distinct": len(finals), "most_common": common}
+
+
+def geometry_results(ctx, extraction, prompts=None) -> dict:
     config = ctx.options
     manifold = manifold_results(extraction, config.readout, config, ctx.seed)
+    if prompts is not None:
+        manifold["final_tokens"] = final_token_counts(ctx.loaded.tokenizer, prompts, ctx.run.max_tokens)
     keys = key_results(ctx)
     focusing = attention_focusing(extraction["attn_entropy_bits"], extraction["n_visible_keys"],
                                   n_boot=config.n_boot, seed=ctx.seed).to_dict()
+    nulls = null_results(ctx, prompts, extraction, keys["layer_mean"]) if prompts is not None else None
+    usable = {name: cmp for name, cmp in ((nulls or {}).get("comparisons") or {}).items()
+              if cmp.get("status") != "not measured"}
     judged = verdict(manifold["pc1"], manifold["pc12"], manifold["above_shuffle_null"], keys["fraction_below"],
-                     focusing["focusing"], thresholds=thresholds_of(config))
+                     focusing["focusing"], thresholds=thresholds_of(config), untrained=usable,
+                     null=None if nulls is None else nulls["description"])
     return {"value_manifold": manifold, "key_orthogonality": keys, "attention_focusing": focusing,
-            "verdict": judged.to_dict()}
+            "untrained_null": nulls, "verdict": judged.to_dict()}
 
 
 def run_geometry_suite(ctx) -> dict:
@@ -188,7 +268,7 @@ def run_geometry_suite(ctx) -> dict:
     results = ctx.write_results({
         "shape": dict(ctx.loaded.adapter.shape.__dict__),
         "prompts": {"source": source, "n": len(prompts), "stratified": sample["stratified"]},
-        **geometry_results(ctx, extraction)})
+        **geometry_results(ctx, extraction, prompts)})
     if ctx.progress:
         print_summary(results)
     return results
@@ -202,31 +282,52 @@ def _ci(entry) -> str:
     return f"[{entry[0]:.3f}, {entry[1]:.3f}]"
 
 
+def _vs_untrained(results: dict, name: str) -> tuple[str, str]:
+    """(untrained null mean, comparison) cells for the summary table."""
+    cmp = ((results.get("untrained_null") or {}).get("comparisons") or {}).get(name)
+    if not cmp:
+        return "-", "no null"
+    if cmp.get("status") == "not measured":
+        return "-", "not measured"
+    diff = cmp["difference"]
+    ci = diff["ci95"]
+    interval = "" if ci[0] is None else f" [{ci[0]:+.3f}, {ci[1]:+.3f}]"
+    return f"{cmp['null_mean']:.3f}", f"{diff['value']:+.3f}{interval}: {cmp['status']}"
+
+
 def print_summary(results: dict) -> None:
     from rich.table import Table
 
     vm, keys, focus = results["value_manifold"], results["key_orthogonality"], results["attention_focusing"]
+    nulls = results.get("untrained_null")
+    untrained = f"untrained ({len(nulls['models'])})" if nulls else "untrained"
     table = Table(title=f"geometry: {results['model']}, {results['prompts']['n']} prompts")
-    for column in ("signature", "measured", "95% CI", "baselines"):
+    for column in ("signature", "measured", "95% CI", untrained, "model - untrained", "other baselines"):
         table.add_column(column)
     table.add_row(f"value manifold PC1 (layer {vm['layer']}, {vm['readout']})", f"{vm['pc1']:.3f}",
-                  _ci(vm["pc1_ci95"]), f"shuffle {vm['shuffle_null']['pc1']['median']:.3f}, "
-                                       f"gaussian {vm['gaussian_null']['pc1']['median']:.3f}")
-    table.add_row("value manifold PC1+PC2", f"{vm['pc12']:.3f}", _ci(vm["pc12_ci95"]),
+                  _ci(vm["pc1_ci95"]), *_vs_untrained(results, "pc1"),
+                  f"shuffle {vm['shuffle_null']['pc1']['median']:.3f}, gaussian {vm['gaussian_null']['pc1']['median']:.3f}")
+    table.add_row("value manifold PC1+PC2", f"{vm['pc12']:.3f}", _ci(vm["pc12_ci95"]), *_vs_untrained(results, "pc12"),
                   f"shuffle {vm['shuffle_null']['pc12']['median']:.3f}")
     if vm.get("rho_pc1_entropy") is not None:
-        table.add_row("Spearman rho(PC1, next-token entropy)", f"{vm['rho_pc1_entropy_raw']:+.3f}", "", "")
+        table.add_row("Spearman rho(PC1, next-token entropy)", f"{vm['rho_pc1_entropy_raw']:+.3f}", "", "", "", "")
     base = f"analytic {keys['analytic_gaussian']:.3f}, empirical {keys['empirical_gaussian']['mean']:.3f}"
     if "init" in keys.get("baselines", {}):
         base += f", init {keys['baselines']['init']['mean']:.3f}"
     if "step0" in keys.get("baselines", {}):
         base += f", step0 {keys['baselines']['step0']['mean']:.3f}"
-    table.add_row("key orthogonality: mean |cos| over layers", f"{np.mean(keys['layer_mean']):.3f}", "", base)
-    table.add_row(f"  fraction of layers < {keys['threshold']:.2f}", f"{keys['fraction_below']:.2f}", "", "")
+    table.add_row("key orthogonality: mean |cos| over layers (lower: more orthogonal)",
+                  f"{np.mean(keys['layer_mean']):.3f}", "", *_vs_untrained(results, "keys"), base)
+    table.add_row(f"  fraction of layers < {keys['threshold']:.2f}", f"{keys['fraction_below']:.2f}", "", "", "", "")
     table.add_row("attention focusing 1 - H(L-1)/H(0)", f"{focus['focusing']:.3f}", _ci(focus["focusing_ci95"])
-                  if focus["focusing_ci95"][0] is not None else "",
+                  if focus["focusing_ci95"][0] is not None else "", *_vs_untrained(results, "focusing"),
                   "normalised " + ("n/a" if focus["normalised"]["focusing"] is None
                                    else f"{focus['normalised']['focusing']:.3f}"))
     console = table_console()
     console.print(table)
+    final = vm.get("final_tokens")
+    if final:
+        common = ", ".join(f"{t['token']!r} x{t['n']}" for t in final["most_common"][:3])
+        console.print(f"the {final['n_prompts']} prompts end in {final['n_distinct']} distinct tokens ({common}): "
+                      "prompts ending in the same token share its layer-0 values in any network", markup=False)
     console.print(f"verdict: {results['verdict']['summary']}", markup=False)

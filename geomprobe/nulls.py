@@ -1,0 +1,128 @@
+"""Untrained null models: the same architecture, the same prompts, no learning.
+
+A geometry statistic means something only beside the value an untrained copy of the same
+network gives on the same prompts (architecture, prompt length and token identity shape a random
+network's activations too). `--null` says which copies a suite measures:
+
+    init:3          three fresh initialisations (seeds 0, 1, 2) from the model's own config, by the
+                    library's own initialiser (transformers' `_init_weights`)
+    step0           the family's published untrained checkpoint (Pythia's revision step0)
+    SPEC            any model spec (alias@revision, hub id, local directory) of the same architecture
+    off             no null: verdicts then say they had none
+    init:2,step0    several, comma-separated
+
+    for null in null_specs("init:3", loaded):
+        with null_model(loaded, null) as copy:      # loaded one at a time, freed on exit
+            extract(copy, prompts, ...)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import gc
+import re
+from dataclasses import dataclass
+
+from geomprobe.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class NullSpec:
+    name: str  # directory-safe label: init-0, step0, ...
+    kind: str  # "init" | "checkpoint"
+    seed: int | None = None  # init: the torch seed of the fresh initialisation
+    spec: str | None = None  # checkpoint: the model spec loaded
+
+    def describe(self) -> str:
+        if self.kind == "init":
+            return f"fresh initialisation from the model's config (torch seed {self.seed})"
+        return f"checkpoint {self.spec}"
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "seed": self.seed, "spec": self.spec,
+                "description": self.describe()}
+
+
+def null_specs(text: str, loaded=None) -> list[NullSpec]:
+    """Parse a --null value. `step0` needs `loaded` to find the family's untrained checkpoint; a
+    family without one is a one-line error."""
+    text = (text or "").strip()
+    if text in ("", "off", "none"):
+        return []
+    specs: list[NullSpec] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        match = re.fullmatch(r"init(?::(\d+))?", part)
+        if match:
+            n = int(match.group(1) or 3)
+            if n < 1:
+                raise ConfigError(f"--null {part}: init:N needs N >= 1 (or --null off)")
+            specs += [NullSpec(f"init-{seed}", "init", seed=seed) for seed in range(n)]
+        elif part == "step0":
+            if loaded is None:
+                specs.append(NullSpec("step0", "checkpoint", spec="step0"))
+                continue
+            from geomprobe.weights import step0_source
+
+            source = step0_source(loaded)
+            if source is None:
+                raise ConfigError(f"--null step0: {loaded.spec} ({loaded.family}) has no published untrained "
+                                  "checkpoint; use --null init:N or a checkpoint spec")
+            specs.append(NullSpec("step0", "checkpoint", spec=source))
+        else:
+            label = re.sub(r"[^A-Za-z0-9._@-]+", "_", part).strip("_")[-60:] or "checkpoint"
+            specs.append(NullSpec(f"ckpt-{label}", "checkpoint", spec=part))
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--null {text}: the same null model is named twice")
+    return specs
+
+
+def fresh_copy(loaded, seed: int):
+    """The model's architecture at full depth, freshly initialised from its config with `seed`,
+    in the model's dtype and device, with its tokenizer: a LoadedModel."""
+    import torch
+    import transformers
+
+    from geomprobe.models.loading import LoadedModel
+
+    config = copy.deepcopy(loaded.model.config)
+    config._attn_implementation = loaded.attn_implementation
+    model_class = transformers.AutoModel if loaded.family == "bert" else transformers.AutoModelForCausalLM
+    torch.manual_seed(seed)
+    dtype = getattr(torch, loaded.dtype)
+    model = model_class.from_config(config, dtype=dtype, attn_implementation=loaded.attn_implementation)
+    model = model.to(loaded.device if loaded.device_map is None else "cpu").eval()
+    return LoadedModel(model=model, tokenizer=loaded.tokenizer, spec=f"{loaded.spec} [init seed {seed}]",
+                       source=loaded.source, revision=None, commit=None, family=loaded.family, dtype=loaded.dtype,
+                       device=str(loaded.device if loaded.device_map is None else "cpu"), device_map=None,
+                       quantize=None, attn_implementation=loaded.attn_implementation)
+
+
+@contextlib.contextmanager
+def null_model(loaded, null: NullSpec):
+    """The null model as a LoadedModel, freed (and the GPU cache emptied) on exit."""
+    if null.kind == "init":
+        model = fresh_copy(loaded, null.seed)
+    else:
+        from geomprobe.models import load_model
+
+        model = load_model(null.spec, dtype=loaded.dtype, device=loaded.device if loaded.device_map is None
+                           else "cpu", attn_implementation=loaded.attn_implementation)
+        if type(model.model).__name__ != type(loaded.model).__name__ or \
+                model.adapter.shape.n_layers != loaded.adapter.shape.n_layers:
+            raise ConfigError(f"--null {null.spec}: a {type(model.model).__name__} with "
+                              f"{model.adapter.shape.n_layers} layers is not the architecture of {loaded.spec} "
+                              f"({type(loaded.model).__name__}, {loaded.adapter.shape.n_layers} layers)")
+    try:
+        yield model
+    finally:
+        del model
+        gc.collect()
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        except ImportError:
+            pass

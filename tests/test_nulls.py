@@ -1,0 +1,147 @@
+"""Untrained null models (issue 13): the comparison statistic on known cases, the null models
+themselves, and the verdict on models whose answer is known: an untrained copy is
+indistinguishable from untrained on every criterion; hand-set weights with a rank-one last-layer
+value map and orthonormal key rows are above untrained where they should be."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from geomprobe.analysis.null_comparison import ABOVE, BELOW, SAME, compare_to_nulls, explained_share, mean_of
+from geomprobe.analysis.verdict import verdict
+from geomprobe.config import RunConfig
+from geomprobe.errors import ConfigError
+from geomprobe.nulls import fresh_copy, null_specs
+from geomprobe.runner import run
+from geomprobe.suites.geometry import GeometryConfig
+
+
+def test_gaussian_against_gaussian_is_indistinguishable_and_a_planted_axis_is_above():
+    rng = np.random.default_rng(0)
+    nulls = [rng.standard_normal((60, 20)) for _ in range(3)]
+    same = compare_to_nulls(explained_share(1), rng.standard_normal((60, 20)), nulls)
+    assert same["status"] == SAME and same["difference"]["ci95"][0] < 0 < same["difference"]["ci95"][1]
+    planted = rng.standard_normal((60, 20)) + 2 * np.outer(rng.standard_normal(60), rng.standard_normal(20))
+    above = compare_to_nulls(explained_share(1), planted, nulls)
+    assert above["status"] == ABOVE and above["model"] > above["null_prediction_interval"][1]
+    assert above["difference"]["n"] == 60 and len(above["nulls"]) == 3
+    # lower is better (key |cos|): a model less orthogonal than its nulls is below them
+    keys = compare_to_nulls(mean_of, np.full(6, 0.4) + rng.normal(0, 0.01, 6),
+                            [np.full(6, 0.1) + rng.normal(0, 0.01, 6) for _ in range(3)], higher_is_better=False,
+                            unit="layers")
+    assert keys["status"] == BELOW and keys["difference"]["value"] == pytest.approx(0.3, abs=0.02)
+
+
+def test_seed_to_seed_spread_is_part_of_the_check():
+    # every null agrees with the others on these prompts, but they differ a lot between seeds:
+    # a model inside that spread is not above untrained even when the prompt CI alone would say so
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((50, 10))
+    nulls = [base + k * np.outer(rng.standard_normal(50), rng.standard_normal(10)) for k in (0.2, 1.0, 1.8)]
+    model = base + 1.5 * np.outer(rng.standard_normal(50), rng.standard_normal(10))
+    result = compare_to_nulls(explained_share(1), model, nulls)
+    low, high = result["null_prediction_interval"]
+    assert low < result["model"] < high and result["status"] == SAME
+    single = compare_to_nulls(explained_share(1), model, nulls[:1])
+    assert single["null_prediction_interval"] is None and "one null model" in single["seed_check"]
+
+
+def test_null_specs():
+    assert [s.name for s in null_specs("init:3")] == ["init-0", "init-1", "init-2"]
+    assert null_specs("off") == [] and [s.name for s in null_specs("init")] == ["init-0", "init-1", "init-2"]
+    both = null_specs("init:1,runs/other@step0")
+    assert [s.kind for s in both] == ["init", "checkpoint"] and both[1].spec == "runs/other@step0"
+    with pytest.raises(ConfigError, match="init:N needs N >= 1"):
+        null_specs("init:0")
+    with pytest.raises(ConfigError, match="named twice"):
+        null_specs("init:2,init:1")
+    with pytest.raises(ConfigError, match="--null"):
+        GeometryConfig(null="init:0")
+
+
+def test_step0_needs_a_family_that_publishes_one(load_tiny):
+    with pytest.raises(ConfigError, match="no published untrained checkpoint"):
+        null_specs("step0", load_tiny("tiny-llama"))
+
+
+def test_a_fresh_copy_is_the_library_initialisation(load_tiny):
+    """Seed 0 rebuilds the built-in model exactly (it was made by the same initialiser with seed 0);
+    another seed gives other weights of the same shapes."""
+    loaded = load_tiny("tiny-llama")
+    same, other = fresh_copy(loaded, 0), fresh_copy(loaded, 1)
+    reference = loaded.model.state_dict()
+    assert all(torch.equal(reference[k], v) for k, v in same.model.state_dict().items())
+    assert any(not torch.equal(reference[k], v) for k, v in other.model.state_dict().items())
+    assert other.adapter.shape == loaded.adapter.shape and other.tokenizer is loaded.tokenizer
+
+
+def test_verdict_needs_the_null_when_there_is_one():
+    def cmp(status):
+        return {"status": status, "model": 0.5, "null_mean": 0.4, "difference": {"value": 0.1, "ci95": [0.0, 0.2]}}
+
+    everything = verdict(0.5, 0.6, True, 1.0, 0.8)
+    assert everything.label == "full" and "no untrained null" in everything.summary()
+    untrained = {"pc1": cmp(SAME), "pc12": cmp(SAME), "keys": cmp(SAME), "focusing": cmp(ABOVE)}
+    judged = verdict(0.5, 0.6, True, 1.0, 0.8, untrained=untrained, null="init-0, init-1")
+    assert judged.n_met == 1 and judged.focusing["met"] and not judged.keys["met"]
+    assert "indistinguishable from untrained" in judged.summary() and "nulls: init-0, init-1" in judged.summary()
+    assert verdict(0.26, 0.26, True, 0.4, -0.05).summary().count("<=") == 3  # printed as they are
+
+
+def _save(model, tokenizer, path):
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path)
+
+
+def _geometry(model_dir, out, prompts):
+    run(RunConfig(model=model_dir, prompts=str(prompts), out=str(out)),
+        GeometryConfig(n_per_quintile=0, n_boot=200, n_null=20, init_seeds=1, null="init:3"), progress=False)
+    return json.loads((out / "geometry" / "results.json").read_text())
+
+
+@pytest.fixture
+def prompt_file(tmp_path, demo_prompts):
+    path = tmp_path / "prompts.jsonl"
+    path.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in demo_prompts[:40]))
+    return path
+
+
+def test_an_untrained_copy_is_indistinguishable_from_untrained(tmp_path, load_tiny, prompt_file):
+    loaded = load_tiny("tiny-llama")
+    copy = fresh_copy(loaded, 11)  # not one of the null seeds 0, 1, 2
+    results = _geometry(_save(copy.model, loaded.tokenizer, tmp_path / "untrained"), tmp_path / "run", prompt_file)
+    comparisons = results["untrained_null"]["comparisons"]
+    assert {name: c["status"] for name, c in comparisons.items()} == {
+        "pc1": SAME, "pc12": SAME, "keys": SAME, "focusing": SAME}
+    judged = results["verdict"]
+    assert judged["n_met"] == 0 and judged["null"] == "init-0, init-1, init-2"
+    assert [m["name"] for m in results["untrained_null"]["models"]] == ["init-0", "init-1", "init-2"]
+    assert (tmp_path / "run" / "geometry" / "nulls" / "init-2" / "extraction" / "meta.json").exists()
+
+
+def test_hand_set_geometry_is_above_untrained(tmp_path, load_tiny, prompt_file):
+    """Last-layer W_V of rank one (every value vector on one line: PC1 = 1) and W_K rows orthonormal
+    in every layer (off-diagonal |cos| = 0): both above untrained copies."""
+    loaded = load_tiny("tiny-llama")
+    model = fresh_copy(loaded, 5).model
+    d_model = model.config.hidden_size
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for block in model.model.layers:
+            keys = block.self_attn.k_proj.weight
+            basis, _ = torch.linalg.qr(torch.randn(d_model, d_model, generator=generator))
+            keys.copy_(basis[:, : keys.shape[0]].T)  # rows orthonormal
+        values = model.model.layers[-1].self_attn.v_proj.weight
+        values.copy_(torch.outer(torch.randn(values.shape[0], generator=generator),
+                                 torch.randn(d_model, generator=generator)) / d_model ** 0.5)
+    results = _geometry(_save(model, loaded.tokenizer, tmp_path / "handset"), tmp_path / "run", prompt_file)
+    comparisons = results["untrained_null"]["comparisons"]
+    assert results["value_manifold"]["pc1"] == pytest.approx(1.0, abs=1e-4)
+    assert comparisons["pc1"]["status"] == ABOVE and comparisons["keys"]["status"] == ABOVE
+    assert comparisons["keys"]["model"] == pytest.approx(0.0, abs=1e-5)
+    assert results["verdict"]["value_manifold"]["met"] and results["verdict"]["keys"]["met"]
+    final = results["value_manifold"]["final_tokens"]
+    assert final["n_prompts"] == 40 and 1 <= final["n_distinct"] <= 40
