@@ -4,8 +4,10 @@ A geometry statistic means something only beside the value an untrained copy of 
 network gives on the same prompts (architecture, prompt length and token identity shape a random
 network's activations too). `--null` says which copies a suite measures:
 
-    init:3          three fresh initialisations (seeds 0, 1, 2) from the model's own config, by the
-                    library's own initialiser (transformers' `_init_weights`)
+    init:3          three fresh initialisations (torch seeds 1000, 1001, 1002) from the model's own
+                    config, by the library's own initialiser (transformers' `_init_weights`); the
+                    seeds start at 1000 so that a random-init model built with a small seed (0 is
+                    the usual one) is never one of its own nulls
     step0           the family's published untrained checkpoint (Pythia's revision step0)
     SPEC            any model spec (alias@revision, hub id, local directory) of the same architecture
     off             no null: verdicts then say they had none
@@ -25,6 +27,8 @@ import re
 from dataclasses import dataclass
 
 from geomprobe.errors import ConfigError
+
+INIT_SEED0 = 1000
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ def null_specs(text: str, loaded=None) -> list[NullSpec]:
             n = int(match.group(1) or 3)
             if n < 1:
                 raise ConfigError(f"--null {part}: init:N needs N >= 1 (or --null off)")
-            specs += [NullSpec(f"init-{seed}", "init", seed=seed) for seed in range(n)]
+            specs += [NullSpec(f"init-{seed}", "init", seed=seed) for seed in range(INIT_SEED0, INIT_SEED0 + n)]
         elif part == "step0":
             if loaded is None:
                 specs.append(NullSpec("step0", "checkpoint", spec="step0"))

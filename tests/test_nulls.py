@@ -49,14 +49,15 @@ def test_seed_to_seed_spread_is_part_of_the_check():
 
 
 def test_null_specs():
-    assert [s.name for s in null_specs("init:3")] == ["init-0", "init-1", "init-2"]
-    assert null_specs("off") == [] and [s.name for s in null_specs("init")] == ["init-0", "init-1", "init-2"]
+    assert [s.name for s in null_specs("init:3")] == ["init-1000", "init-1001", "init-1002"]
+    assert [s.seed for s in null_specs("init:2")] == [1000, 1001]
+    assert null_specs("off") == [] and len(null_specs("init")) == 3
     both = null_specs("init:1,runs/other@step0")
     assert [s.kind for s in both] == ["init", "checkpoint"] and both[1].spec == "runs/other@step0"
     with pytest.raises(ConfigError, match="init:N needs N >= 1"):
         null_specs("init:0")
     with pytest.raises(ConfigError, match="named twice"):
-        null_specs("init:2,init:1")
+        null_specs("init:2,init:1")  # init-1000 twice
     with pytest.raises(ConfigError, match="--null"):
         GeometryConfig(null="init:0")
 
@@ -111,15 +112,15 @@ def prompt_file(tmp_path, demo_prompts):
 
 def test_an_untrained_copy_is_indistinguishable_from_untrained(tmp_path, load_tiny, prompt_file):
     loaded = load_tiny("tiny-llama")
-    copy = fresh_copy(loaded, 11)  # not one of the null seeds 0, 1, 2
+    copy = fresh_copy(loaded, 11)  # not one of the null seeds 1000-1002
     results = _geometry(_save(copy.model, loaded.tokenizer, tmp_path / "untrained"), tmp_path / "run", prompt_file)
     comparisons = results["untrained_null"]["comparisons"]
     assert {name: c["status"] for name, c in comparisons.items()} == {
         "pc1": SAME, "pc12": SAME, "keys": SAME, "focusing": SAME}
     judged = results["verdict"]
-    assert judged["n_met"] == 0 and judged["null"] == "init-0, init-1, init-2"
-    assert [m["name"] for m in results["untrained_null"]["models"]] == ["init-0", "init-1", "init-2"]
-    assert (tmp_path / "run" / "geometry" / "nulls" / "init-2" / "extraction" / "meta.json").exists()
+    assert judged["n_met"] == 0 and judged["null"] == "init-1000, init-1001, init-1002"
+    assert [m["seed"] for m in results["untrained_null"]["models"]] == [1000, 1001, 1002]
+    assert (tmp_path / "run" / "geometry" / "nulls" / "init-1002" / "extraction" / "meta.json").exists()
 
 
 def test_hand_set_geometry_is_above_untrained(tmp_path, load_tiny, prompt_file):
