@@ -16,8 +16,10 @@ from typing import Literal
 from geomprobe.models.registry import DEFAULT_MODEL
 from geomprobe.options import option, validate
 
-READOUTS = ("values", "z", "resid")
-Readout = Literal["values", "z", "resid"]
+# values: v = W_V x + b_V; z: the attention mix; resid: block output (before any final norm);
+# hidden: transformers' hidden_states[l + 1], the last layer after the final norm (geomprobe.extraction)
+READOUTS = ("values", "z", "resid", "hidden")
+Readout = Literal["values", "z", "resid", "hidden"]
 
 
 @dataclass
@@ -39,7 +41,9 @@ class RunConfig:
     layers: tuple[int, ...] | None = option(None, "comma-separated layer indices (default: all; ablation: the "
                                                   "layers to intervene on, default by fraction of depth)")
     readouts: tuple[Readout, ...] = option(("values",), "comma-separated readouts to extract: values, z, resid "
-                                                        "(a suite adds the ones it needs)")
+                                                        "(block output, pre-norm), hidden (hidden_states, "
+                                                        "last layer after the final norm; a suite adds the "
+                                                        "ones it needs)")
     tokens: tuple[str, ...] = option((), "comma-separated single tokens whose next-token probabilities to record, "
                                          "e.g. ' dax, lug'", strip=False)
     max_tokens: int | None = option(None, "keep only the last N tokens of longer prompts", min=1)

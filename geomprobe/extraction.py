@@ -8,7 +8,17 @@ For every prompt and every requested layer it records, at the final non-padding 
     token_probs        float32 [n_prompts, n_tokens]             (when tokens are named)
     z                  float32 [n_prompts, n_layers, n_heads, d_head]     (readout "z")
     resid              float32 [n_prompts, n_layers, d_model]             (readout "resid")
+    hidden             float32 [n_prompts, n_layers, d_model]             (readout "hidden")
     n_tokens           int32   [n_prompts]
+
+The residual readouts differ at the last layer only:
+    resid[:, i]   the output of block layers[i], the residual stream after it, before any final norm.
+    hidden[:, i]  the model's own `output_hidden_states=True` entry hidden_states[layers[i] + 1], as
+                  transformers defines it: block l's output for l < L - 1, and for l = L - 1 the
+                  output AFTER the final norm (GPT-NeoX final_layer_norm, Llama-like norm, Phi
+                  final_layernorm), i.e. hidden_states[-1], what the unembedding reads and what the
+                  papers' code (analyze_geometry.py) calls the final hidden state. Encoders (BERT)
+                  have no final norm: there hidden equals resid at every layer.
 
 Prompts are sorted by length, batched, right-padded; a prompt's results do not depend on its
 batch. With an output directory, each finished batch is written as a shard right away, so an
@@ -33,7 +43,7 @@ from geomprobe.errors import ConfigError, NumericalError
 from geomprobe.prompts import Prompt, prompts_hash, write_prompts
 from geomprobe.rundir import atomic_save_npy, atomic_save_npz, atomic_write_json
 
-READOUTS = ("values", "z", "resid")
+READOUTS = ("values", "z", "resid", "hidden")
 BACKENDS = ("hf", "tl")
 
 
@@ -231,7 +241,9 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
         "max_tokens": config.max_tokens,
         "padding": "right",
         "final_token": "last non-padding token",
-        "units": {"attn_entropy_bits": "bits", "next_entropy_bits": "bits", "values": "raw v = W_V x + b_V"},
+        "units": {"attn_entropy_bits": "bits", "next_entropy_bits": "bits", "values": "raw v = W_V x + b_V",
+                  "resid": "block output, before any final norm",
+                  "hidden": "hidden_states[l + 1]: block output; the last layer after the final norm"},
         "shapes": {name: list(array.shape) for name, array in arrays.items()},
     }
     if out_dir is not None:

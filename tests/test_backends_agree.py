@@ -8,6 +8,7 @@ each: agreement also shows that results do not depend on the batch.
 
 import numpy as np
 import pytest
+import torch
 
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import ExtractionConfig, extract
@@ -17,8 +18,8 @@ from geomprobe.prompts import read_prompts
 
 CAUSAL_BUILTINS = ["tiny-neox", "tiny-llama", "tiny-mistral", "tiny-mixtral", "tiny-phi"]
 TOKENS = [" the", " is", "."]  # single tokens of the built-in tokenizer
-READOUTS = ("values", "z", "resid")
-FLOAT_ARRAYS = ["values", "z", "resid", "attn_entropy_bits", "next_entropy_bits"]
+READOUTS = ("values", "z", "resid", "hidden")
+FLOAT_ARRAYS = ["values", "z", "resid", "hidden", "attn_entropy_bits", "next_entropy_bits"]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -63,6 +64,33 @@ def test_hf_and_tl_backends_agree(name, prompts):
     np.testing.assert_allclose(tl["token_probs"], hf["token_probs"], atol=1e-8, rtol=1e-4,
                                err_msg=f"{name} token_probs")
     assert loaded.model.config._attn_implementation == loaded.attn_implementation  # its own copy
+
+
+FINAL_NORMS = ("norm", "final_layer_norm", "final_layernorm")
+
+
+@pytest.mark.parametrize("name", CAUSAL_BUILTINS)
+def test_backends_agree_on_hidden_after_a_non_trivial_final_norm(name, prompts, tmp_path):
+    """The built-ins' final norm is weight 1, bias 0: save a copy with a random scale and bias, so
+    "hidden" at the last layer must include the norm's affine part in both backends (TransformerLens'
+    ln_final.hook_normalized would not)."""
+    loaded = load_model(name)
+    norm = next(getattr(loaded.model.base_model, attr) for attr in FINAL_NORMS
+                if hasattr(loaded.model.base_model, attr))
+    generator = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        norm.weight.copy_(1 + 0.5 * torch.randn(norm.weight.shape, generator=generator))
+        if getattr(norm, "bias", None) is not None:
+            norm.bias.copy_(0.3 * torch.randn(norm.bias.shape, generator=generator))
+    loaded.model.save_pretrained(tmp_path)
+    loaded.tokenizer.save_pretrained(tmp_path)
+    edited = load_model(str(tmp_path))
+    config = dict(readouts=("hidden", "resid"), layers=[0, edited.adapter.shape.n_layers - 1])
+    hf = extract(edited, prompts[:4], ExtractionConfig(backend="hf", batch_size=4, **config), progress=False)
+    tl = extract(edited, prompts[:4], ExtractionConfig(backend="tl", batch_size=3, **config), progress=False)
+    for key in ("hidden", "resid"):
+        np.testing.assert_allclose(tl[key], hf[key], atol=1e-4, rtol=1e-4, err_msg=f"{name} {key}")
+    assert np.abs(hf["hidden"][:, -1] - hf["resid"][:, -1]).max() > 0.1
 
 
 def test_tl_backend_refuses_encoders(prompts):

@@ -189,3 +189,56 @@ def _check_uniform_rows(loaded, varied_prompts, windowed):
         assert (ex["n_visible_keys"] == 8).all()
     else:
         assert ex["n_visible_keys"].max() > 8 * ex["n_visible_keys"].min()  # the prompts differ in length
+
+
+def _final_norm(model):
+    for name in ("norm", "final_layer_norm", "final_layernorm"):
+        if hasattr(model.base_model, name):
+            return getattr(model.base_model, name)
+    return None  # BERT: no final norm
+
+
+def _perturb_final_norm(model):
+    """Give the final norm a non-trivial scale and bias (init is weight 1, bias 0), so a readout that
+    skipped the norm's affine part would differ."""
+    norm = _final_norm(model)
+    if norm is None:
+        return None
+    generator = torch.Generator().manual_seed(0)
+    norm.weight.data = 1 + 0.5 * torch.randn(norm.weight.shape, generator=generator)
+    if getattr(norm, "bias", None) is not None:
+        norm.bias.data = 0.3 * torch.randn(norm.bias.shape, generator=generator)
+    return norm
+
+
+@pytest.mark.parametrize("name", ALL_TINY)
+def test_hidden_is_transformers_hidden_states(load_tiny, varied_prompts, name):
+    """readout "hidden" [n, L, D] == model(..., output_hidden_states=True).hidden_states[l + 1] at the
+    final token (one prompt at a time, no padding), with the final norm's weight and bias perturbed;
+    below the last layer it is "resid", at the last layer it is the final norm's output (BERT: resid)."""
+    loaded = load_tiny(name, dtype="float32")  # a fresh copy: its final norm is edited below
+    norm = _perturb_final_norm(loaded.model)
+    assert (norm is None) == (name == "tiny-bert")
+    n_layers = loaded.adapter.shape.n_layers
+    ex = extract(loaded, varied_prompts, ExtractionConfig(readouts=("hidden", "resid")), progress=False)
+    assert ex["hidden"].shape == (len(varied_prompts), n_layers, loaded.adapter.shape.d_model)
+    for row, prompt in enumerate(varied_prompts):
+        ids = loaded.tokenizer(prompt.text, return_tensors="pt")
+        with torch.no_grad():
+            out = loaded.model(**ids, output_hidden_states=True)
+        assert len(out.hidden_states) == n_layers + 1
+        for layer in range(n_layers):
+            np.testing.assert_allclose(ex["hidden"][row, layer], out.hidden_states[layer + 1][0, -1].numpy(),
+                                       atol=1e-4, rtol=1e-4, err_msg=f"{name} layer {layer}")
+    np.testing.assert_array_equal(ex["hidden"][:, :-1], ex["resid"][:, :-1])
+    if norm is None:
+        np.testing.assert_array_equal(ex["hidden"], ex["resid"])
+    else:
+        assert np.abs(ex["hidden"][:, -1] - ex["resid"][:, -1]).max() > 0.1
+        with torch.no_grad():
+            normed = norm(torch.from_numpy(ex["resid"][:, -1])).numpy()
+        np.testing.assert_allclose(ex["hidden"][:, -1], normed, atol=1e-4, rtol=1e-4)
+    some = extract(loaded, varied_prompts, ExtractionConfig(layers=[1, n_layers - 1], readouts=("hidden",)),
+                   progress=False)
+    np.testing.assert_allclose(some["hidden"], ex["hidden"][:, [1, n_layers - 1]], atol=1e-5)
+    assert "resid" not in some.arrays

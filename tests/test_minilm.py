@@ -75,3 +75,39 @@ def test_geometry_suite_runs_the_static_signatures_on_minilm(tmp_path, demo_prom
     # a fresh BERT init is at the Gaussian value for D=384; the trained keys are measurably less orthogonal
     assert init["mean"] == pytest.approx(keys["analytic_gaussian"], rel=0.05)
     assert min(keys["layer_mean"]) > max(init["layer_max"])
+
+
+@pytest.fixture(scope="module")
+def minilm_extraction(minilm, demo_prompts):
+    from geomprobe.extraction import ExtractionConfig, extract
+
+    return extract(minilm, demo_prompts, ExtractionConfig(readouts=("values", "resid", "hidden")), progress=False)
+
+
+def test_hidden_is_resid_on_an_encoder_and_matches_transformers(minilm, minilm_extraction, demo_prompts):
+    """BERT has no final norm: readout "hidden" (transformers' hidden_states[l + 1]) equals "resid"."""
+    ex = minilm_extraction
+    np.testing.assert_array_equal(ex["hidden"], ex["resid"])
+    enc = minilm.tokenizer(demo_prompts[2].text, return_tensors="pt")
+    with torch.no_grad():
+        hidden_states = minilm.model(**enc, output_hidden_states=True).hidden_states
+    for layer in range(6):
+        np.testing.assert_allclose(ex["hidden"][2, layer], hidden_states[layer + 1][0, -1].numpy(), atol=1e-4)
+
+
+def test_value_manifold_intervals_contain_their_estimates_on_minilm(minilm_extraction):
+    """The geometry case that showed percentile intervals excluding their own estimate (issue 13):
+    the last layer's values of the 60 demo prompts (n = 60 << p = 384). The jackknife intervals
+    contain pc1, pc12 and pr; the bootstrap intervals (BCa where it works) say whether they do."""
+    from geomprobe.analysis.value_manifold import value_manifold
+
+    values = minilm_extraction["values"][:, -1].reshape(len(minilm_extraction.prompt_ids), -1)
+    jackknife = value_manifold(values, n_boot=1000, n_null=20, seed=0, ci="jackknife")
+    boot = value_manifold(values, n_boot=1000, n_null=20, seed=0)
+    for name in ("pc1", "pc12", "pr"):
+        value, (low, high) = getattr(jackknife, name), getattr(jackknife, f"{name}_ci95")
+        assert low < value < high, (name, value, low, high)
+        assert jackknife.ci_method[name] == "jackknife" and jackknife.ci_contains_estimate[name]
+        low, high = getattr(boot, f"{name}_ci95")
+        assert boot.ci_method[name] in ("BCa", "percentile")
+        assert boot.ci_contains_estimate[name] == (low <= getattr(boot, name) <= high)

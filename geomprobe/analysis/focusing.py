@@ -11,8 +11,10 @@ averaged before the entropy is taken (that would add a Jensen bias).
     monotonicity      = Spearman rho(layer index, Hbar)             (-1: entropy falls at every layer)
 The same statistics are reported for the normalised entropy H / log2(n_visible), where prompts
 whose final token sees at most one key (normalisation undefined) are left out of that layer's mean.
-CIs: 95% percentile bootstrap over prompts, resampled jointly across layers; the per-layer
-intervals use the same resamples as bootstrap_mean_ci with the same seed.
+CIs: 95% bootstrap over prompts, resampled jointly across layers, BCa where it works and
+percentile otherwise (geomprobe.analysis.bootstrap.bca_interval, jackknife over prompts); the
+per-layer Hbar intervals use the same resamples as bootstrap_mean_ci with the same seed, and so
+equal its intervals. `ci_method` (and normalised["ci_method"]) names the method of each interval.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import spearmanr
 
+from geomprobe.analysis.bootstrap import bca_interval
 from geomprobe.errors import AnalysisError, NumericalError
 
 
@@ -33,12 +36,11 @@ def _float_or_none(value) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _interval(samples: np.ndarray) -> list:
-    samples = samples[np.isfinite(samples)]
-    if samples.size == 0:
-        return [None, None]
-    low, high = np.percentile(samples, [2.5, 97.5])
-    return [float(low), float(high)]
+def _interval(value, boot: np.ndarray, jackknife: np.ndarray, methods: list) -> list:
+    """[low, high] (BCa, or percentile where BCa is undefined); appends the method used to `methods`."""
+    low, high, method = bca_interval(math.nan if value is None else value, boot, jackknife)
+    methods.append(method)
+    return [low, high]
 
 
 def _masked_mean(values: np.ndarray, axis: int) -> np.ndarray:
@@ -54,34 +56,57 @@ def _relative_reductions(hbar: np.ndarray) -> np.ndarray:
         return np.where(first > 0, 1.0 - hbar / np.where(first > 0, first, 1.0), np.nan)
 
 
+def _leave_one_out_means(values: np.ndarray) -> np.ndarray:
+    """[n, L] -> [n, L]: row i is the masked mean over prompts without prompt i (the jackknife)."""
+    valid = np.isfinite(values)
+    total = np.where(valid, values, 0.0).sum(axis=0)
+    count = valid.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (total - np.where(valid, values, 0.0)) / (count - valid)
+
+
+def _largest_later(reduction: np.ndarray) -> np.ndarray:
+    """max over l >= 1 of the reductions [..., L] (NaN where none is finite)."""
+    later = reduction[..., 1:]
+    largest = np.max(np.where(np.isfinite(later), later, -np.inf), axis=-1)
+    return np.where(np.isfinite(largest), largest, np.nan)
+
+
 def _profile(per_prompt: np.ndarray, boot_index: np.ndarray) -> dict:
     """Statistics of a [n_prompts, n_layers] matrix of head-mean entropies (NaN = excluded cell)."""
     hbar = _masked_mean(per_prompt, axis=0)
     boot_hbar = _masked_mean(per_prompt[boot_index], axis=1)  # [n_boot, L]
+    jack_hbar = _leave_one_out_means(per_prompt)  # [n, L]
     reduction = _relative_reductions(hbar)
     boot_reduction = _relative_reductions(boot_hbar)
+    jack_reduction = _relative_reductions(jack_hbar)
     later = reduction[1:]
     if np.isfinite(later).any():
         largest_layer = int(np.nanargmax(later)) + 1
         largest = float(later[largest_layer - 1])
     else:
         largest_layer, largest = None, None
-    boot_largest = np.max(np.where(np.isfinite(boot_reduction[:, 1:]), boot_reduction[:, 1:], -np.inf), axis=1)
-    boot_largest[~np.isfinite(boot_largest)] = np.nan
+    hbar_methods, focusing_method, largest_method = [], [], []
+    hbar_ci95 = [_interval(hbar[layer], boot_hbar[:, layer], jack_hbar[:, layer], hbar_methods)
+                 for layer in range(hbar.shape[0])]
+    focusing_ci95 = _interval(reduction[-1], boot_reduction[:, -1], jack_reduction[:, -1], focusing_method)
+    largest_ci95 = _interval(largest, _largest_later(boot_reduction), _largest_later(jack_reduction),
+                             largest_method)
     finite = np.isfinite(hbar)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant profile: rho undefined (NaN -> None)
         rho = spearmanr(np.arange(len(hbar))[finite], hbar[finite])[0] if finite.sum() >= 2 else math.nan
     return {
         "hbar": [_float_or_none(v) for v in hbar],
-        "hbar_ci95": [_interval(boot_hbar[:, layer]) for layer in range(hbar.shape[0])],
+        "hbar_ci95": hbar_ci95,
         "reduction": [_float_or_none(v) for v in reduction],
         "focusing": _float_or_none(reduction[-1]),
-        "focusing_ci95": _interval(boot_reduction[:, -1]),
+        "focusing_ci95": focusing_ci95,
         "largest_reduction": largest,
         "largest_reduction_layer": largest_layer,
-        "largest_reduction_ci95": _interval(boot_largest),
+        "largest_reduction_ci95": largest_ci95,
         "monotonicity": _float_or_none(rho),
+        "ci_method": {"hbar": hbar_methods, "focusing": focusing_method[0], "largest_reduction": largest_method[0]},
     }
 
 
@@ -104,6 +129,7 @@ class AttentionFocusing:
     monotonicity: float | None  # Spearman rho(layer, Hbar); None if Hbar is constant
     normalised: dict
     n_excluded_normalised: int  # (prompt, layer) cells with n_visible <= 1, left out of `normalised`
+    ci_method: dict  # {"hbar": [per layer], "focusing", "largest_reduction"}: "BCa" | "percentile" | "none"
     n_boot: int
     seed: int
 
@@ -142,4 +168,4 @@ def attention_focusing(attn_entropy_bits, n_visible_keys, n_boot: int = 1000, se
         largest_reduction=bits["largest_reduction"], largest_reduction_layer=bits["largest_reduction_layer"],
         largest_reduction_ci95=bits["largest_reduction_ci95"], monotonicity=bits["monotonicity"],
         normalised=_profile(normalised, boot_index), n_excluded_normalised=int((visible <= 1).sum()),
-        n_boot=n_boot, seed=seed)
+        ci_method=bits["ci_method"], n_boot=n_boot, seed=seed)

@@ -3,7 +3,9 @@
 Values come from forward hooks on the value projection; attention entropies from the
 `geomprobe` attention function (SDPA for the output, plus the final query row only); the
 next-token distribution from the unembedding applied to the final position alone, so the
-[batch, T, vocab] logits of a plain forward are never formed.
+[batch, T, vocab] logits of a plain forward are never formed. The readout "hidden" is the block
+output ("resid") below the last layer and the backbone's last_hidden_state (after the final norm;
+BERT has none, so there it equals "resid") at the last layer, see `hidden_states_at`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,17 @@ def next_token_summary(logits: torch.Tensor, token_ids: list[int]) -> dict[str, 
     return out
 
 
+def hidden_states_at(resid: dict[int, torch.Tensor], final_hidden: torch.Tensor, layers: list[int],
+                     n_layers: int) -> torch.Tensor:
+    """The readout "hidden", float32 [batch, n_layers_extracted, d_model]: transformers'
+    hidden_states[l + 1] at the final token. That is the block output `resid[l]` for l < L - 1 and,
+    for the last layer, the backbone's last_hidden_state (after the final norm where the model has
+    one; transformers ties hidden_states[-1] to it). resid: {layer: [batch, d_model]}."""
+    last = n_layers - 1
+    return torch.stack([final_hidden.detach().float().cpu() if layer == last else resid[layer]
+                        for layer in layers], 1)
+
+
 class HFBackend:
     name = "hf"
 
@@ -49,21 +62,24 @@ class HFBackend:
         input_ids, attention_mask = input_ids.to(self.device), attention_mask.to(self.device)
         final_index = final_index.to(self.device)
         capture = FinalRowCapture(final_index=final_index, layers=frozenset(self.layers))
-        with capture_final_row(capture), capture_final_token(adapter, self.layers, final_index,
-                                                             self.readouts) as store:
+        # "hidden" is read from "resid" (and, at the last layer, from last_hidden_state below)
+        hooked = tuple(dict.fromkeys("resid" if readout == "hidden" else readout for readout in self.readouts))
+        with capture_final_row(capture), capture_final_token(adapter, self.layers, final_index, hooked) as store:
             out = adapter.backbone()(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+        rows = torch.arange(out.last_hidden_state.shape[0], device=out.last_hidden_state.device)
+        final_hidden = out.last_hidden_state[rows, final_index.to(rows.device)]  # [batch, d_model]
         result: dict[str, np.ndarray] = {}
         for readout in self.readouts:
-            result[readout] = torch.stack([store[readout][layer] for layer in self.layers], 1).numpy()
+            if readout == "hidden":
+                result[readout] = hidden_states_at(store["resid"], final_hidden, self.layers,
+                                                   adapter.shape.n_layers).numpy()
+            else:
+                result[readout] = torch.stack([store[readout][layer] for layer in self.layers], 1).numpy()
         result["attn_entropy_bits"] = (torch.stack([capture.entropy_nats[layer] for layer in self.layers], 1)
                                        * LOG2E).float().cpu().numpy()
         result["n_visible_keys"] = torch.stack([capture.n_visible[layer] for layer in self.layers],
                                                1).cpu().numpy().astype(np.int32)
         unembed = adapter.unembed()
         if unembed is not None:
-            hidden = out.last_hidden_state
-            rows = torch.arange(hidden.shape[0], device=hidden.device)
-            final_hidden = hidden[rows, final_index.to(hidden.device)]
-            final_hidden = final_hidden.to(unembed.weight.device)
-            result.update(next_token_summary(unembed(final_hidden), self.token_ids))
+            result.update(next_token_summary(unembed(final_hidden.to(unembed.weight.device)), self.token_ids))
         return result

@@ -14,6 +14,8 @@ each activation (PROTOCOL.md section 1), so arrays match `HFBackend.run_batch`:
     n_visible_keys     int32   [batch, n_layers]                      (keys the mask lets through)
     z                  float32 [batch, n_layers, n_heads, d_head]     blocks.{l}.attn.hook_z
     resid              float32 [batch, n_layers, d_model]             blocks.{l}.hook_resid_post
+    hidden             float32 [batch, n_layers, d_model]             blocks.{l}.hook_resid_post, and
+                                                   ln_final.hook_out (the final norm's output) for l = L-1
     next_entropy_bits  float32 [batch]; token_probs float32 [batch, n_tokens]   (final logits)
 
 How it differs from the hf backend: the bridge recomputes attention itself (its own scores,
@@ -88,6 +90,10 @@ class TLBackend:
                 hooks.append((f"blocks.{layer}.attn.hook_z", keep("z", layer)))
             if "resid" in self.readouts:
                 hooks.append((f"blocks.{layer}.hook_resid_post", keep("resid", layer)))
+            if "hidden" in self.readouts:
+                # hook_out, not hook_normalized: the latter is before the norm's weight and bias
+                point = "ln_final.hook_out" if layer == self.shape.n_layers - 1 else f"blocks.{layer}.hook_resid_post"
+                hooks.append((point, keep("hidden", layer)))
 
         # Only the final positions' logits are formed (transformers' logits_to_keep with indices).
         positions = torch.unique(final_index)
