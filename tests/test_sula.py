@@ -7,11 +7,12 @@ import re
 
 import numpy as np
 import pytest
+from scipy.stats import rankdata
 
 from geomprobe.analysis.sula_metrics import binary_kl_bits, restrict_to_labels
 from geomprobe.errors import ConfigError
 from geomprobe.runner import RunConfig, run
-from geomprobe.suites.sula import SulaConfig
+from geomprobe.suites.sula import SulaConfig, print_summary
 from geomprobe.sula import (
     CARRIER_POOL,
     CONDITIONS,
@@ -231,7 +232,7 @@ def _read_jsonl(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_sula_suite_on_a_tiny_model(tmp_path, load_tiny):
+def test_sula_suite_on_a_tiny_model(tmp_path, load_tiny, capsys):
     import torch
 
     out = tmp_path / "run"
@@ -269,6 +270,33 @@ def test_sula_suite_on_a_tiny_model(tmp_path, load_tiny):
     assert main["per_k"][1]["H_bayes"]["value"] == pytest.approx(h2(0.9))
     assert main["rho_pc1_H_model"]["value"] >= 0  # the axis is oriented
     assert results["conditions"]["shuffled"]["pearson_H_model_H_bayes"]["value"] is None  # H_bayes constant
+
+    # the confound controls: the partial rho(PC1, H_bayes) given k again from the per-prompt rows (Pearson r
+    # of the ranks less their per-k means; H_bayes rounded so that +d and -d tie), the lengths from the extraction
+    ks, pc1s = np.array([r["k"] for r in rows]), np.array([r["pc1"] for r in rows])
+
+    def demeaned(values):
+        ranks = rankdata(values)
+        return ranks - np.array([ranks[ks == k].mean() for k in ks])
+
+    given_k = main["rho_pc1_H_bayes_given_k"]
+    assert given_k["value"] == pytest.approx(np.corrcoef(demeaned(pc1s), demeaned(np.round(h_bayes, 12)))[0, 1])
+    assert "given k" in given_k["method"] and given_k["n"] == 30
+    assert "confounded with k" in main["rho_pc1_H_bayes"]["note"]
+    assert [r["n_tokens"] for r in rows] == np.load(work / "extraction-main" / "n_tokens.npy").tolist()
+    for key in ("rho_pc1_H_bayes_within_k", "rho_pc1_H_bayes_given_n_tokens", "rho_pc1_H_bayes_given_k_n_tokens",
+                "rho_n_tokens_pc1"):
+        assert {"value", "ci95", "method", "n"} <= set(main[key]), key
+    assert main["per_k"][0]["rho_pc1_H_bayes"]["value"] is None  # k = 0: H_bayes = 1 for every prompt
+    baselines = main["mae_baselines"]
+    assert baselines["split"]["n_fit"] + baselines["split"]["n_score"] == 30
+    assert baselines["zero"]["n"] == baselines["model"]["n"] == baselines["split"]["n_score"]
+    assert results["conditions"]["shuffled"]["rho_pc1_H_bayes_given_k"]["value"] is None
+    assert results["conditions"]["shuffled"]["mae_baselines"]["k_only"]["value"] == 0.0
+    print_summary(results)
+    summary = capsys.readouterr().out
+    assert "rho(PC1, H_bayes) given k" in summary and "(confounded with k)" in summary
+    assert "k only (mean H_bayes per k)" in summary and "H = 0" in summary
 
     # the axis: PC1 of the standardised last-layer values; controls projected with the main basis
     axis = np.load(work / "axis.npz")

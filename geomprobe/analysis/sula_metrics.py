@@ -11,6 +11,11 @@ The axis follows PROTOCOL.md section 8.1: columns standardised with the main pro
 scales (zero-variance columns dropped), u = the unit PC1 loading, oriented so that Spearman
 rho(z . u, H_model) >= 0, sigma_u = std of z . u over the main prompts. Control prompts are
 standardised with the same means and scales and projected on the same u.
+
+H_bayes falls with k, so rho(PC1, H_bayes) over all k is confounded with k (and with prompt
+length): confound_metrics adds the partial correlation given k (the headline), the within-k
+rhos with a permutation test, the partial correlations given the length in tokens, and the
+trivial MAE baselines (geomprobe.analysis.confounds).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import numpy as np
 from scipy.stats import pearsonr, rankdata, spearmanr
 
 from geomprobe.analysis.bootstrap import bootstrap_mean_estimate
+from geomprobe.analysis.confounds import rank_partial_correlation, trivial_mae_baselines, within_stratum_spearman
 from geomprobe.analysis.estimate import Estimate, estimate
 from geomprobe.analysis.windtunnel_metrics import entropy_bits
 from geomprobe.errors import AnalysisError
@@ -194,15 +200,59 @@ def mean_ci(samples, n_boot: int = 1000, seed: int = 0, unit: str = "prompts") -
 # One condition's metrics
 
 
+CONFOUND_NOTES = {
+    "rho_pc1_H_bayes": "over all k, confounded with k: H_bayes falls with k, so an axis that only tracks k or the "
+                       "prompt length scores here too; the controlled figure is rho_pc1_H_bayes_given_k",
+    "rho_k_pc1": "the confound itself: how much PC1 tracks the number of examples",
+    "rho_n_tokens_pc1": "the length confound: how much PC1 tracks the prompt length in tokens",
+}
+
+
+def _labelled(entry: Estimate, name: str) -> Estimate:
+    if entry["value"] is not None:
+        entry["note"] = CONFOUND_NOTES[name]
+    return entry
+
+
+def confound_metrics(k, H_bayes, pc1, H_model, n_tokens=None, n_boot: int = 1000, n_perm: int = 999,
+                     seed: int = 0) -> tuple[dict, dict]:
+    """The controlled entropy-axis statistics and the trivial MAE baselines of PROTOCOL.md section 7
+    ("Confounds"), as (condition-level entries, {k: within-k Estimate of rho(PC1, H_bayes)}).
+
+    rho_pc1_H_bayes_given_k: Spearman partial correlation given k (one indicator per k), the
+    headline; rho_pc1_H_bayes_within_k: the prompt-weighted mean within-k Spearman rho, p from
+    shuffling PC1 within each k; with n_tokens [n_prompts] (prompt length in tokens): the partial
+    correlation given the length and given both, and rho(n_tokens, PC1); mae_baselines: constant,
+    k-only and H = 0 predictors against the model on a held-out half
+    (geomprobe.analysis.confounds)."""
+    per_k, pooled = within_stratum_spearman(pc1, H_bayes, k, n_perm=n_perm, n_boot=n_boot, seed=seed)
+    out = {"rho_pc1_H_bayes_given_k": rank_partial_correlation(pc1, H_bayes, strata=k, names=["k"], n_boot=n_boot,
+                                                               seed=seed),
+           "rho_pc1_H_bayes_within_k": pooled}
+    if n_tokens is not None:
+        out["rho_pc1_H_bayes_given_n_tokens"] = rank_partial_correlation(
+            pc1, H_bayes, covariates=[n_tokens], names=["prompt length in tokens"], n_boot=n_boot, seed=seed)
+        out["rho_pc1_H_bayes_given_k_n_tokens"] = rank_partial_correlation(
+            pc1, H_bayes, covariates=[n_tokens], strata=k, names=["k", "prompt length in tokens"], n_boot=n_boot,
+            seed=seed)
+        out["rho_n_tokens_pc1"] = _labelled(correlation(n_tokens, pc1, "spearman", n_boot, seed), "rho_n_tokens_pc1")
+    out["mae_baselines"] = trivial_mae_baselines(H_bayes, H_model, k, n_boot=n_boot, seed=seed)
+    return out, per_k
+
+
 def condition_metrics(k, H_bayes, H_model, pc1, label_mass, kl_bits, next_entropy_bits=None,
-                      n_boot: int = 1000, seed: int = 0, p_model_l1=None) -> dict:
+                      n_boot: int = 1000, seed: int = 0, p_model_l1=None, n_tokens=None, n_perm: int = 999) -> dict:
     """Every per-condition number of PROTOCOL.md section 7. All inputs [n_prompts]; entropies in bits.
     pc1: the prompts' coordinates on the main condition's axis. p_model_l1 (optional): the model's
     renormalised p(L1); rho(PC1, p_model_l1) shows an axis that tracks the signed evidence, of which
-    the entropy is a symmetric (non-monotone) function."""
+    the entropy is a symmetric (non-monotone) function. n_tokens (optional): prompt lengths in
+    tokens, for the partial correlations given the length (confound_metrics); n_perm: permutations
+    of the within-k test."""
     k = np.asarray(k)
     H_bayes, H_model, pc1 = (np.asarray(a, dtype=np.float64) for a in (H_bayes, H_model, pc1))
     error = np.abs(H_model - H_bayes)
+    confounds, within_k = confound_metrics(k, H_bayes, pc1, H_model, n_tokens, n_boot=n_boot, n_perm=n_perm,
+                                           seed=seed)
     out = {
         "n_prompts": int(len(k)),
         "mae_bits": mean_ci(error, n_boot, seed),
@@ -212,10 +262,11 @@ def condition_metrics(k, H_bayes, H_model, pc1, label_mass, kl_bits, next_entrop
         "label_mass": mean_ci(label_mass, n_boot, seed),
         "pearson_H_model_H_bayes": correlation(H_model, H_bayes, "pearson", n_boot, seed),
         "spearman_H_model_H_bayes": correlation(H_model, H_bayes, "spearman", n_boot, seed),
-        "rho_pc1_H_bayes": correlation(pc1, H_bayes, "spearman", n_boot, seed),
+        "rho_pc1_H_bayes": _labelled(correlation(pc1, H_bayes, "spearman", n_boot, seed), "rho_pc1_H_bayes"),
         "rho_pc1_H_model": correlation(pc1, H_model, "spearman", n_boot, seed),
-        "rho_k_pc1": correlation(k, pc1, "spearman", n_boot, seed),
+        "rho_k_pc1": _labelled(correlation(k, pc1, "spearman", n_boot, seed), "rho_k_pc1"),
         "pc1": mean_ci(pc1, n_boot, seed),
+        **confounds,
     }
     if p_model_l1 is not None:
         out["rho_pc1_p_model_l1"] = correlation(pc1, p_model_l1, "spearman", n_boot, seed)
@@ -232,6 +283,7 @@ def condition_metrics(k, H_bayes, H_model, pc1, label_mass, kl_bits, next_entrop
             "kl_bits": float(np.mean(np.asarray(kl_bits)[rows])),
             "label_mass": float(np.mean(np.asarray(label_mass)[rows])),
             "pc1": mean_ci(pc1[rows], n_boot, seed),
+            "rho_pc1_H_bayes": within_k[value],
         })
     out["per_k"] = per_k
     return out

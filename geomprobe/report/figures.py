@@ -697,9 +697,10 @@ def _sula_pc1(sula: dict) -> Figure | None:
     caption = (f"Mean coordinate on the main condition's PC1 (layer {axis.get('layer')} {axis.get('readout', '')}, "
                f"{pct(axis.get('pc1_explained'))} of variance) per k for the main condition and each control "
                f"projected into the same basis, with bootstrap 95% CIs: look for the main condition moving steadily "
-               f"with k and the no-evidence controls departing from it; main rho(k, PC1) "
-               f"{with_ci(main.get('rho_k_pc1'), '+.2f')}, rho(PC1, H_bayes) "
-               f"{with_ci(main.get('rho_pc1_H_bayes'), '+.2f')} ({REF_SULA_PC1}).")
+               f"with k and the no-evidence controls departing from it; main rho(PC1, H_bayes) given k "
+               f"{with_ci(main.get('rho_pc1_H_bayes_given_k'), '+.2f')} (the controlled figure), raw over all k "
+               f"{with_ci(main.get('rho_pc1_H_bayes'), '+.2f')} (confounded with k), rho(k, PC1) "
+               f"{with_ci(main.get('rho_k_pc1'), '+.2f')} (the confound) ({REF_SULA_PC1}, raw).")
     notes = [f"PC1 sign: {axis['sign']}"] if axis.get("sign") else []
     profile = [row for row in sula.get("per_layer") or [] if row.get("rho_pc1_H_bayes") is not None]
     if profile:
@@ -716,27 +717,70 @@ def _sula_table(sula: dict) -> Table | None:
     if not conditions:
         return None
     header = ["condition", "labels", "Bayes", "prompts", "H_bayes (bits)", "H_model (bits)", "MAE (bits) [95% CI]",
-              "Pearson(H_model, H_bayes)", "rho(PC1, H_bayes)", "rho(k, PC1)"]
+              "k-only MAE (held-out half)", "Pearson(H_model, H_bayes)", "rho(PC1, H_bayes) given k",
+              "rho(PC1, H_bayes), raw (confounded with k)", "rho(k, PC1) (the confound)"]
     rows = [[name, "/".join(map(str, entry.get("labels") or [])) or "-", str(entry.get("bayes", "-")),
              str(entry.get("n_prompts", "-")), fmt(estimate(entry.get("H_bayes"))),
              fmt(estimate(entry.get("H_model"))), with_ci(entry.get("mae_bits"), ".3g"),
-             with_ci(entry.get("pearson_H_model_H_bayes"), ".4f"), with_ci(entry.get("rho_pc1_H_bayes"), "+.2f"),
+             fmt(estimate((entry.get("mae_baselines") or {}).get("k_only")), ".3g"),
+             with_ci(entry.get("pearson_H_model_H_bayes"), ".4f"),
+             with_ci(entry.get("rho_pc1_H_bayes_given_k"), "+.2f"), with_ci(entry.get("rho_pc1_H_bayes"), "+.2f"),
              with_ci(entry.get("rho_k_pc1"), "+.2f")] for name, entry in conditions.items()]
     reference = ["paper III (LLMs, reference)", "", "", "", "", "", "0.31-0.44 (Phi-2, Llama-3.2-1B, Pythia-410M)",
-                 "", "|rho| 0.65-0.80", "0.86 Pythia-410M, 0.60 Phi-2, 0.32 Llama-3.2-1B"]
+                 "", "", "not reported", "|rho| 0.65-0.80", "0.86 Pythia-410M, 0.60 Phi-2, 0.32 Llama-3.2-1B"]
     caption = ("Every condition's scores as computed by the sula suite (Spearman rho; PC1 of the controls in the "
                "main condition's basis): look for the main condition and the controls with Bayes unchanged "
                "(lexical_remap, carrier_mask) scoring alike, and for the no-evidence controls (shuffled, label_mask: "
-               "H_bayes = 1, so no correlation with it) showing whether the model still reads the evidence; the "
-               "last row is paper III's, a reference, never a result.")
-    return Table("SULA: scores per condition", caption, header, rows, reference)
+               "H_bayes = 1, so no correlation with it) showing whether the model still reads the evidence. "
+               "H_bayes falls with k, so the raw rho(PC1, H_bayes) also scores an axis that only counts examples: "
+               "the rho given k (Spearman partial correlation, one indicator per k) is the controlled figure, and "
+               "a model MAE is worth reading only against the k-only baseline beside it; the last row is paper "
+               "III's, a reference, never a result.")
+    notes = []
+    main = conditions.get("main") or {}
+    within = main.get("rho_pc1_H_bayes_within_k")
+    if isinstance(within, dict) and within.get("value") is not None:
+        pvalue = within.get("pvalue")
+        notes.append(f"main, within-k Spearman rho(PC1, H_bayes): pooled {with_ci(within, '+.2f')}"
+                     + ("" if pvalue is None else f" (PC1 shuffled within k: p = {pvalue:.3g})") + "; per k "
+                     + ", ".join(f"k = {row.get('k')} {fmt(estimate(row.get('rho_pc1_H_bayes')), '+.2f')}"
+                                 for row in main.get("per_k") or []))
+    if "rho_pc1_H_bayes_given_n_tokens" in main:
+        notes.append(f"main, rho(PC1, H_bayes) given the prompt length in tokens "
+                     f"{with_ci(main.get('rho_pc1_H_bayes_given_n_tokens'), '+.2f')}, given k and the length "
+                     f"{with_ci(main.get('rho_pc1_H_bayes_given_k_n_tokens'), '+.2f')}; rho(length, PC1) "
+                     f"{with_ci(main.get('rho_n_tokens_pc1'), '+.2f')}")
+    return Table("SULA: scores per condition", caption, header, rows, reference, notes)
+
+
+BASELINE_LABELS = (("model", "the model: |H_model - H_bayes|"), ("k_only", "k only: mean H_bayes per k"),
+                   ("k_only_median", "k only: median H_bayes per k (the MAE-optimal function of k)"),
+                   ("constant", "constant: mean H_bayes"), ("zero", "H = 0 for every prompt"),
+                   ("model_minus_k_only", "model minus k only (paired difference)"))
+
+
+def _sula_baselines(sula: dict) -> Table | None:
+    main = (sula.get("conditions") or {}).get("main") or {}
+    baselines = main.get("mae_baselines")
+    if not isinstance(baselines, dict):
+        return None
+    split = baselines.get("split") or {}
+    rows = [[label, with_ci(baselines.get(key), ".3g")] for key, label in BASELINE_LABELS if key in baselines]
+    reference = ["paper III (LLMs, reference): model MAE", "0.31-0.44 (Llama-3.2-1B 0.36)"]
+    caption = (f"MAE against H_bayes of predictors that read no evidence, beside the model's, on the same held-out "
+               f"half of the main prompts ({split.get('n_score')} scored; the baselines fitted on the other "
+               f"{split.get('n_fit')}, split within each k, seed {split.get('seed')}), with bootstrap 95% CIs: look "
+               f"for the model below the k-only rows, since a model that only counts its examples scores the "
+               f"k-only MAE and the constant H = 0 already scores about paper III's Llama figure.")
+    return Table("SULA: the model against trivial MAE baselines", caption, ["predictor", "MAE (bits) [95% CI]"],
+                 rows, reference)
 
 
 def sula_figures(run: RunData) -> list[Figure | Table]:
     sula = run.results.get("sula")
     if not sula:
         return []
-    items = [_sula_per_k(sula), _sula_scatter(run, sula), _sula_pc1(sula), _sula_table(sula)]
+    items = [_sula_per_k(sula), _sula_scatter(run, sula), _sula_pc1(sula), _sula_table(sula), _sula_baselines(sula)]
     return [item for item in items if item is not None]
 
 

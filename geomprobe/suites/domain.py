@@ -95,7 +95,7 @@ def run_domain_suite(ctx) -> dict:
         matrix = readout_matrix(extraction, config.readout)
         matrices[label] = matrix[:, -1].reshape(len(matrix), -1)
         manifold = value_manifold(matrices[label], entropy_bits=extraction.arrays.get("next_entropy_bits"),
-                                  n_boot=config.n_boot, n_null=config.n_null, seed=seed)
+                                  n_boot=config.n_boot, n_null=config.n_null, seed=seed, ci=config.manifold_ci)
         summary[label] = {"corpus": corpus, "n": len(prompts), "stratified": sample["stratified"],
                           **manifold.to_dict()}
     for label in config.domains:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -42,6 +43,10 @@ class ManifoldOptions(SuiteConfig):
     corpus: str = option("mixed", "candidate corpus when --prompts is not given (see `geomprobe prompts list`)")
     readout: Readout = option("values", "what the value-manifold analysis reads")
     n_null: int = option(200, "draws of the shuffle and Gaussian nulls", min=1)
+    manifold_ci: Literal["jackknife", "bootstrap"] = option(
+        "jackknife", "intervals of PC1, PC1+PC2 and participation ratio: jackknife (leave-one-out, covers at about "
+                     "the nominal rate) | bootstrap (BCa, percentile fallback: with fewer prompts than value columns "
+                     "it can exclude its own estimate)")
 
     def readouts(self) -> tuple[str, ...]:
         return (self.readout,)
@@ -124,7 +129,7 @@ def manifold_results(extraction, readout: str, config, seed: int) -> dict:
     entropy = entropy_of(extraction)
     try:
         last = value_manifold(matrix[:, -1].reshape(len(matrix), -1), entropy_bits=entropy, n_boot=config.n_boot,
-                              n_null=config.n_null, seed=seed)
+                              n_null=config.n_null, seed=seed, ci=config.manifold_ci)
     except ValueError as error:
         raise ConfigError(f"value manifold at layer {extraction.layers[-1]}: {error}") from None
     per_layer = []
@@ -132,7 +137,7 @@ def manifold_results(extraction, readout: str, config, seed: int) -> dict:
         try:
             profile = value_manifold(matrix[:, column].reshape(len(matrix), -1), entropy_bits=entropy,
                                      n_boot=max(100, config.n_boot // 5), n_null=max(20, config.n_null // 5),
-                                     seed=seed)
+                                     seed=seed, ci=config.manifold_ci)
             per_layer.append({"layer": layer, **profile.to_dict(compact=True)})
         except ValueError as error:  # e.g. layer 0 values of prompts that all end in the same token
             per_layer.append({"layer": layer, "pc1": None, "pc12": None, "pr": None, "note": str(error)})

@@ -13,6 +13,10 @@
    Metrics per condition (MAE, correlations, per-k means, PC1), the controls' PC1 coordinates
    projected into the main condition's basis; the basis of every main layer in <run>/sula/axis.npz
    (for the entropy-axis interventions, PROTOCOL.md section 8).
+5. Confounds (H_bayes falls with k): rho(PC1, H_bayes) given k is the headline, beside the raw one;
+   within-k rhos with a permutation test, partial correlations given the prompt length in tokens,
+   and the trivial MAE baselines (constant, k only, H = 0) on a held-out half
+   (geomprobe.analysis.confounds, via condition_metrics).
 """
 
 from __future__ import annotations
@@ -102,6 +106,8 @@ BAYES_NOTES = {
     "carrier_mask": "carrier words (query included) masked: they carry no evidence, Bayes unchanged",
     "label_mask": "labels masked: no evidence, H_bayes = 1",
 }
+
+N_PERM = 999  # permutations of the within-k test of rho(PC1, H_bayes)
 
 BAYES_SHORT = {"main": "exact", "lexical_remap": "unchanged", "shuffled": "flat", "carrier_mask": "unchanged",
                "label_mask": "flat"}
@@ -245,10 +251,11 @@ def run_sula_suite(ctx) -> dict:
             "pc1_basis": "own (main condition)" if condition == "main" else "projected into the main condition's basis",
             **condition_metrics([r.k for r in records], H_bayes, model["H_model"], pc1, model["label_mass"], kl,
                                 extraction["next_entropy_bits"], n_boot=config.n_boot, seed=ctx.seed,
-                                p_model_l1=model["p_model_l1"])}
+                                p_model_l1=model["p_model_l1"], n_tokens=extraction["n_tokens"], n_perm=N_PERM)}
         rows = [{**r.to_dict(), "p_model_l1": float(model["p_model_l1"][i]), "H_model": float(model["H_model"][i]),
                  "label_mass": float(model["label_mass"][i]), "kl_bits": float(kl[i]),
-                 "next_entropy_bits": float(extraction["next_entropy_bits"][i]), "pc1": float(pc1[i])}
+                 "next_entropy_bits": float(extraction["next_entropy_bits"][i]), "pc1": float(pc1[i]),
+                 "n_tokens": int(extraction["n_tokens"][i])}
                 for i, r in enumerate(records)]
         atomic_write_text(work / f"prompts-{condition}.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
 
@@ -258,6 +265,7 @@ def run_sula_suite(ctx) -> dict:
     results = {
         "settings": {**spec.describe(), "controls": controls, "skipped_controls": skipped,
                      "label_choice": choice.to_dict(), "windtunnel": info is not None, "n_boot": config.n_boot,
+                     "n_perm": N_PERM,
                      "example_prompts": example},
         "axis": {"layer": last, "readout": readout, **axes[last].summary(), "file": "axis.npz",
                  "note": "PC1 of the main prompts' standardised last-layer vectors; controls are standardised with "
@@ -286,6 +294,16 @@ def _fmt(entry, digits: int = 3) -> str:
     return f"{value:.{digits}f}" + ("" if low is None else f" [{low:.{digits}f}, {high:.{digits}f}]")
 
 
+def _p(entry) -> str:
+    pvalue = None if entry is None else entry.get("pvalue")
+    return "" if pvalue is None else f", p = {pvalue:.3g}"
+
+
+BASELINE_ROWS = (("model", "the model, |H_model - H_bayes|"), ("k_only", "k only (mean H_bayes per k)"),
+                 ("k_only_median", "k only (median H_bayes per k)"), ("constant", "constant (mean H_bayes)"),
+                 ("zero", "H = 0"), ("model_minus_k_only", "model - k only (paired)"))
+
+
 def print_summary(results: dict) -> None:
     from rich.table import Table
 
@@ -293,36 +311,59 @@ def print_summary(results: dict) -> None:
     console = table_console()
     table = Table(title=f"SULA: {results['model']}, labels {'/'.join(settings['labels'])}, alpha {settings['alpha']}, "
                         f"target {settings['target']}, {main['n_prompts']} prompts (95% CI)")
-    for column in ("k", "H_bayes (bits)", "H_model (bits)", "MAE (bits)", "PC1 mean"):
+    for column in ("k", "H_bayes (bits)", "H_model (bits)", "MAE (bits)", "PC1 mean", "rho(PC1, H_bayes) within k"):
         table.add_column(column, justify="right")
     for row in main["per_k"]:
         table.add_row(str(row["k"]), _fmt(row["H_bayes"]), _fmt(row["H_model"]), _fmt(row["mae_bits"]),
-                      _fmt(row["pc1"], 2))
-    table.add_row("all", _fmt(main["H_bayes"]), _fmt(main["H_model"]), _fmt(main["mae_bits"]), "")
+                      _fmt(row["pc1"], 2), _fmt(row.get("rho_pc1_H_bayes"), 2))
+    table.add_row("all", _fmt(main["H_bayes"]), _fmt(main["H_model"]), _fmt(main["mae_bits"]), "",
+                  _fmt(main.get("rho_pc1_H_bayes_within_k"), 2) + " pooled")
     console.print(table)
     axis = results["axis"]
     console.print(f"Pearson(H_model, H_bayes) {_fmt(main['pearson_H_model_H_bayes'])}, Spearman "
                   f"{_fmt(main['spearman_H_model_H_bayes'])}; axis (layer {axis['layer']}, {axis['readout']}): PC1 "
                   f"{axis['pc1_explained']:.3f} of variance, {axis['sign']}")
-    console.print(f"rho(PC1, H_bayes) {_fmt(main['rho_pc1_H_bayes'])}, rho(PC1, H_model) "
-                  f"{_fmt(main['rho_pc1_H_model'])}, rho(k, PC1) {_fmt(main['rho_k_pc1'])}, rho(PC1, model p(L1)) "
-                  f"{_fmt(main['rho_pc1_p_model_l1'])}")
+    within = main.get("rho_pc1_H_bayes_within_k")
+    console.print(f"[bold]rho(PC1, H_bayes) given k {_fmt(main.get('rho_pc1_H_bayes_given_k'))}[/bold] (Spearman "
+                  f"partial{_p(main.get('rho_pc1_H_bayes_given_k'))}); within k {_fmt(within)} (permutation"
+                  f"{_p(within)}); raw over all k {_fmt(main['rho_pc1_H_bayes'])} (confounded with k)")
+    if "rho_pc1_H_bayes_given_n_tokens" in main:
+        console.print(f"rho(PC1, H_bayes) given prompt length {_fmt(main['rho_pc1_H_bayes_given_n_tokens'])}, given "
+                      f"k and length {_fmt(main['rho_pc1_H_bayes_given_k_n_tokens'])}; rho(n_tokens, PC1) "
+                      f"{_fmt(main['rho_n_tokens_pc1'])} (the length confound)")
+    console.print(f"rho(k, PC1) {_fmt(main['rho_k_pc1'])} (the confound: PC1 tracking the number of examples), "
+                  f"rho(PC1, H_model) {_fmt(main['rho_pc1_H_model'])}, rho(PC1, model p(L1)) "
+                  f"{_fmt(main.get('rho_pc1_p_model_l1'))}")
+    baselines = main.get("mae_baselines")
+    if baselines:
+        split = baselines["split"]
+        trivial = Table(title=f"MAE against H_bayes on a held-out half ({split['n_score']} prompts scored; baselines "
+                              f"fitted on the other {split['n_fit']}, split by k, seed {split['seed']})")
+        for column in ("predictor", "MAE (bits)"):
+            trivial.add_column(column, justify="right" if column != "predictor" else "left")
+        for key, label in BASELINE_ROWS:
+            trivial.add_row(label, _fmt(baselines.get(key)))
+        console.print(trivial)
     ref = results["reference_paper_iii"]
     console.print(f"paper III (LLMs): MAE {min(ref['mae_bits'].values())}-{max(ref['mae_bits'].values())} bits, "
-                  f"|rho(PC1, H_bayes)| {ref['abs_rho_pc1_H_bayes'][0]}-{ref['abs_rho_pc1_H_bayes'][1]}, rho(k, PC1) "
-                  f"{min(ref['rho_k_pc1'].values())}-{max(ref['rho_k_pc1'].values())}")
+                  f"|rho(PC1, H_bayes)| {ref['abs_rho_pc1_H_bayes'][0]}-{ref['abs_rho_pc1_H_bayes'][1]} (raw, over all "
+                  f"k), rho(k, PC1) {min(ref['rho_k_pc1'].values())}-{max(ref['rho_k_pc1'].values())}")
     if len(results["conditions"]) > 1:
         controls = Table(title="controls (same k and latent labels; PC1 in the main condition's basis)")
-        for column in ("condition", "Bayes", "H_bayes", "H_model", "MAE (bits)", "Pearson", "rho(PC1,H_model)",
+        for column in ("condition", "Bayes", "H_bayes", "H_model", "MAE (bits)", "k-only MAE*", "Pearson",
+                       "rho(PC1,H_model)", "rho(PC1,H_bayes|k)",
                        "PC1 mean, k = " + ",".join(str(row["k"]) for row in main["per_k"])):
             controls.add_column(column)
         for name, entry in results["conditions"].items():
             pearson, rho = entry["pearson_H_model_H_bayes"]["value"], entry["rho_pc1_H_model"]["value"]
+            given_k = (entry.get("rho_pc1_H_bayes_given_k") or {}).get("value")
+            k_only = ((entry.get("mae_baselines") or {}).get("k_only") or {}).get("value")
             controls.add_row(name, BAYES_SHORT[name], f"{entry['H_bayes']['value']:.3f}",
-                             f"{entry['H_model']['value']:.3f}",
-                             _fmt(entry["mae_bits"]), "-" if pearson is None else f"{pearson:+.2f}",
-                             "-" if rho is None else f"{rho:+.2f}",
+                             f"{entry['H_model']['value']:.3f}", _fmt(entry["mae_bits"]),
+                             "-" if k_only is None else f"{k_only:.3f}", "-" if pearson is None else f"{pearson:+.2f}",
+                             "-" if rho is None else f"{rho:+.2f}", "-" if given_k is None else f"{given_k:+.2f}",
                              " ".join(f"{row['pc1']['value']:+.1f}" for row in entry["per_k"]))
         console.print(controls)
+        console.print("* on the held-out half, fitted on the other half (as in the baselines table)")
     for name, why in results["settings"]["skipped_controls"].items():
         console.print(f"{name} skipped: {why}")
