@@ -2,8 +2,11 @@
 
 Cuts the entropy axis (PC1 of the standardised final-token values over the SULA main prompts) out
 of the value vectors at single layers and at a multi-layer set (paper III's Pythia-410M layers as
-fractions of depth, or --layers), against random unit axes orthogonal to it, and prints the
-axis-entropy correlation and the SULA behaviour next to paper III's values. The question it
+fractions of depth capped at n_layers - 2, or --layers below the last layer), against 19 random
+unit axes orthogonal to it (smallest empirical p 0.05), and prints, next to paper III's values,
+the axis-entropy Spearman rho at each layer after the edit (on that layer's own axis; at the
+edited layer a cut makes it 0 by construction, so it is not shown) and the SULA behaviour at the
+output. The question it
 answers on a model with a known posterior: is the entropy axis a bottleneck (cutting it hurts the
 MAE to the exact posterior more than cutting random axes), or a readout that can be removed
 without changing behaviour?
@@ -42,16 +45,21 @@ def _percent(change, base) -> str:
     return f"{100 * change / abs(base):+.1f}%"
 
 
+def _rank(where: dict) -> str:
+    return "-" if where.get("rank") is None else f"{where['rank']}/{where['of']}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="windtunnel-sula")
     parser.add_argument("--out", default=None, help="run directory (default runs/<model>)")
     parser.add_argument("--n-per-k", type=int, default=None, help="SULA prompts per k (default 100)")
-    parser.add_argument("--n-random", type=int, default=10)
+    parser.add_argument("--n-random", type=int, default=19, help="random axes (19: smallest p 0.05)")
     parser.add_argument("--ops", default="cut", help="cut (paper III), or any of cut,only,shift")
     parser.add_argument("--lambda", dest="cut_lambda", type=float, default=1.0)
     parser.add_argument("--positions", default="all", choices=["all", "final"])
-    parser.add_argument("--layers", default=None, help="comma-separated layers (default: paper III's fractions)")
+    parser.add_argument("--layers", default=None, help="comma-separated layers below the last (default: paper III's "
+                                                       "fractions, capped at n_layers - 2)")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--batch-size", type=int, default=8)
@@ -75,27 +83,29 @@ def main() -> None:
     base_mae, base_r = baseline["mae_bits"]["value"], baseline["pearson_H_model_H_bayes"]["value"]
     console = Console(width=max(Console().width, 160))
     table = Table(title=f"entropy-axis ablation, {results['model']}: {settings['n_per_k'] * len(settings['k_values'])} "
-                        f"SULA prompts, {settings['n_random']} random axes, positions {settings['positions']}; "
-                        f"baseline MAE {base_mae:.3f} bits, Pearson(H_model, H_bayes) {_f(base_r, 3)}")
-    for column in ("condition", "layers", "r: base -> true", "random r", "last layer r", "dMAE bits (rel.)",
-                   "random dMAE, p", "dPearson (rel.)", "MAE up > random?"):
+                        f"SULA prompts, {settings['n_random']} random axes (smallest p {_f(settings['smallest_p'])}), "
+                        f"positions {settings['positions']}; baseline MAE {base_mae:.3f} bits, Pearson(H_model, "
+                        f"H_bayes) {_f(base_r, 3)}")
+    for column in ("condition", "edited", "downstream layer", "rho: base -> true", "random rho", "|change| rank, p",
+                   "dMAE bits (rel.)", "random dMAE, rank, p", "dPearson (rel.)", "MAE up > random?"):
         table.add_column(column, justify="right", no_wrap=True)
     for c in results["conditions"]:
         geometry, behaviour, versus = c["true"]["axis_entropy"], c["true"]["behaviour"], c["vs_random"]
-        at, dmae = versus["axis_r_intervened_change"], versus["delta_mae_bits"]
-        r0 = geometry["intervened_mean_r_baseline"]
-        random_r = "-" if at["random_mean"] is None or r0 is None else \
-            f"{r0 + at['random_mean']:.2f}+-{at['random_sd']:.2f}"
+        dmae = versus["delta_mae_bits"]
         paired = versus["paired_error_bits"]["ci95"]
         bottleneck = "-" if dmae["rank"] is None else (
             "yes" if dmae["rank"] == 1 and paired[0] is not None and paired[0] > 0 else "no")
         d_pearson = behaviour["delta_pearson"]["value"]
-        table.add_row(c["id"], ",".join(map(str, c["layers"])),
-                      f"{_f(r0)} -> {_f(geometry['intervened_mean_r'])}", random_r,
-                      f"{_f(geometry['last_layer']['baseline'])} -> {_f(geometry['last_layer']['pearson'])}",
-                      f"{_f(dmae['true'], 3, True)} ({_percent(dmae['true'], base_mae)})",
-                      f"{_f(dmae['random_mean'], 3, True)}, {_f(dmae['p_value'])}",
-                      f"{_f(d_pearson, 3, True)} ({_percent(d_pearson, base_r)})", bottleneck)
+        output = [f"{_f(dmae['true'], 3, True)} ({_percent(dmae['true'], base_mae)})",
+                  f"{_f(dmae['random_mean'], 3, True)}, {_rank(dmae)}, {_f(dmae['p_value'])}",
+                  f"{_f(d_pearson, 3, True)} ({_percent(d_pearson, base_r)})", bottleneck]
+        for row, layer in enumerate(c["downstream_layers"]):
+            entry, where = geometry["downstream"][str(layer)], versus["axis_r_downstream_change"][str(layer)]
+            random_r = "-" if where["random_mean"] is None or entry["before"] is None else \
+                f"{entry['before'] + where['random_mean']:.2f}+-{where['random_sd']:.2f}"
+            table.add_row(c["id"] if row == 0 else "", ",".join(map(str, c["layers"])) if row == 0 else "",
+                          str(layer), f"{_f(entry['before'])} -> {_f(entry['after'])}", random_r,
+                          f"{_rank(where)}, {_f(where['p_value'])}", *(output if row == 0 else [""] * 4))
     console.print(table)
     console.print(PAPER_III)
     for c in results["conditions"]:
@@ -111,8 +121,9 @@ def main() -> None:
                           f"{versus['delta_mae_bits']['true']:+.4f} bits)")
     console.print("MAE up > random?: yes when the true axis raised the MAE more than every random axis and the "
                   "paired-bootstrap 95% CI of (true - mean random) per-prompt error lies above 0; p is the empirical "
-                  "p-value (1 + #random >= true) / (1 + n_random). r is Pearson corr(v'.u, H_model), averaged over "
-                  "the intervened layers.")
+                  "p-value (1 + #random >= true) / (1 + n_random), at least 1 / (1 + n_random). rho is the Spearman "
+                  "rho(v'.u, H_model) at each layer after the last edited one, on that layer's own axis (the axes are "
+                  "oriented by Spearman too), one row per layer; rank and p there are of |rho change|.")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Entropy-axis interventions (PROTOCOL.md section 8): the operations re-extracted through a real
-model, random control axes, layer sets, the statistics on known cases, and the ablation suite end
-to end (bit-exact identity at lambda = 0, hooks removed on failure, resume, results.json)."""
+model, random control axes, layer sets (every set leaves a layer downstream; an explicit last
+layer is refused), the statistics on known cases (orientation and r are both Spearman; multi-layer
+sets are reported per downstream layer), and the ablation suite end to end on tiny-neox and
+windtunnel-sula (bit-exact identity at lambda = 0, hooks removed on failure, resume, results.json)."""
 
 import json
 
@@ -9,6 +11,7 @@ import pytest
 import torch
 
 from geomprobe.analysis.ablation_metrics import (
+    AXIS_STATISTIC,
     axis_entropy_correlation,
     behaviour_change,
     compare_with_random,
@@ -16,12 +19,12 @@ from geomprobe.analysis.ablation_metrics import (
     reading,
 )
 from geomprobe.analysis.sula_metrics import fit_axis
-from geomprobe.errors import RunDirectoryError
+from geomprobe.errors import ConfigError, RunDirectoryError
 from geomprobe.extraction import ExtractionConfig, extract
 from geomprobe.hooks import edit_values
 from geomprobe.interventions import InterventionAxis, apply_op, load_axes, make_editor, random_directions
 from geomprobe.runner import RunConfig, run
-from geomprobe.suites.ablation import AblationConfig, default_layer_sets, parse_ops
+from geomprobe.suites.ablation import AblationConfig, default_layer_sets, layer_sets, parse_ops, summarise
 from geomprobe.suites.sula import SulaConfig
 
 EDITED = 2  # the layer edited in the model-level tests (tiny-neox has 4)
@@ -175,17 +178,115 @@ def test_random_axes_are_unit_orthogonal_to_u_and_seeded():
 # Options and statistics
 
 
-def test_layer_sets_follow_paper_iii_fractions_of_depth():
-    assert default_layer_sets(24) == [("L12", [12]), ("L23", [23]), ("multi", [8, 12, 16, 20, 23])]
-    assert default_layer_sets(4) == [("L2", [2]), ("L3", [3]), ("multi", [1, 2, 3])]
-    assert default_layer_sets(3) == [("L2", [2]), ("multi", [1, 2])]
-    assert default_layer_sets(32) == [("L16", [16]), ("L31", [31]), ("multi", [11, 16, 21, 27, 31])]
+def test_layer_sets_follow_paper_iii_fractions_of_depth_capped_below_the_last_layer():
+    # paper III's 23 of 24 is the last layer: capped at n_layers - 2 so that a layer follows it
+    assert default_layer_sets(24) == [("L12", [12]), ("L22", [22]), ("multi", [8, 12, 16, 20, 22])]
+    assert default_layer_sets(4) == [("L2", [2]), ("multi", [1, 2])]
+    assert default_layer_sets(3) == [("L1", [1]), ("multi", [0, 1])]  # the fractions collapse to 1: layers 0-1
+    assert default_layer_sets(32) == [("L16", [16]), ("L30", [30]), ("multi", [11, 16, 21, 27, 30])]
+    assert default_layer_sets(2) == [("L0", [0])]
     names = [name for name, _, _ in parse_ops("shift,cut", 0.5)]
     assert names == ["cut", "shift+1", "shift-1"] and parse_ops("cut", 0.5)[0][2] == {"cut_lambda": 0.5}
-    from geomprobe.errors import ConfigError
-
     with pytest.raises(ConfigError, match="unknown operation"):
         parse_ops("cut,ablate", 1.0)
+
+
+@pytest.mark.parametrize("n_layers", range(2, 65))  # 3 (windtunnel-sula), 4 (tiny), 24 (Pythia-410M)
+def test_default_layer_sets_leave_a_downstream_layer(n_layers):
+    sets = default_layer_sets(n_layers)
+    assert sets and all(0 <= min(layers) and max(layers) <= n_layers - 2 for _, layers in sets)
+    assert all(len(layers) == 1 for name, layers in sets if name != "multi")
+
+
+def test_a_choice_with_nothing_downstream_is_refused(load_tiny):
+    adapter = load_tiny("tiny-neox").adapter  # 4 layers
+    for layers in ([3], [1, 3]):
+        with pytest.raises(ConfigError, match=r"includes the last layer \(3\).*choose layers from 0 to 2"):
+            layer_sets(adapter, layers)
+    assert layer_sets(adapter, [2, 1]) == ([("L1", [1]), ("L2", [2]), ("multi", [1, 2])], True)
+    with pytest.raises(ConfigError, match="at least 2 layers"):
+        default_layer_sets(1)
+
+
+def test_orientation_and_reported_r_are_the_same_statistic():
+    """A case where Pearson and Spearman disagree in sign along the axis: one prompt far out on
+    the axis with the highest entropy. The axis is oriented by Spearman, and the reported r is
+    Spearman, so the unperturbed r is >= 0 (Pearson would report it negative)."""
+    from scipy.stats import pearsonr, spearmanr
+
+    rng = np.random.default_rng(3)
+    n = 60
+    H = np.sort(rng.uniform(0, 1, n))
+    latent = H + rng.normal(0, 0.02, n)
+    latent[-1] = -40.0  # the outlier: the largest H, far along the negative axis
+    matrix = np.outer(latent, rng.normal(0, 1, 6)) + rng.normal(0, 0.01, (n, 6))
+    axis = InterventionAxis.from_sula(fit_axis(matrix, H))
+    coords = axis.project(matrix)
+    assert spearmanr(coords, H)[0] > 0.8 and pearsonr(coords, H)[0] < -0.1  # the statistics disagree here
+    reported = axis_entropy_correlation(coords, H, axis.sigma_u)
+    assert AXIS_STATISTIC == "spearman" and "pearson" not in reported
+    assert reported["spearman"] == pytest.approx(spearmanr(coords, H)[0]) and reported["spearman"] > 0
+
+
+def _keys(tree) -> list[str]:
+    if isinstance(tree, dict):
+        return [key for k, v in tree.items() for key in [k, *_keys(v)]]
+    return [key for v in tree for key in _keys(v)] if isinstance(tree, list) else []
+
+
+def _made_up_pass(H_bayes, rng, shift, r_by_layer):
+    p1 = np.clip(0.5 + 0.4 * (1 - H_bayes) * np.where(np.arange(len(H_bayes)) % 2, 1, -1) + shift, 0.01, 0.99)
+    return {"token_probs": np.stack([p1 * 0.9, (1 - p1) * 0.9], 1).tolist(),
+            "axis_entropy": {str(layer): {"spearman": r, "sd_ratio": 0.0 if r == 0.0 else 1.0, "mean_coord": 0.0}
+                             for layer, r in r_by_layer.items()}}
+
+
+def test_multi_layer_sets_are_reported_per_downstream_layer():
+    """A multi-layer cut of layers 0 and 1 of a 4-layer model whose downstream rho moves up at layer
+    2 and flips sign at layer 3: each layer is reported on its own, the one summary is the mean
+    |change| (0.65, where a signed mean of the changes would give -0.45 and of the r's -0.05), and
+    the edited layers' zeros are kept apart, labelled, out of the reading."""
+    rng = np.random.default_rng(0)
+    H_bayes = rng.uniform(0.05, 1, 40)
+    n_random = 4
+    passes = {"baseline": _made_up_pass(H_bayes, rng, 0.0, {0: 0.2, 1: 0.4, 2: 0.3, 3: 0.5}),
+              "cut_multi_true": _made_up_pass(H_bayes, rng, 0.05, {0: 0.0, 1: 0.0, 2: 0.5, 3: -0.6})}
+    for draw in range(n_random):
+        passes[f"cut_multi_random{draw:02d}"] = _made_up_pass(H_bayes, rng, 0.01,
+                                                              {0: 0.19, 1: 0.41, 2: 0.3 + 0.01 * draw, 3: 0.49})
+    results = summarise(passes, [("cut", "cut", {"cut_lambda": 1.0})], [("multi", [0, 1])], H_bayes, n_boot=20,
+                        seed=0, last=3, n_random=n_random, positions="all")
+    condition = results["conditions"][0]
+    geometry = condition["true"]["axis_entropy"]
+    assert condition["downstream_layers"] == [2, 3] and geometry["first_downstream_layer"] == 2
+    assert geometry["statistic"] == "spearman"
+    down = geometry["downstream"]
+    assert set(down) == {"2", "3"}
+    assert (down["2"]["before"], down["2"]["after"]) == (0.3, 0.5) and down["2"]["change"] == pytest.approx(0.2)
+    assert (down["3"]["before"], down["3"]["after"]) == (0.5, -0.6) and down["3"]["change"] == pytest.approx(-1.1)
+    assert geometry["mean_abs_change_downstream"] == pytest.approx(0.65)
+    edited = geometry["at_edited_layers"]
+    assert set(edited) == {"0", "1"} and edited["1"]["after"] == 0.0 and "by construction" in edited["1"]["note"]
+    # no signed average of r over layers anywhere in the condition
+    assert not [key for key in _keys(condition) if "mean_r" in key or "intervened" in key]
+    # against the random axes, per layer: layer 3's |change| 1.1 beats all four, p at its floor 1/5
+    per_layer = condition["vs_random"]["axis_r_downstream_change"]
+    assert per_layer["3"]["rank"] == 1 and per_layer["3"]["of"] == 5
+    assert per_layer["3"]["p_value"] == pytest.approx(0.2) == per_layer["3"]["p_min"]
+    assert condition["vs_random"]["axis_r_mean_abs_change_downstream"]["rank"] == 1
+    assert [d["downstream_r"] for d in condition["random"]][1] == {"2": 0.31, "3": 0.49}
+    text = condition["reading"]
+    geometry_text = text.split(" / ")[0]
+    assert geometry_text.startswith("downstream rho: L2 strengthened (+0.30 -> +0.50")
+    assert "L3 reversed (+0.50 -> -0.60; |change| rank 1/5 among random axes, p 0.20)" in geometry_text
+    assert "L0" not in text and "L1" not in text and "output: behaviour" in text
+
+
+def test_n_random_default_gives_a_smallest_p_of_0_05():
+    assert AblationConfig().n_random == 19
+    where = compare_with_random(0.5, [0.1] * 19, "greater")
+    assert where["rank"] == 1 and where["of"] == 20
+    assert where["p_value"] == pytest.approx(0.05) and where["p_min"] == pytest.approx(0.05)
 
 
 def test_statistics_on_known_cases():
@@ -194,7 +295,7 @@ def test_statistics_on_known_cases():
     assert where["rank"] == 1 and where["of"] == 10 and where["p_value"] == pytest.approx(0.1)
     assert compare_with_random(0.1, [0.1] * 9)["p_value"] == 1.0
     assert compare_with_random(-0.5, [0.1, -0.2, 0.3], "abs")["rank"] == 1
-    assert compare_with_random(0.5, [])["p_value"] is None
+    assert compare_with_random(0.5, [])["p_value"] is None and compare_with_random(0.5, [])["of"] is None
     # paired: per-prompt true minus the random mean
     paired = paired_true_vs_random(np.full(50, 2.0), np.stack([np.full(50, 1.0), np.full(50, 3.0), np.full(50, 0.5)]))
     assert paired["value"] == pytest.approx(2.0 - 1.5) and paired["ci95"] == [pytest.approx(0.5)] * 2
@@ -210,11 +311,18 @@ def test_statistics_on_known_cases():
     assert moved["delta_pearson"]["value"] == pytest.approx(0.0, abs=1e-12)  # a constant shift keeps Pearson
     # axis-entropy correlation: a removed coordinate reads 0, with its sd ratio
     removed = axis_entropy_correlation(rng.normal(0, 1e-7, 200), h_model, sigma_u=2.0)
-    assert removed["pearson"] == 0.0 and removed["sd_ratio"] < 1e-6 and "note" in removed
+    assert removed["spearman"] == 0.0 and removed["sd_ratio"] < 1e-6 and "note" in removed
     kept = axis_entropy_correlation(h_model * 3 + rng.normal(0, 0.1, 200), h_model, sigma_u=1.0)
-    assert kept["pearson"] > 0.9
-    assert reading((0.3, 0.0), same).startswith("geometry destroyed (r +0.30 -> +0.00) / behaviour unchanged")
-    assert "behaviour changed" in reading((0.3, 0.29), moved | {"delta_mae_bits": {"value": 0.05}})
+    assert kept["spearman"] > 0.9
+    # the reading speaks of the layers after the edit and of the output
+    assert reading([(3, 0.3, 0.0, None)], same).startswith(
+        "downstream rho: L3 destroyed (+0.30 -> +0.00) / output: behaviour unchanged")
+    assert "output: behaviour changed" in reading([(3, 0.3, 0.29, None)], moved | {"delta_mae_bits": {"value": 0.05}})
+    many = reading([(layer, 0.3, 0.1, None) for layer in (5, 6, 7)], same)
+    assert "L5 weakened" in many and "L7 weakened" in many and "L6" not in many
+    assert "mean |change| over 3 downstream layers 0.20" in many
+    # a change under axis_r_change is no change, even across the zero threshold
+    assert reading([(3, 0.1003, 0.0997, None)], same).startswith("downstream rho: L3 unchanged")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -236,9 +344,11 @@ def test_ablation_suite_end_to_end(tmp_path):
     assert set(results) >= {"model", "settings", "axis", "baseline", "conditions", "thresholds",
                             "reference_paper_iii"}
     settings = results["settings"]
-    assert settings["layer_sets"] == [{"name": "L2", "layers": [2]}, {"name": "L3", "layers": [3]},
-                                      {"name": "multi", "layers": [1, 2, 3]}]
-    assert settings["ops"] == ["cut", "only", "shift+1", "shift-1"] and settings["n_forward_passes"] == 1 + 4 * 3 * 3
+    # the defaults on 4 layers: L2 and multi 1, 2 (capped below the last layer), both measured at layer 3
+    assert settings["layer_sets"] == [{"name": "L2", "layers": [2], "downstream": [3]},
+                                      {"name": "multi", "layers": [1, 2], "downstream": [3]}]
+    assert settings["ops"] == ["cut", "only", "shift+1", "shift-1"] and settings["n_forward_passes"] == 1 + 4 * 2 * 3
+    assert settings["smallest_p"] == pytest.approx(1 / 3) and settings["axis_entropy_statistic"].startswith("spearman")
     assert results["axis"]["source"].startswith("sula/axis.npz")  # same settings: the sula suite's axis reused
     # the axes used are the sula suite's, and they replay
     used, sula = load_axes(work / "axis.npz"), load_axes(out / "sula" / "axis.npz")
@@ -247,28 +357,38 @@ def test_ablation_suite_end_to_end(tmp_path):
         np.testing.assert_array_equal(used[layer].u, sula[layer].u)
         assert used[layer].sigma_u == sula[layer].sigma_u
     with np.load(work / "random_axes.npz") as randoms:
-        for layer in (1, 2, 3):
+        assert sorted(k for k in randoms.files if k.startswith("layer_")) == ["layer_1", "layer_2"]  # edited only
+        for layer in (1, 2):
             dirs = randoms[f"layer_{layer}"]
             assert dirs.shape[0] == 2 and np.abs(dirs @ used[layer].u).max() < 1e-9
     assert [c["id"] for c in results["conditions"]] == [f"{op}/{s}" for op in ("cut", "only", "shift+1", "shift-1")
-                                                       for s in ("L2", "L3", "multi")]
+                                                       for s in ("L2", "multi")]
+    # the orientation is Spearman, and so is r: unperturbed, every layer's rho on its own axis is >= 0
+    assert all(entry["spearman"] > 0 for entry in results["baseline"]["axis_entropy"].values())
     for condition in results["conditions"]:
         assert len(condition["random"]) == 2 and condition["reading"]
+        assert condition["downstream_layers"] == [3]
         assert set(condition["vs_random"]) >= {"delta_mae_bits", "mean_abs_dH_bits", "delta_pearson",
-                                               "axis_r_intervened_change", "axis_r_last_change", "paired_error_bits"}
-        assert condition["true"]["axis_entropy"]["last_layer"]["layer"] == 3
+                                               "axis_r_downstream_change", "axis_r_mean_abs_change_downstream",
+                                               "paired_error_bits"}
+        assert set(condition["vs_random"]["axis_r_downstream_change"]) == {"3"}
+        assert condition["reading"].startswith("downstream rho: L3 ") and "L2" not in condition["reading"]
     cut = next(c for c in results["conditions"] if c["id"] == "cut/multi")
-    assert cut["true"]["axis_entropy"]["intervened_mean_r"] == 0.0  # the cut removed the coordinate everywhere
-    assert all(abs(d["intervened_mean_r"]) > 0 for d in cut["random"])  # random cuts did not
+    edited = cut["true"]["axis_entropy"]["at_edited_layers"]
+    assert [edited[layer]["after"] for layer in ("1", "2")] == [0.0, 0.0]  # zero by construction, labelled so
+    assert "by construction" in edited["2"]["note"]
+    after = cut["true"]["axis_entropy"]["downstream"]["3"]
+    assert after["after"] is not None and after["sd_ratio"] > 0.01  # downstream: measured, not made constant
+    assert all(d["downstream_r"]["3"] is not None for d in cut["random"])
     # the baseline pass reproduces the sula suite's own main-condition probabilities
     baseline = np.array(_read(work / "conditions" / "baseline.json")["token_probs"])
     np.testing.assert_allclose(baseline, np.load(out / "sula" / "extraction-main" / "token_probs.npy"), rtol=1e-5)
-    assert len(list((work / "conditions").glob("*.json"))) == 37
+    assert len(list((work / "conditions").glob("*.json"))) == 25
     manifest = _read(out / "manifest.json")
     assert manifest["suites"]["ablation"]["status"] == "complete"
     # a rerun reads every pass back
     run(config, AblationConfig(n_random=2, **common), progress=False)
-    assert _read(work / "results.json")["settings"]["reused_passes"] == 37
+    assert _read(work / "results.json")["settings"]["reused_passes"] == 25
     # the run as tables: the sula suite's per-prompt H_model and the ablation's unedited pass are the
     # same prompts through the same model
     from geomprobe import load_run
@@ -284,12 +404,12 @@ def test_ablation_suite_end_to_end(tmp_path):
 
 def test_lambda_zero_equals_the_baseline_bit_for_bit(tmp_path):
     out = tmp_path / "run"
-    run(RunConfig(model="tiny-neox", out=str(out), layers=[2, 3]),
+    run(RunConfig(model="tiny-neox", out=str(out), layers=[1, 2]),
         AblationConfig(n_per_k=3, n_boot=20, ops="cut", cut_lambda=0.0, n_random=1), progress=False)
     conditions = out / "ablation" / "conditions"
     baseline = _read(conditions / "baseline.json")
     edited = sorted(conditions.glob("cut_*.json"))
-    assert len(edited) == 3 * 2  # L2, L3, multi(2,3); true and one random axis
+    assert len(edited) == 3 * 2  # L1, L2, multi(1,2); true and one random axis
     for path in edited:
         condition = _read(path)
         assert condition["token_probs"] == baseline["token_probs"], path.name
@@ -344,10 +464,46 @@ def test_ablation_cli_options_and_errors(tmp_path):
     assert bad.exit_code == 2 and "unknown operation(s) scale" in bad.output
     bad = CliRunner().invoke(app, [*base, "--positions", "first"])
     assert bad.exit_code == 2 and "--positions" in bad.output
-    result = CliRunner().invoke(app, [*base, "--layers", "3", "--ops", "shift", "--n-random", "1", "--lambda", "0.5",
+    bad = CliRunner().invoke(app, [*base, "--layers", "3"])  # the last layer: nothing downstream to measure
+    assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1
+    assert "--layers includes the last layer (3)" in bad.output and "choose layers from 0 to 2" in bad.output
+    result = CliRunner().invoke(app, [*base, "--layers", "2", "--ops", "shift", "--n-random", "1", "--lambda", "0.5",
                                       "--positions", "final", "--k", "0,2"])
     assert result.exit_code == 0, result.output
     results = _read(tmp_path / "cli" / "ablation" / "results.json")
     settings = results["settings"]
     assert settings["positions"] == "final" and settings["n_per_k"] == 2 and settings["k_values"] == [0, 2]
-    assert [c["id"] for c in results["conditions"]] == ["shift+1/L3", "shift-1/L3"]
+    assert [c["id"] for c in results["conditions"]] == ["shift+1/L2", "shift-1/L2"]
+    assert results["settings"]["layer_sets"] == [{"name": "L2", "layers": [2], "downstream": [3]}]
+
+
+def test_ablation_suite_on_windtunnel_sula(tmp_path):
+    """The 3-layer wind tunnel: layer 0's final-token values do not vary (no axis), so the defaults
+    (L1, multi 0-1) leave L1 alone, measured at layer 2; the last layer alone is refused."""
+    from typer.testing import CliRunner
+
+    from geomprobe.cli import app
+
+    out = tmp_path / "wt"
+    common = dict(n_per_k=3, n_boot=20)
+    config = RunConfig(model="windtunnel-sula", out=str(out))
+    run(config, SulaConfig(controls="none", **common), progress=False)
+    run(config, AblationConfig(n_random=3, ops="cut,shift", **common), progress=False)
+    results = _read(out / "ablation" / "results.json")
+    settings = results["settings"]
+    assert settings["layer_sets"] == [{"name": "L1", "layers": [1], "downstream": [2]}]
+    assert "0" in settings["dropped_layers"] and settings["smallest_p"] == pytest.approx(0.25)
+    assert [c["id"] for c in results["conditions"]] == ["cut/L1", "shift+1/L1", "shift-1/L1"]
+    assert results["baseline"]["axis_entropy"]["2"]["spearman"] >= 0  # oriented and reported by Spearman
+    for condition in results["conditions"]:
+        down = condition["true"]["axis_entropy"]["downstream"]["2"]
+        where = condition["vs_random"]["axis_r_downstream_change"]["2"]
+        assert down["after"] is not None and down["change"] == pytest.approx(down["after"] - down["before"])
+        assert where["of"] == 4 and where["p_min"] == pytest.approx(0.25) and where["p_value"] >= 0.25
+        assert condition["reading"].startswith("downstream rho: L2 ") and "output: behaviour" in condition["reading"]
+    cut = results["conditions"][0]
+    assert cut["true"]["axis_entropy"]["at_edited_layers"]["1"]["after"] == 0.0
+    bad = CliRunner().invoke(app, ["run", "--model", "windtunnel-sula", "--suite", "ablation", "--out",
+                                   str(tmp_path / "cli"), "--quiet", "--layers", "2"])
+    assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1
+    assert "includes the last layer (2)" in bad.output

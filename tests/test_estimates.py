@@ -146,7 +146,7 @@ def test_the_ablation_suite_results_are_estimates():
     def one_pass(shift):
         p1 = np.clip(0.5 + 0.4 * (1 - H_bayes) * rng.choice([-1, 1], N) + shift, 0.01, 0.99)
         return {"token_probs": np.stack([p1 * 0.9, (1 - p1) * 0.9], 1).tolist(),
-                "axis_entropy": {str(layer): {"pearson": float(rng.uniform(0.3, 0.6)), "sd_ratio": 1.0,
+                "axis_entropy": {str(layer): {"spearman": float(rng.uniform(0.3, 0.6)), "sd_ratio": 1.0,
                                               "mean_coord": 0.0} for layer in (2, 3)}}
 
     passes = {"baseline": one_pass(0.0), "cut_L2_true": one_pass(0.05),

@@ -51,7 +51,7 @@ def runs(tmp_path_factory, demo_prompts):
             GeometryConfig(**SMALL), report=True, progress=False)
         tunnel = base / "wt-sula"
         train(TrainConfig(task="sula", steps=30, batch_size=32, eval_sequences=64, n_checkpoints=2, log_every=5,
-                          spec=TransformerSpec(32, 2, 2, 64)), tunnel, progress=False)
+                          spec=TransformerSpec(32, 3, 2, 64)), tunnel, progress=False)
         atomic_write_json(tunnel / "curves.json", dissociation_curves(tunnel, n_probe=16, n_eval=64))
         probe = base / "wt-probe"  # a geomprobe run on the wind-tunnel model: its metrics come from the model dir
         sequences = write_prompts(base / "sula.jsonl", task_prompts(make_task("sula"), n=60, seed=0))

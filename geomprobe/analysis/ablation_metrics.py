@@ -2,13 +2,22 @@
 
     change = behaviour_change(H_bayes, H_base, H_edit, mass_base, mass_edit)   # vs the unperturbed pass
     change["delta_mae_bits"], change["delta_pearson"], change["mean_abs_dH_bits"]   # each with a 95% CI
-    geometry = axis_entropy_correlation(coords, H_edit, sigma_u)                 # corr(v'.u, H_model)
+    geometry = axis_entropy_correlation(coords, H_edit, sigma_u)                 # rho(v'.u, H_model)
     where = compare_with_random(true_value, random_values, alternative="greater")  # rank, empirical p
     paired = paired_true_vs_random(err_true, err_random)                           # [n], [m, n] per prompt
-    text = reading(op, geometry_before_after, change, versus)                      # one line
+    text = reading(downstream, change, versus)                                     # one line
 
-Entropies in bits. "Behaviour" is the model's entropy over the two SULA labels, H_model; "geometry"
-is the Pearson correlation of the values' coordinate on the entropy axis with H_model.
+Entropies in bits. "Behaviour" (the output) is the model's entropy over the two SULA labels,
+H_model, against the exact H_bayes: the SULA MAE and Pearson(H_model, H_bayes). "Geometry" is the
+axis-entropy correlation: the Spearman rho of the values' coordinate on a layer's entropy axis
+with H_model (AXIS_STATISTIC). Spearman because the axis is oriented by Spearman
+(geomprobe.analysis.sula_metrics.fit_axis: rho(z . u, H_model) >= 0), so the unperturbed r is
+>= 0 at every layer and the sign of r means what the orientation says (PROTOCOL.md section 8.5:
+orientation and r use the same statistic).
+
+Evidence is measured downstream of the edit only: at an edited layer a cut makes the coordinate
+constant (r = 0 by construction), `only` keeps it and a shift moves it by a constant, so the
+edited layer's r says nothing about the model's use of the axis.
 """
 
 from __future__ import annotations
@@ -18,13 +27,22 @@ import math
 import numpy as np
 
 from geomprobe.analysis.estimate import Estimate, estimate
-from geomprobe.analysis.sula_metrics import _constant, _rowwise_pearson, correlation, mean_ci
+from geomprobe.analysis.sula_metrics import _constant, _rowwise_pearson, correlation, mean_ci, spearman_or_none
 from geomprobe.errors import AnalysisError
+
+AXIS_STATISTIC = "spearman"  # the axis-entropy correlation, as the axis's orientation (sula_metrics.fit_axis)
+
+# What the axis-entropy correlation at an edited layer is by construction (never evidence).
+AT_EDITED_LAYER = {
+    "cut": "at the edited layer: zero by construction for cut (the coordinate is made constant); not evidence",
+    "only": "at the edited layer: the coordinate is kept as it was, only H_model moves; not evidence",
+    "shift": "at the edited layer: the coordinate moves by a constant, so its ranks do not; not evidence",
+}
 
 # The thresholds behind each condition's one-line reading (stored in results.json with them).
 READING_THRESHOLDS = {
-    "axis_r_zero": 0.10,  # |corr(v'.u, H_model)| below this: no axis-entropy correlation left
-    "axis_r_change": 0.10,  # a change of the axis-entropy correlation at least this large counts as a change
+    "axis_r_zero": 0.10,  # |rho(v'.u, H_model)| below this, downstream: no axis-entropy correlation left
+    "axis_r_change": 0.10,  # a change of the downstream axis-entropy correlation at least this large is a change
     "mae_bits": 0.01,  # |change of the SULA MAE| below this, in bits: MAE unchanged
     "pearson": 0.01,  # |change of Pearson(H_model, H_bayes)| below this: correlation unchanged
     "coordinate_removed_sd_ratio": 1e-3,  # std(v'.u) / sigma_u below this: coordinate constant, r reported as 0
@@ -44,15 +62,16 @@ def pearson_or_none(x, y) -> float | None:
 
 def axis_entropy_correlation(coords, H_model, sigma_u: float,
                              removed_ratio: float = READING_THRESHOLDS["coordinate_removed_sd_ratio"]) -> dict:
-    """coords [n]: the prompts' values projected on the true axis (z . u) at one layer; H_model [n].
-    {"pearson", "sd_ratio" (std of the coordinate / sigma_u), "mean_coord"}. When the coordinate is
-    constant up to rounding (sd_ratio < removed_ratio, e.g. after a cut), the correlation is
-    undefined; it is reported as 0, its limit, with a note."""
+    """coords [n]: the prompts' values projected on a layer's own axis (z . u); H_model [n] bits.
+    {"spearman" (rho(coords, H_model), the statistic the axis is oriented by), "sd_ratio" (std of the
+    coordinate / sigma_u), "mean_coord"}. When the coordinate is constant up to rounding (sd_ratio <
+    removed_ratio, e.g. at a layer that was cut), the correlation is undefined; it is reported as 0,
+    its limit, with a note."""
     coords = np.asarray(coords, dtype=np.float64)
     sd_ratio = float(coords.std() / sigma_u) if sigma_u > 0 else None
-    out = {"pearson": pearson_or_none(coords, H_model), "sd_ratio": sd_ratio, "mean_coord": float(coords.mean())}
+    out = {AXIS_STATISTIC: spearman_or_none(coords, H_model), "sd_ratio": sd_ratio, "mean_coord": float(coords.mean())}
     if sd_ratio is not None and sd_ratio < removed_ratio:
-        out["pearson"] = 0.0
+        out[AXIS_STATISTIC] = 0.0
         out["note"] = f"axis coordinate constant up to rounding (sd {sd_ratio:.1e} sigma_u): reported as 0"
     return out
 
@@ -130,14 +149,14 @@ def compare_with_random(true_value, random_values, alternative: str = "greater")
 
     alternative "greater": is the true value larger? "abs": is its magnitude larger? rank 1 = the
     largest of the n_random + 1 values (ties count against the true axis); p_value = (1 + #{random >=
-    true}) / (1 + n_random), the empirical one-sided p-value (its smallest possible value is
-    1 / (n_random + 1))."""
+    true}) / (1 + n_random), the empirical one-sided p-value; p_min = 1 / (1 + n_random), the
+    smallest p_value these random axes can give (0.05 with 19)."""
     randoms = np.array([v for v in random_values if v is not None], dtype=np.float64)
     out = {"true": true_value, "random": [float(v) for v in randoms], "n_random": int(len(randoms)),
-           "alternative": alternative}
+           "alternative": alternative, "p_min": float(1 / (1 + len(randoms)))}
     if true_value is None or len(randoms) == 0:
         return {**out, "random_mean": None, "random_sd": None, "random_min": None, "random_max": None,
-                "rank": None, "p_value": None}
+                "rank": None, "of": None, "p_value": None}
     stat_true = abs(true_value) if alternative == "abs" else float(true_value)
     stats = np.abs(randoms) if alternative == "abs" else randoms
     if alternative not in ("greater", "abs"):
@@ -174,32 +193,53 @@ def _versus(compare: dict, paired: dict | None) -> str | None:
     return "within"
 
 
-def reading(geometry: tuple[float | None, float | None] | None, change: dict, versus: dict | None = None,
-            thresholds: dict = READING_THRESHOLDS) -> str:
-    """One line that follows from the numbers.
-
-    geometry: (r before, r after) of the axis-entropy correlation at the intervened layer(s);
-    change: behaviour_change(...) of the true axis; versus: {"mean_abs_dH_bits": (compare, paired),
-    "delta_mae_bits": (compare, paired)} against the random axes, or None."""
-    parts = []
-    before, after = geometry if geometry is not None else (None, None)
+def _layer_words(layer: int, before, after, where: dict | None, thresholds: dict) -> str:
+    """'L3 weakened (+0.30 -> +0.12; |change| rank 1/20 among random axes, p 0.05)': unchanged when
+    the change is under axis_r_change, destroyed when |after| falls under axis_r_zero, reversed when
+    the sign flips, else weakened or strengthened in magnitude."""
     if before is None or after is None:
-        parts.append("geometry undefined (constant H_model)")
-    elif abs(before) < thresholds["axis_r_zero"]:
-        parts.append(f"no axis-entropy correlation to act on (r {before:+.2f})")
-    elif abs(after) < thresholds["axis_r_zero"]:
-        parts.append(f"geometry destroyed (r {before:+.2f} -> {after:+.2f})")
-    elif after - before <= -thresholds["axis_r_change"]:
-        parts.append(f"geometry weakened (r {before:+.2f} -> {after:+.2f})")
-    elif after - before >= thresholds["axis_r_change"]:
-        parts.append(f"geometry strengthened (r {before:+.2f} -> {after:+.2f})")
+        return f"L{layer} undefined (constant coordinate or H_model)"
+    numbers = f"{before:+.2f} -> {after:+.2f}"
+    zero, moved = thresholds["axis_r_zero"], after - before
+    if abs(before) < zero:
+        words = "no axis-entropy correlation to act on"
+    elif abs(moved) < thresholds["axis_r_change"]:
+        words = "unchanged"
+    elif abs(after) < zero:
+        words = "destroyed"
+    elif (after > 0) != (before > 0):
+        words = "reversed"
     else:
-        parts.append(f"geometry unchanged (r {before:+.2f} -> {after:+.2f})")
+        words = "weakened" if abs(after) < abs(before) else "strengthened"
+    if where and where.get("rank") is not None:
+        numbers += f"; |change| rank {where['rank']}/{where['of']} among random axes, p {where['p_value']:.2f}"
+    return f"L{layer} {words} ({numbers})"
+
+
+def reading(downstream: list[tuple], change: dict, versus: dict | None = None,
+            thresholds: dict = READING_THRESHOLDS) -> str:
+    """One line that follows from the numbers: the downstream layers, then the output.
+
+    downstream: [(layer, r before, r after, compare_with_random of the change or None)] for the
+    layers after the last edited one, in order (the edited layers are never evidence: they are not
+    read here); the first and the last are named, and with more than two the mean |change| over
+    all of them. change: behaviour_change(...) of the true axis (the output: H_model vs H_bayes);
+    versus: {"mean_abs_dH_bits": (compare, paired), "delta_mae_bits": (compare, paired)} against
+    the random axes, or None."""
+    if not downstream:
+        geometry = "downstream rho: no layer after the edit has an axis"
+    else:
+        shown = [downstream[0]] if len(downstream) == 1 else [downstream[0], downstream[-1]]
+        geometry = "downstream rho: " + ", ".join(_layer_words(layer, before, after, where, thresholds)
+                                                  for layer, before, after, where in shown)
+        changes = [abs(after - before) for _, before, after, _ in downstream if before is not None and after is not None]
+        if len(downstream) > 2 and changes:
+            geometry += f"; mean |change| over {len(downstream)} downstream layers {np.mean(changes):.2f}"
     d_mae = change["delta_mae_bits"]["value"]
     d_r = change["delta_pearson"]["value"]
     quiet = abs(d_mae) < thresholds["mae_bits"] and (d_r is None or abs(d_r) < thresholds["pearson"])
     numbers = f"MAE {d_mae:+.3f} bits" + ("" if d_r is None else f", Pearson {d_r:+.3f}")
-    line = " / ".join([parts[0], f"behaviour {'unchanged' if quiet else 'changed'} ({numbers})"])
+    line = " / ".join([geometry, f"output: behaviour {'unchanged' if quiet else 'changed'} ({numbers})"])
     if versus:
         moved = _versus(*versus["mean_abs_dH_bits"])
         hurt = _versus(*versus["delta_mae_bits"])

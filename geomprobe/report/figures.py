@@ -797,11 +797,18 @@ def _op_title(name: str, condition: dict) -> str:
 
 
 def _set_label(condition: dict) -> str:
+    """'L1', or 'multi<br>8,12,16', then the layer the figure reads: '<br>-> L2'."""
     name, layers = str(condition.get("layer_set", "?")), condition.get("layers") or []
     label = esc(name)
     if len(layers) > 1 or name != f"L{layers[0] if layers else ''}":
         label += "<br>" + esc(",".join(map(str, layers)))
-    return label
+    first = _first_downstream(condition)
+    return label + ("" if first is None else f"<br>-> L{first}")
+
+
+def _first_downstream(condition: dict):
+    geometry = (condition.get("true") or {}).get("axis_entropy") or {}
+    return geometry.get("first_downstream_layer")
 
 
 def ablation_summary(ablation: dict) -> dict | None:
@@ -823,7 +830,8 @@ def _ablation_effects(ablation: dict) -> Figure | None:
     n_ops = len(ops)
     fig = make_subplots(rows=2, cols=n_ops, horizontal_spacing=0.05 if n_ops > 2 else 0.1, vertical_spacing=0.12,
                         subplot_titles=[esc(_op_title(op, first_of[op])) for op in ops])
-    n_random = (ablation.get("settings") or {}).get("n_random")
+    settings = ablation.get("settings") or {}
+    n_random = settings.get("n_random")
     shown = set()
 
     def legend(key):
@@ -835,16 +843,22 @@ def _ablation_effects(ablation: dict) -> Figure | None:
         column = ops.index(str(condition.get("id", "?")).split("/")[0]) + 1
         label = _set_label(condition)
         behaviour = condition["true"].get("behaviour") or {}
-        geometry = condition["true"].get("axis_entropy") or {}
+        downstream = ((condition["true"].get("axis_entropy") or {}).get("downstream") or {})
         versus = condition.get("vs_random") or {}
         random = condition.get("random") or []
+        first = _first_downstream(condition)
+        key = None if first is None else str(first)
+        layer_entry = downstream.get(key) or {}
         panels = (
             (1, [(d.get("behaviour") or {}).get("delta_mae_bits") for d in random], behaviour.get("delta_mae_bits"),
              versus.get("delta_mae_bits") or {}, "change in MAE", "bits", ".3g"),
-            (2, [d.get("intervened_mean_r") for d in random], geometry.get("intervened_mean_r"),
-             versus.get("axis_r_intervened_change") or {}, "axis-entropy r", "", "+.3f"),
+            (2, [(d.get("downstream_r") or {}).get(key) for d in random], layer_entry.get("after"),
+             (versus.get("axis_r_downstream_change") or {}).get(key) or {}, f"axis-entropy rho at L{first}", "",
+             "+.3f"),
         )
         for row, random_values, true_entry, where, what, unit, spec in panels:
+            if row == 2 and key is None:
+                continue
             random_values = [v for v in random_values if v is not None]
             if random_values:
                 fig.add_trace(go.Box(x=[label] * len(random_values), y=random_values, boxpoints="all", jitter=0.5,
@@ -853,19 +867,21 @@ def _ablation_effects(ablation: dict) -> Figure | None:
                                      line=dict(color="#9a9a9a", width=1), fillcolor="rgba(127,127,127,0.15)",
                                      hovertemplate=f"random axis: {what} %{{y:{spec}}} {unit}<extra></extra>"),
                               row=row, col=column)
-            if row == 2 and geometry.get("intervened_mean_r_baseline") is not None:
-                fig.add_trace(go.Scatter(x=[label], y=[geometry["intervened_mean_r_baseline"]], mode="markers",
-                                         name="unperturbed r", legendgroup="base", showlegend=legend("base"),
+            if row == 2 and layer_entry.get("before") is not None:
+                fig.add_trace(go.Scatter(x=[label], y=[layer_entry["before"]], mode="markers",
+                                         name="unperturbed rho", legendgroup="base", showlegend=legend("base"),
                                          marker=dict(symbol="line-ew-open", size=40, color=MEASURED,
                                                      line=dict(width=3)),
-                                         hovertemplate="unperturbed: r %{y:+.3f}<extra></extra>"), row=row, col=column)
+                                         hovertemplate=f"unperturbed: rho at L{first} %{{y:+.3f}}<extra></extra>"),
+                              row=row, col=column)
             value = estimate(true_entry)
             if value is None:
                 continue
             if interval(true_entry):
                 fig.add_trace(ci_whiskers([label], [interval(true_entry)], "true axis 95% CI", "#c0392b",
                                           showlegend=legend("ci"), legendgroup="ci"), row=row, col=column)
-            rank = (f"rank {where.get('rank')}/{where.get('of')}, p {fmt(where.get('p_value'), '.3f')}"
+            ranked = "|change| " if row == 2 else ""
+            rank = (f"{ranked}rank {where.get('rank')}/{where.get('of')}, p {fmt(where.get('p_value'), '.3f')}"
                     if where.get("rank") is not None else "no random axes")
             fig.add_trace(go.Scatter(x=[label], y=[value], mode="markers", name="true entropy axis",
                                      legendgroup="true", showlegend=legend("true"),
@@ -877,37 +893,81 @@ def _ablation_effects(ablation: dict) -> Figure | None:
     for column in range(1, n_ops + 1):
         fig.add_hline(y=0, line=dict(color="#888", width=1, dash="dot"), row=1, col=column)
         fig.add_hline(y=0, line=dict(color="#888", width=1, dash="dot"), row=2, col=column)
-        if column > 1:  # one r scale across the operations
+        if column > 1:  # one rho scale across the operations
             fig.update_yaxes(matches=f"y{n_ops + 1}", row=2, col=column)
     fig.update_yaxes(tickformat="~g", row=1)  # plain decimals: no SI 'µ' for changes of a few 1e-4 bits
     fig.update_yaxes(title_text="change in SULA MAE (bits)", row=1, col=1)
-    fig.update_yaxes(title_text="axis-entropy r (intervened layers)", row=2, col=1)
+    fig.update_yaxes(title_text="axis-entropy rho, first layer after the edit", row=2, col=1)
     style(fig, 640, titled=True)
     baseline = ablation.get("baseline") or {}
-    settings = ablation.get("settings") or {}
     n_prompts = (settings.get("n_per_k") or 0) * len(settings.get("k_values") or []) or "?"
-    caption = (f"For each operation (columns) and layer set, the change in the SULA MAE against the unperturbed pass "
-               f"(top; unperturbed MAE {with_ci(baseline.get('mae_bits'), '.3g')} bits, Pearson "
-               f"{fmt(estimate(baseline.get('pearson_H_model_H_bayes')), '.4f')}) and the axis-entropy correlation "
-               f"corr(v'.u, H_model) at the intervened layers (bottom; blue dash: unperturbed), the true entropy axis "
-               f"(red diamond) over {n_random} random axes orthogonal to it (grey box and points), {n_prompts} "
-               f"SULA prompts, positions {settings.get('positions', '?')}: look for the true axis standing apart "
-               f"from the random ones, and a true cut taking r to about 0 while the MAE barely moves ({REF_ABLATION}).")
+    caption = (f"For each operation (columns) and layer set, the output's change in the SULA MAE against the "
+               f"unperturbed pass (top; unperturbed MAE {with_ci(baseline.get('mae_bits'), '.3g')} bits, Pearson "
+               f"{fmt(estimate(baseline.get('pearson_H_model_H_bayes')), '.4f')}) and the axis-entropy Spearman "
+               f"rho(v'.u, H_model) re-extracted at the first layer after the edit, on that layer's own axis "
+               f"(bottom, layer after the arrow; blue dash: unperturbed), the true entropy axis (red diamond) over "
+               f"{n_random} random axes orthogonal to it (grey box and points; smallest attainable p "
+               f"{fmt(settings.get('smallest_p'), '.2f')}), {n_prompts} SULA prompts, positions "
+               f"{settings.get('positions', '?')}: look for the true axis standing apart from the random ones "
+               f"downstream and at the output; the edited layer itself is not drawn, since a cut makes its rho 0 "
+               f"by construction ({REF_ABLATION}).")
     notes = [f"{c.get('id')} (layers {', '.join(map(str, c.get('layers') or []))}): {c.get('reading')}"
              for c in conditions if c.get("reading")]
     thresholds = ablation.get("thresholds") or {}
     if thresholds:
-        notes.append(f"readings: |r| < {thresholds.get('axis_r_zero')} counts as no correlation, an r change of at "
-                     f"least {thresholds.get('axis_r_change')} as a change; |change in MAE| < "
+        notes.append(f"readings: downstream |rho| < {thresholds.get('axis_r_zero')} counts as no correlation, a rho "
+                     f"change of at least {thresholds.get('axis_r_change')} as a change; |change in MAE| < "
                      f"{thresholds.get('mae_bits')} bits and |change in Pearson| < {thresholds.get('pearson')} as "
                      f"behaviour unchanged; {thresholds.get('vs_random', '')}")
     return Figure("Entropy-axis interventions: true axis vs random axes", caption, fig, notes)
 
 
+def _ablation_downstream_table(ablation: dict) -> Table | None:
+    """Every downstream layer of every condition: rho before and after, the random axes, rank and p."""
+    rows = []
+    for condition in ablation.get("conditions") or []:
+        if not isinstance(condition, dict):
+            continue
+        geometry = (condition.get("true") or {}).get("axis_entropy") or {}
+        versus = condition.get("vs_random") or {}
+        per_layer = versus.get("axis_r_downstream_change") or {}
+        edited = ",".join(map(str, condition.get("layers") or []))
+        for layer, entry in (geometry.get("downstream") or {}).items():
+            where = per_layer.get(layer) or {}
+            mean, sd = where.get("random_mean"), where.get("random_sd")
+            before = entry.get("before")
+            random_r = "n/a" if mean is None or before is None else f"{before + mean:+.3f} +- {fmt(sd, '.3f')}"
+            rows.append([str(condition.get("id")), edited, layer, fmt(before, "+.3f"), fmt(entry.get("after"), "+.3f"),
+                         random_r, _rank_cell(where), fmt(where.get("p_value"), ".2f")])
+        if len(geometry.get("downstream") or {}) > 1:
+            where = versus.get("axis_r_mean_abs_change_downstream") or {}
+            rows.append([str(condition.get("id")), edited, "mean |change| over these layers", "",
+                         fmt(geometry.get("mean_abs_change_downstream"), ".3f"),
+                         fmt(where.get("random_mean"), ".3f"), _rank_cell(where), fmt(where.get("p_value"), ".2f")])
+    if not rows:
+        return None
+    settings = ablation.get("settings") or {}
+    caption = (f"The axis-entropy Spearman rho(v'.u, H_model) at every layer after the last edited one, each on its "
+               f"own axis, unperturbed and under the true axis's edit, against {settings.get('n_random')} random axes "
+               f"(mean +- sd of their rho; the true axis's rank by |change| among all, and the empirical p, smallest "
+               f"attainable {fmt(settings.get('smallest_p'), '.2f')}): per layer, never averaged over layers with "
+               f"signs; the edited layers' own rho (0 by construction under a cut) is in results.json, "
+               f"at_edited_layers.")
+    return Table("Entropy-axis interventions: downstream layers", caption,
+                 ["condition", "edited", "layer", "unperturbed rho", "true axis rho", "random axes rho",
+                  "|change| rank", "p"], rows)
+
+
+def _rank_cell(where: dict) -> str:
+    return "n/a" if where.get("rank") is None else f"{where['rank']}/{where['of']}"
+
+
 def ablation_figures(run: RunData) -> list[Figure | Table]:
     ablation = run.results.get("ablation")
-    figure = _ablation_effects(ablation) if ablation else None
-    return [figure] if figure is not None else []
+    if not ablation:
+        return []
+    items = [_ablation_effects(ablation), _ablation_downstream_table(ablation)]
+    return [item for item in items if item is not None]
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,21 +3,36 @@
 1. Prompts: the SULA main condition (geomprobe.suites.sula.sula_setup, the sula settings of the
    RunConfig; --n-per-k defaults to 100 here, 250 in the sula suite).
 2. Axis per layer: PC1 of the standardised final-token values over those prompts, oriented so that
-   rho(z . u, H_model) >= 0, with its means, scales and sigma_u. Taken from <run>/sula/axis.npz when
-   a finished sula suite there used the same settings and read values; otherwise the SULA main
-   condition is extracted by the sula suite's own code into <run>/ablation/sula-main/. The axes
-   used are saved to <run>/ablation/axis.npz (geomprobe.interventions.load_axes replays them), the
-   random control axes to <run>/ablation/random_axes.npz.
-3. Layer sets: each --layers entry alone plus all of them together; by default the fractions of
-   depth of paper III's Pythia-410M choice (single 12 and 23, multi 8, 12, 16, 20, 23 of 24 layers).
+   the Spearman rho(z . u, H_model) >= 0 (sula_metrics.fit_axis), with its means, scales and
+   sigma_u. Taken from <run>/sula/axis.npz when a finished sula suite there used the same settings
+   and read values; otherwise the SULA main condition is extracted by the sula suite's own code into
+   <run>/ablation/sula-main/. The axes used (the edited layers' and every later layer's) are saved
+   to <run>/ablation/axis.npz (geomprobe.interventions.load_axes replays them), the random control
+   axes to <run>/ablation/random_axes.npz.
+3. Layer sets: each --layers entry alone plus all of them together. By default paper III's
+   Pythia-410M layers (single 12 and 23, multi 8, 12, 16, 20, 23 of 24) as fractions of depth,
+   rounded half up and capped at n_layers - 2, so that at least one layer follows every set: 24
+   layers give single 12 and 22, multi 8, 12, 16, 20, 22; 4 layers single 2, multi 1, 2; 3 layers
+   (windtunnel-sula) single 1 and, since the fractions collapse there to one layer, multi 0, 1
+   (layers 0 to n_layers - 2 whenever the fractions give fewer than two). A layer without an axis
+   leaves its sets (on windtunnel-sula layer 0, whose final-token values do not vary, so only L1
+   remains, measured at layer 2), and a default set with no later layer that has an axis is
+   dropped (settings.dropped_sets). A model with one layer has nothing downstream and is refused,
+   and so is an explicit --layers that includes the last layer (its own set, and the multi set,
+   would have no later layer to measure), with what to choose instead.
 4. Passes, each one forward pass over the prompts through extraction with the value edit active
    (geomprobe.hooks.edit_values): the unperturbed baseline, then for every operation (cut, only,
-   shift +1, shift -1) and layer set the true axis and n_random random axes. Each pass is cached in
+   shift +1, shift -1) and layer set the true axis and n_random random axes (default 19, so the
+   smallest empirical p is 1/20 = 0.05). Each pass is cached in
    <run>/ablation/conditions/<name>.json, so a rerun skips finished ones.
-5. Metrics against the baseline (geomprobe.analysis.ablation_metrics): SULA MAE and Pearson with
-   H_bayes, their changes, |change in H_model|, the axis-entropy correlation corr(v'.u, H_model)
-   re-extracted at the intervened layers and at the last layer, where the true axis falls among the
-   random ones, and a one-line reading; <run>/ablation/results.json.
+5. Metrics against the baseline (geomprobe.analysis.ablation_metrics): the output (SULA MAE and
+   Pearson(H_model, H_bayes), their changes, |change in H_model|), and the axis-entropy correlation
+   rho(v'.u, H_model), Spearman like the orientation, re-extracted at every layer after the last
+   edited one, each on that layer's own axis, reported per layer (never averaged over layers; the
+   one summary is the mean |change|, labelled so), with where the true axis's change falls among
+   the random ones (rank of n_random + 1, empirical p, smallest attainable p). The edited layers'
+   own r is kept apart and labelled: a cut makes it 0 by construction, so it is no evidence. A
+   one-line reading per condition; <run>/ablation/results.json.
 """
 
 from __future__ import annotations
@@ -31,6 +46,8 @@ from typing import Literal
 import numpy as np
 
 from geomprobe.analysis.ablation_metrics import (
+    AT_EDITED_LAYER,
+    AXIS_STATISTIC,
     READING_THRESHOLDS,
     axis_entropy_correlation,
     behaviour_change,
@@ -70,7 +87,8 @@ class AblationConfig(SulaPromptOptions):
     ops: tuple[Literal["cut", "only", "shift"], ...] = option(
         ("cut", "only", "shift"), "comma-separated: cut (z - lambda (z.u) u), only ((z.u) u), shift (z +- sigma_u u; "
                                   "runs +1 and -1)", noun="operation")
-    n_random: int = option(10, "random unit axes (orthogonal to u) per condition: the control distribution", min=0)
+    n_random: int = option(19, "random unit axes (orthogonal to u) per condition: the control distribution (19 "
+                                   "gives a smallest empirical p of 1/20 = 0.05)", min=0)
     cut_lambda: float = option(1.0, "cut strength (1 removes the axis, 0 leaves the values as they are)",
                                cli="--lambda")
     positions: Literal["all", "final"] = option("all", "edit the values at every position or at the final token only")
@@ -94,6 +112,8 @@ REFERENCE_PAPER_III = {
     "single_layer_random_cut_change": 0.01,
     "multi_layer_true_cut": {"axis_entropy_r": [0.27, 0.07], "sula_mae_and_correlation_change": "under 1%"},
     "reading": "a privileged readout, not a bottleneck",
+    "note": "where the paper's r was read at the edited layer, a true cut gives 0 there by construction (PROTOCOL.md "
+            "section 8.5); the r measured here is downstream of the edit",
 }
 
 SHIFT_NOTE = ("random axes are Gaussian over the columns that vary, orthogonalised against u and normalised; a "
@@ -128,14 +148,27 @@ def parse_ops(ops, cut_lambda: float) -> list[tuple[str, str, dict]]:
 
 
 def default_layer_sets(n_layers: int) -> list[tuple[str, list[int]]]:
-    """Paper III's layers (of 24) as fractions of depth: l / 24 * n_layers, rounded half up, at most
-    the last layer, deduplicated. 24 layers give single 12 and 23 and multi 8, 12, 16, 20, 23."""
+    """Paper III's layers (of 24) as fractions of depth: l / 24 * n_layers, rounded half up, capped
+    at n_layers - 2 so that a layer follows every set, deduplicated; when the multi-layer fractions
+    collapse to fewer than two layers, the multi set is layers 0 to n_layers - 2. 24 layers give
+    single 12 and 22 and multi 8, 12, 16, 20, 22; 3 layers single 1 and multi 0, 1."""
+    _check_depth(n_layers)
+    top = n_layers - 2
+
     def scaled(layer):
-        return min(n_layers - 1, int(math.floor(layer / PAPER_DEPTH * n_layers + 0.5)))
+        return min(top, int(math.floor(layer / PAPER_DEPTH * n_layers + 0.5)))
 
     singles = sorted({scaled(layer) for layer in PAPER_SINGLE})
     multi = sorted({scaled(layer) for layer in PAPER_MULTI})
+    if len(multi) < 2:
+        multi = list(range(top + 1))
     return _sets(singles, multi)
+
+
+def _check_depth(n_layers: int) -> None:
+    if n_layers < 2:
+        raise ConfigError(f"the ablation suite measures the axis-entropy correlation downstream of the edited layer, "
+                          f"and a model with {n_layers} layer has none: use a model with at least 2 layers")
 
 
 def _sets(singles, multi) -> list[tuple[str, list[int]]]:
@@ -158,10 +191,29 @@ def _without(sets, missing: set) -> list[tuple[str, list[int]]]:
 
 def layer_sets(adapter, layers) -> tuple[list[tuple[str, list[int]]], bool]:
     """(layer sets, explicit): --layers gives each layer alone plus all together."""
+    n_layers = adapter.shape.n_layers
     if layers is None:
-        return default_layer_sets(adapter.shape.n_layers), False
+        return default_layer_sets(n_layers), False
+    _check_depth(n_layers)
     chosen = sorted({adapter.check_layer(layer) for layer in layers})
+    if chosen[-1] == n_layers - 1:
+        raise ConfigError(f"--layers includes the last layer ({n_layers - 1}), which leaves no layer downstream to "
+                          f"measure the axis-entropy correlation on (at the edited layer a cut makes it 0 by "
+                          f"construction): choose layers from 0 to {n_layers - 2}")
     return _sets(chosen, chosen), True
+
+
+def measured_layers(sets, n_layers: int) -> list[int]:
+    """The layers whose axis is needed: every edited layer and every layer after the earliest
+    set's last edited layer (the downstream layers of some set)."""
+    edited = {layer for _, layers in sets for layer in layers}
+    first_after = min(max(layers) for _, layers in sets) + 1
+    return sorted(edited | set(range(first_after, n_layers)))
+
+
+def downstream_of(layers, available, n_layers: int) -> list[int]:
+    """The layers after the last of `layers` that have an axis (in `available`)."""
+    return [layer for layer in range(max(layers) + 1, n_layers) if layer in available]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -175,7 +227,7 @@ def _same_settings(saved: dict, spec) -> bool:
 
 def reusable_sula_axes(run_path, spec, needed: list[int]) -> dict[int, InterventionAxis] | None:
     """The finished sula suite's axes in this run directory, if it used the same prompt settings,
-    read values and fitted every needed layer; else None."""
+    read values and tried every needed layer (those without an axis are left out); else None."""
     sula, manifest_path = run_path / "sula", run_path / "manifest.json"
     if not ((sula / "results.json").exists() and (sula / "axis.npz").exists() and manifest_path.exists()):
         return None
@@ -187,8 +239,8 @@ def reusable_sula_axes(run_path, spec, needed: list[int]) -> dict[int, Intervent
     with np.load(sula / "axis.npz") as data:
         if str(data["readout"]) != "values":
             return None
-    axes = load_axes(sula / "axis.npz")
-    return axes if set(needed) <= set(axes) else None
+        fitted_layers = {int(layer) for layer in data["layers"]}  # with or without an axis
+    return load_axes(sula / "axis.npz") if set(needed) <= fitted_layers else None
 
 
 def fit_axes(ctx, spec, choice, records, needed: list[int], work) -> dict[int, InterventionAxis]:
@@ -270,8 +322,9 @@ def run_ablation_suite(ctx) -> dict:
     prompts = [r.to_prompt() for r in records]
     H_bayes = np.array([r.H_bayes for r in records])
     work = ctx.work
-    last = adapter.shape.n_layers - 1
-    needed = sorted({layer for _, layers in sets for layer in layers} | {last})
+    n_layers = adapter.shape.n_layers
+    last = n_layers - 1
+    needed = measured_layers(sets, n_layers)
 
     axes = reusable_sula_axes(ctx.run_dir.path, spec, needed)
     source = "sula/axis.npz (the sula suite's, same settings)"
@@ -279,14 +332,28 @@ def run_ablation_suite(ctx) -> dict:
         axes = fit_axes(ctx, spec, choice, records, needed, work / "sula-main")
         source = "ablation/sula-main/axis.npz (the SULA main condition, fitted here)"
     missing = [layer for layer in needed if layer not in axes]
-    if missing and explicit:
-        raise ConfigError(f"layer(s) {', '.join(map(str, missing))} have no entropy axis (no value column varies "
-                          "across the SULA prompts at the final token): choose other --layers")
+    edited_missing = sorted({layer for _, layers in sets for layer in layers} & set(missing))
+    if edited_missing and explicit:
+        raise ConfigError(f"layer(s) {', '.join(map(str, edited_missing))} have no entropy axis (no value column "
+                          "varies across the SULA prompts at the final token): choose other --layers")
     dropped_layers = {str(layer): "no value column varies across the SULA prompts at the final token"
                       for layer in missing}
     sets = _without(sets, set(missing))
+    dropped_sets, kept_sets = {}, []
+    for set_name, layers in sets:
+        if downstream_of(layers, axes, n_layers):
+            kept_sets.append((set_name, layers))
+            continue
+        if explicit:
+            raise ConfigError(f"no layer after layer {max(layers)} has an entropy axis to measure the edit on: choose "
+                              "earlier --layers")
+        dropped_sets[set_name] = f"no layer after layer {max(layers)} has an entropy axis"
+    sets = kept_sets
     if not sets:
-        raise ConfigError("no layer has an entropy axis to intervene on")
+        without = ", ".join(map(str, [layer for layer in missing if layer < last])) or "none"
+        raise ConfigError(f"no layer below the last has an entropy axis with a later layer to measure the edit on "
+                          f"(layers without an axis: {without}; their final-token values do not vary across the SULA "
+                          f"prompts): the ablation suite cannot run on {loaded.spec}")
     axes = {layer: axes[layer] for layer in needed if layer in axes}
     save_axes(work / "axis.npz", axes, source=np.array(source))
     randoms = {layer: random_directions(axes[layer], config.n_random, seed, layer)
@@ -301,7 +368,8 @@ def run_ablation_suite(ctx) -> dict:
                                          max_tokens=ctx.run.max_tokens, batch_size=ctx.run.batch_size)
     ctx.used["readouts"] = list(extraction_config.readouts)
     common = {"prompts_sha256": prompts_hash(prompts), "layers": extract_layers, "batch_size": ctx.run.batch_size,
-              "axes": _axes_digest(axes), "tokens": extraction_config.tokens, "max_tokens": ctx.run.max_tokens}
+              "axes": _axes_digest(axes), "tokens": extraction_config.tokens, "max_tokens": ctx.run.max_tokens,
+              "axis_statistic": AXIS_STATISTIC}
     conditions_dir = work / "conditions"
     plan = [("baseline", None, {})]
     for name, op, params in operations:
@@ -345,14 +413,25 @@ def run_ablation_suite(ctx) -> dict:
         "settings": {**spec.describe(), "label_choice": choice.to_dict(), "windtunnel": info is not None,
                      "ops": [name for name, _, _ in operations], "cut_lambda": config.cut_lambda,
                      "positions": config.positions, "n_random": config.n_random, "seed": seed,
-                     "n_boot": config.n_boot, "layer_sets": [{"name": n, "layers": ls} for n, ls in sets],
+                     "smallest_p": 1 / (1 + config.n_random) if config.n_random else None,
+                     "n_boot": config.n_boot,
+                     "layer_sets": [{"name": n, "layers": ls, "downstream": downstream_of(ls, axes, n_layers)}
+                                    for n, ls in sets],
                      "layer_choice": "explicit --layers" if explicit else
                      f"paper III's Pythia-410M layers as fractions of depth (single {list(PAPER_SINGLE)}, multi "
-                     f"{list(PAPER_MULTI)} of {PAPER_DEPTH}), rounded half up",
-                     "dropped_layers": dropped_layers, "n_forward_passes": len(plan), "reused_passes": int(reused),
+                     f"{list(PAPER_MULTI)} of {PAPER_DEPTH}), rounded half up and capped at n_layers - 2 so that a "
+                     f"layer follows every set; multi 0 to n_layers - 2 where the fractions give one layer",
+                     "axis_entropy_statistic": f"{AXIS_STATISTIC}: rho(v'.u, H_model) on each layer's own axis, the "
+                                               "statistic the axes are oriented by; the output's correlation "
+                                               "Pearson(H_model, H_bayes) is the SULA calibration",
+                     "evidence": "the axis-entropy correlation at the layers after the last edited one, and the "
+                                 "output; at an edited layer a cut makes it 0 by construction (kept apart, labelled)",
+                     "dropped_layers": dropped_layers, "dropped_sets": dropped_sets,
+                     "n_forward_passes": len(plan), "reused_passes": int(reused),
                      "random_axes": SHIFT_NOTE, "dropped_columns": DROPPED_NOTE},
         "axis": {"source": source, "file": "axis.npz", "random_axes_file": "random_axes.npz",
-                 "orientation": "rho(z . u, H_model) >= 0 over the SULA main prompts (Spearman)",
+                 "orientation": "Spearman rho(z . u, H_model) >= 0 over the SULA main prompts (the axis-entropy "
+                                "correlation is Spearman too)",
                  "per_layer": {str(layer): {"sigma_u": axes[layer].sigma_u, "n_columns": int(axes[layer].kept.size),
                                             "n_dropped_columns": int((~axes[layer].kept).sum())}
                                for layer in axes}},
@@ -368,19 +447,25 @@ def run_ablation_suite(ctx) -> dict:
 
 def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, last: int, n_random: int,
               positions: str) -> dict:
-    """results.json's "baseline" and "conditions" from the cached passes."""
+    """results.json's "baseline" and "conditions" from the cached passes. The axis-entropy
+    correlation is read at every layer after a set's last edited layer, up to `last`, that the
+    passes measured (each on its own axis), and reported per layer."""
 
     def side(name):
         return restrict_to_labels(np.array(passes[name]["token_probs"]))
 
     def r_at(name, layer):
         entry = passes[name]["axis_entropy"].get(str(layer))
-        return None if entry is None else entry["pearson"]
+        return None if entry is None else entry.get(AXIS_STATISTIC)
 
-    def mean_r(name, layers):
-        values = [r_at(name, layer) for layer in layers if r_at(name, layer) is not None]
-        return float(np.mean(values)) if values else None
+    def change(after, before):
+        return None if after is None or before is None else after - before
 
+    def mean_abs(changes):
+        changes = [abs(c) for c in changes if c is not None]
+        return float(np.mean(changes)) if changes else None
+
+    measured = sorted(int(layer) for layer in passes["baseline"]["axis_entropy"])
     base = side("baseline")
     baseline = {
         "mae_bits": mean_ci(np.abs(base["H_model"] - H_bayes), n_boot, seed),
@@ -394,30 +479,38 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
         for set_name, layers in sets:
             true_name = f"{name}_{set_name}_true"
             random_names = [f"{name}_{set_name}_random{draw:02d}" for draw in range(n_random)]
+            downstream = [layer for layer in measured if max(layers) < layer <= last]
             edited = side(true_name)
-            r_base, r_true = mean_r("baseline", layers), mean_r(true_name, layers)
-            r_last_base = r_at("baseline", last)
+            true_geometry = passes[true_name]["axis_entropy"]
+            per_layer = {}
+            for layer in downstream:
+                before, after = r_at("baseline", layer), r_at(true_name, layer)
+                per_layer[str(layer)] = {"before": before, "after": after, "change": change(after, before),
+                                         "sd_ratio": true_geometry[str(layer)]["sd_ratio"]}
+            at_edited = {str(layer): {"before": r_at("baseline", layer), "after": r_at(true_name, layer),
+                                      "sd_ratio": true_geometry[str(layer)]["sd_ratio"], "note": AT_EDITED_LAYER[op]}
+                         for layer in layers if str(layer) in true_geometry}
             true = {
                 "behaviour": behaviour_change(H_bayes, base["H_model"], edited["H_model"], base["label_mass"],
                                               edited["label_mass"], n_boot, seed),
                 "axis_entropy": {
-                    "intervened": {str(layer): passes[true_name]["axis_entropy"][str(layer)] for layer in layers},
-                    "intervened_mean_r": r_true, "intervened_mean_r_baseline": r_base,
-                    "last_layer": {"layer": last, **passes[true_name]["axis_entropy"][str(last)],
-                                   "baseline": r_last_base, "intervened": last in layers},
+                    "statistic": AXIS_STATISTIC,
+                    "downstream": per_layer,
+                    "first_downstream_layer": downstream[0] if downstream else None,
+                    "mean_abs_change_downstream": mean_abs(e["change"] for e in per_layer.values()),
+                    "at_edited_layers": at_edited,
                 },
             }
             random, err_random, moved_random = [], [], []
             for draw, random_name in enumerate(random_names):
                 H = side(random_name)["H_model"]
+                r_random = {str(layer): r_at(random_name, layer) for layer in downstream}
                 random.append({"draw": draw, "behaviour": behaviour_point(H_bayes, base["H_model"], H),
-                               "intervened_mean_r": mean_r(random_name, layers),
-                               "last_layer_r": r_at(random_name, last)})
+                               "downstream_r": r_random,
+                               "mean_abs_change_downstream": mean_abs(
+                                   change(r_random[str(layer)], r_at("baseline", layer)) for layer in downstream)})
                 err_random.append(np.abs(H - H_bayes))
                 moved_random.append(np.abs(H - base["H_model"]))
-
-            def change(after, before):
-                return None if after is None or before is None else after - before
 
             behaviour = true["behaviour"]
             versus = {
@@ -428,11 +521,13 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
                     "greater"),
                 "delta_pearson": compare_with_random(behaviour["delta_pearson"]["value"],
                                                      [d["behaviour"]["delta_pearson"] for d in random], "abs"),
-                "axis_r_intervened_change": compare_with_random(
-                    change(r_true, r_base), [change(d["intervened_mean_r"], r_base) for d in random], "abs"),
-                "axis_r_last_change": compare_with_random(
-                    change(r_at(true_name, last), r_last_base),
-                    [change(d["last_layer_r"], r_last_base) for d in random], "abs"),
+                "axis_r_downstream_change": {
+                    key: compare_with_random(entry["change"],
+                                             [change(d["downstream_r"][key], entry["before"]) for d in random], "abs")
+                    for key, entry in per_layer.items()},
+                "axis_r_mean_abs_change_downstream": compare_with_random(
+                    true["axis_entropy"]["mean_abs_change_downstream"],
+                    [d["mean_abs_change_downstream"] for d in random], "greater"),
                 "paired_error_bits": paired_true_vs_random(np.abs(edited["H_model"] - H_bayes), err_random,
                                                            n_boot, seed),
                 "paired_abs_dH_bits": paired_true_vs_random(np.abs(edited["H_model"] - base["H_model"]),
@@ -441,10 +536,13 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
             against = None if not random else {
                 "mean_abs_dH_bits": (versus["mean_abs_dH_bits"], versus["paired_abs_dH_bits"]),
                 "delta_mae_bits": (versus["delta_mae_bits"], versus["paired_error_bits"])}
+            downstream_rows = [(layer, per_layer[str(layer)]["before"], per_layer[str(layer)]["after"],
+                                versus["axis_r_downstream_change"][str(layer)] if random else None)
+                               for layer in downstream]
             conditions.append({
                 "id": f"{name}/{set_name}", "op": op, **params, "layer_set": set_name, "layers": layers,
-                "positions": positions, "true": true, "random": random, "vs_random": versus,
-                "reading": reading((r_base, r_true), behaviour, against),
+                "downstream_layers": downstream, "positions": positions, "true": true, "random": random,
+                "vs_random": versus, "reading": reading(downstream_rows, behaviour, against),
             })
     return {"baseline": baseline, "conditions": conditions}
 
@@ -467,52 +565,64 @@ def print_summary(results: dict) -> None:
     console = table_console()
     settings, baseline = results["settings"], results["baseline"]
     console.print(f"baseline: SULA MAE {baseline['mae_bits']['value']:.3f} bits, Pearson(H_model, H_bayes) "
-                  f"{_plain(baseline['pearson_H_model_H_bayes']['value'], 3)}; axis-entropy r per layer "
-                  + ", ".join(f"{layer}: {_plain(e['pearson'])}" for layer, e in baseline["axis_entropy"].items()))
+                  f"{_plain(baseline['pearson_H_model_H_bayes']['value'], 3)}; axis-entropy Spearman rho per layer "
+                  + ", ".join(f"{layer}: {_plain(e.get(AXIS_STATISTIC))}"
+                              for layer, e in baseline["axis_entropy"].items()))
+    smallest = settings.get("smallest_p")
     subtitle = (f"{results['model']}, {settings['n_per_k'] * len(settings['k_values'])} prompts, positions "
-                f"{settings['positions']}, {settings['n_random']} random axes; p: empirical, true vs random")
-    geometry_table = Table(title=f"axis-entropy correlation corr(v'.u, H_model) under the interventions: {subtitle}")
-    for column in ("condition", "layers", "at layers: base", "true", "random", "p", "last layer: base", "true",
-                   "random", "p"):
+                f"{settings['positions']}, {settings['n_random']} random axes; p: empirical, true vs random "
+                f"(smallest attainable {_plain(smallest)})")
+    geometry_table = Table(title=f"axis-entropy Spearman rho(v'.u, H_model) downstream of the edit (each layer on its "
+                                 f"own axis): {subtitle}")
+    for column in ("condition", "edited", "layer", "base", "true", "random mean", "|change| rank", "p"):
         geometry_table.add_column(column, justify="right", no_wrap=True)
-    behaviour_table = Table(title=f"SULA behaviour under the interventions (change vs the unperturbed pass): "
-                                  f"{subtitle}")
-    for column in ("condition", "MAE bits [95% CI]", "dMAE true", "random", "p", "dPearson true", "random",
-                   "|dH| true", "random", "p"):
+    behaviour_table = Table(title=f"the output, SULA behaviour under the interventions (change vs the unperturbed "
+                                  f"pass): {subtitle}")
+    for column in ("condition", "MAE bits [95% CI]", "dMAE true", "random", "rank", "p", "dPearson true", "random",
+                   "|dH| true", "random", "rank", "p"):
         behaviour_table.add_column(column, justify="right", no_wrap=True)
     for c in results["conditions"]:
         geometry, behaviour, versus = c["true"]["axis_entropy"], c["true"]["behaviour"], c["vs_random"]
-        base_mean, last_base = geometry["intervened_mean_r_baseline"], geometry["last_layer"]["baseline"]
-
-        def random_r(change, base):
-            return None if change["random_mean"] is None or base is None else base + change["random_mean"]
-
-        at, at_last = versus["axis_r_intervened_change"], versus["axis_r_last_change"]
-        geometry_table.add_row(c["id"], ",".join(map(str, c["layers"])), _plain(base_mean),
-                               _plain(geometry["intervened_mean_r"]), _plain(random_r(at, base_mean)),
-                               _plain(at["p_value"]), _plain(last_base), _plain(geometry["last_layer"]["pearson"]),
-                               _plain(random_r(at_last, last_base)), _plain(at_last["p_value"]))
+        downstream = c["downstream_layers"]
+        shown = downstream if len(downstream) <= 2 else [downstream[0], downstream[-1]]
+        for layer in shown:
+            entry, where = geometry["downstream"][str(layer)], versus["axis_r_downstream_change"][str(layer)]
+            random_mean = (None if where["random_mean"] is None or entry["before"] is None
+                           else entry["before"] + where["random_mean"])
+            geometry_table.add_row(c["id"], ",".join(map(str, c["layers"])), str(layer), _plain(entry["before"]),
+                                   _plain(entry["after"]), _plain(random_mean), _rank(where), _plain(where["p_value"]))
+        if len(downstream) > 2:
+            where = versus["axis_r_mean_abs_change_downstream"]
+            geometry_table.add_row(c["id"], ",".join(map(str, c["layers"])),
+                                   f"mean |change|, {downstream[0]}-{downstream[-1]}", "",
+                                   _plain(geometry["mean_abs_change_downstream"]), _plain(where["random_mean"]),
+                                   _rank(where), _plain(where["p_value"]))
         mae, dmae, moved = behaviour["mae_bits"], versus["delta_mae_bits"], versus["mean_abs_dH_bits"]
         behaviour_table.add_row(c["id"], f"{mae['value']:.3f} [{mae['ci95'][0]:.3f}, {mae['ci95'][1]:.3f}]",
-                                _signed(dmae["true"]), _signed(dmae["random_mean"]), _plain(dmae["p_value"]),
-                                _signed(behaviour["delta_pearson"]["value"]),
+                                _signed(dmae["true"]), _signed(dmae["random_mean"]), _rank(dmae),
+                                _plain(dmae["p_value"]), _signed(behaviour["delta_pearson"]["value"]),
                                 _signed(versus["delta_pearson"]["random_mean"]), _plain(moved["true"], 3),
-                                _plain(moved["random_mean"], 3), _plain(moved["p_value"]))
+                                _plain(moved["random_mean"], 3), _rank(moved), _plain(moved["p_value"]))
     console.print(geometry_table)
     console.print(behaviour_table)
     for c in results["conditions"]:
         console.print(f"{c['id']}: {c['reading']}")
     t = results["thresholds"]
-    console.print(f"thresholds: |r| < {t['axis_r_zero']} no correlation left, r change >= {t['axis_r_change']}, "
-                  f"|dMAE| < {t['mae_bits']} bits and |dPearson| < {t['pearson']} behaviour unchanged; "
-                  f"{t['vs_random']}")
+    console.print(f"thresholds: downstream |rho| < {t['axis_r_zero']} no correlation left, rho change >= "
+                  f"{t['axis_r_change']}, |dMAE| < {t['mae_bits']} bits and |dPearson| < {t['pearson']} behaviour "
+                  f"unchanged; {t['vs_random']}. At the edited layers themselves a cut makes rho 0 by construction "
+                  f"(results: true.axis_entropy.at_edited_layers), which is no evidence.")
     ref = results["reference_paper_iii"]
     multi = ref["multi_layer_true_cut"]
     console.print(f"paper III (Pythia-410M): axis-entropy r {ref['axis_entropy_r_baseline'][0]}-"
                   f"{ref['axis_entropy_r_baseline'][1]} -> about 0 under the true cut, random cuts change it by about "
                   f"{ref['single_layer_random_cut_change']}; multi-layer cut r {multi['axis_entropy_r'][0]} -> "
                   f"{multi['axis_entropy_r'][1]}, SULA MAE and correlation change "
-                  f"{multi['sula_mae_and_correlation_change']}")
+                  f"{multi['sula_mae_and_correlation_change']}; {ref['note']}")
+
+
+def _rank(where: dict) -> str:
+    return "-" if where.get("rank") is None else f"{where['rank']}/{where['of']}"
 
 
 register_suite("ablation", AblationConfig, run_ablation_suite,
