@@ -121,6 +121,13 @@ def test_an_untrained_copy_is_indistinguishable_from_untrained(tmp_path, load_ti
     assert judged["n_met"] == 0 and judged["null"] == "init-1000, init-1001, init-1002"
     assert [m["seed"] for m in results["untrained_null"]["models"]] == [1000, 1001, 1002]
     assert (tmp_path / "run" / "geometry" / "nulls" / "init-1002" / "extraction" / "meta.json").exists()
+    # confounds of the value manifold: the tokens prompts end in, and rho given prompt length
+    from geomprobe.prompts import read_prompts
+
+    finals = {loaded.tokenizer(p.text)["input_ids"][-1] for p in read_prompts(prompt_file)}
+    assert results["value_manifold"]["final_tokens"]["n_distinct"] == len(finals)
+    given = results["value_manifold"]["rho_pc1_entropy_given_length"]
+    assert given["n"] == 40 and -1 <= given["value"] <= 1 and "prompt length" in given["method"]
 
 
 def test_hand_set_geometry_is_above_untrained(tmp_path, load_tiny, prompt_file):

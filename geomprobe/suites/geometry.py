@@ -141,7 +141,25 @@ def manifold_results(extraction, readout: str, config, seed: int) -> dict:
             per_layer.append({"layer": layer, **profile.to_dict(compact=True)})
         except ValueError as error:  # e.g. layer 0 values of prompts that all end in the same token
             per_layer.append({"layer": layer, "pc1": None, "pc12": None, "pr": None, "note": str(error)})
-    return {"readout": readout, "layer": extraction.layers[-1], **last.to_dict(), "per_layer": per_layer}
+    out = {"readout": readout, "layer": extraction.layers[-1], **last.to_dict(), "per_layer": per_layer}
+    if entropy is not None:
+        out["rho_pc1_entropy_given_length"] = _length_controlled_rho(matrix[:, -1].reshape(len(matrix), -1), entropy,
+                                                                     extraction["n_tokens"], config.n_boot, seed)
+    return out
+
+
+def _length_controlled_rho(rows, entropy, n_tokens, n_boot: int, seed: int) -> dict:
+    """Spearman partial rho(PC1 score, next-token entropy) given the prompt length in tokens: long
+    prompts differ from short ones in any network, and entropy falls with context."""
+    from geomprobe.analysis.confounds import rank_partial_correlation
+    from geomprobe.analysis.pca import standardise
+
+    z, _ = standardise(rows)
+    scores = z @ np.linalg.svd(z, full_matrices=False)[2][0]
+    entry = rank_partial_correlation(scores, entropy, covariates=[np.asarray(n_tokens, dtype=np.float64)],
+                                     names=["prompt length in tokens"], n_boot=n_boot, seed=seed)
+    entry["note"] = "PC1's sign is arbitrary: read the magnitude beside |rho(PC1, entropy)|"
+    return entry
 
 
 def key_results(ctx) -> dict:
@@ -316,6 +334,11 @@ def print_summary(results: dict) -> None:
                   f"shuffle {vm['shuffle_null']['pc12']['median']:.3f}")
     if vm.get("rho_pc1_entropy") is not None:
         table.add_row("Spearman rho(PC1, next-token entropy)", f"{vm['rho_pc1_entropy_raw']:+.3f}", "", "", "", "")
+        given = vm.get("rho_pc1_entropy_given_length") or {}
+        if given.get("value") is not None:
+            ci = given["ci95"]
+            table.add_row("  the same given prompt length (partial)", f"{given['value']:+.3f}",
+                          "" if ci[0] is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]", "", "", "")
     base = f"analytic {keys['analytic_gaussian']:.3f}, empirical {keys['empirical_gaussian']['mean']:.3f}"
     if "init" in keys.get("baselines", {}):
         base += f", init {keys['baselines']['init']['mean']:.3f}"
