@@ -153,3 +153,18 @@ def test_hand_set_geometry_is_above_untrained(tmp_path, load_tiny, prompt_file):
     assert results["verdict"]["value_manifold"]["met"] and results["verdict"]["keys"]["met"]
     final = results["value_manifold"]["final_tokens"]
     assert final["n_prompts"] == 40 and 1 <= final["n_distinct"] <= 40
+
+
+def test_balancing_over_final_tokens(load_tiny, demo_prompts):
+    from collections import Counter
+
+    from geomprobe.suites.geometry import balance_final_tokens
+
+    tokenizer = load_tiny("tiny-neox").tokenizer
+    kept, record = balance_final_tokens(tokenizer, demo_prompts, cap=2, max_tokens=None, seed=0)
+    counts = Counter(tokenizer(p.text)["input_ids"][-1] for p in kept)
+    before = Counter(tokenizer(p.text)["input_ids"][-1] for p in demo_prompts)
+    assert max(counts.values()) <= 2 and set(counts) == set(before)
+    assert record["n_candidates_after"] == len(kept) == sum(min(2, n) for n in before.values())
+    with pytest.raises(ConfigError, match="fewer than 2 prompts"):
+        balance_final_tokens(tokenizer, demo_prompts[:1], cap=1, max_tokens=None, seed=0)

@@ -43,6 +43,8 @@ class ManifoldOptions(SuiteConfig):
     corpus: str = option("mixed", "candidate corpus when --prompts is not given (see `geomprobe prompts list`)")
     readout: Readout = option("values", "what the value-manifold analysis reads")
     n_null: int = option(200, "draws of the shuffle and Gaussian nulls", min=1)
+    max_per_final_token: int = option(0, "balance the candidates over the token each prompt ends in: keep at most "
+                                         "this many per final token (seeded) before sampling; 0: no cap", min=0)
     manifold_ci: Literal["jackknife", "bootstrap"] = option(
         "jackknife", "intervals of PC1, PC1+PC2 and participation ratio: jackknife (leave-one-out, covers at about "
                      "the nominal rate) | bootstrap (BCa, percentile fallback: with fewer prompts than value columns "
@@ -86,6 +88,36 @@ def stratified_prompts(ctx, candidates, work_dir: Path, label: str):
     With n_per_quintile 0, or an encoder (no next-token entropy), every candidate is kept."""
     config, seed = ctx.options, ctx.seed
     n_layers = ctx.loaded.adapter.shape.n_layers
+    balanced = None
+    if config.max_per_final_token:
+        candidates, balanced = balance_final_tokens(ctx.loaded.tokenizer, candidates, config.max_per_final_token,
+                                                    ctx.run.max_tokens, seed)
+    chosen, record = _stratified(ctx, candidates, work_dir, label, config, seed, n_layers)
+    if balanced is not None:
+        record["final_token_balance"] = balanced
+    return chosen, record
+
+
+def balance_final_tokens(tokenizer, candidates, cap: int, max_tokens, seed: int):
+    """At most `cap` candidates per final token (a seeded draw within each token, original order
+    kept), and what was done."""
+    from geomprobe.extraction import tokenize
+
+    finals = [ids[-1] if ids else -1 for ids in tokenize(tokenizer, candidates, max_tokens)]
+    rng = np.random.default_rng([seed, 17])
+    keep = np.zeros(len(candidates), dtype=bool)
+    for token in sorted(set(finals)):
+        rows = np.flatnonzero(np.asarray(finals) == token)
+        keep[rows if len(rows) <= cap else rng.choice(rows, size=cap, replace=False)] = True
+    if keep.sum() < 2:
+        raise ConfigError(f"--max-per-final-token {cap}: the candidates end in {len(set(finals))} distinct token(s), "
+                          "which leaves fewer than 2 prompts; raise the cap or use other prompts")
+    kept = [c for c, k in zip(candidates, keep) if k]
+    return kept, {"cap": cap, "n_candidates_before": len(candidates), "n_candidates_after": len(kept),
+                  "n_distinct_final_tokens": len(set(finals))}
+
+
+def _stratified(ctx, candidates, work_dir, label, config, seed, n_layers):
     if config.n_per_quintile == 0:
         return candidates, {"stratified": False, "why": "--n-per-quintile 0: every candidate", "n": len(candidates)}
     if not ctx.loaded.adapter.has_next_token:  # an encoder: same sample size, drawn uniformly
