@@ -159,6 +159,7 @@ class SulaResults(Header):
     axis: dict  # layer, readout, pc1_explained, sign, file ("axis.npz"), note
     conditions: dict[str, SulaCondition]  # main and each control
     per_layer: list  # per main layer: pc1_explained, rho_pc1_H_bayes, rho_pc1_H_model
+    untrained_null: UntrainedNull | None  # main prompts on untrained copies: mae_bits, abs_rho_pc1_H_bayes_given_k
     reference_paper_iii: dict  # paper values, for comparison only
 
 

@@ -327,6 +327,12 @@ def test_sula_suite_on_the_sula_wind_tunnel(tmp_path):
     assert results["settings"]["windtunnel"] and choice["source"] == "windtunnel"
     assert choice["labels"] == ["dax", "lug"] and choice["remap_labels"] == ["wug", "kep"]
     assert list(results["conditions"]) == list(CONDITIONS)
+    nulls = results["untrained_null"]  # the main prompts on 3 untrained copies
+    mae = nulls["comparisons"]["mae_bits"]
+    assert len(mae["nulls"]) == 3 and mae["model"] == pytest.approx(results["conditions"]["main"]["mae_bits"]["value"])
+    assert mae["higher_is_better"] is False and mae["status"] in ("above untrained", "indistinguishable from untrained",
+                                                                  "below untrained")
+    assert (out / "sula" / "nulls" / "init-1000" / "extraction-main" / "meta.json").exists()
     rows = _read_jsonl(out / "sula" / "prompts-main.jsonl")
     assert all(r["text"].startswith(". ") for r in rows if r["k"] == 0)
     assert all(r["query"] in CARRIER_WORDS[:48] for r in rows)

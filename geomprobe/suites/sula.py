@@ -84,9 +84,18 @@ class SulaConfig(SulaPromptOptions):
     controls: tuple[Control, ...] = option(CONTROLS, "comma-separated controls, or all | none",
                                            aliases={"all": CONTROLS, "none": ()})
     readout: Readout = option("values", "what the axis is fitted on")
+    null: str = option("init:3", "untrained null models measured on the main prompts (MAE and the controlled "
+                                 "rho): init:N (fresh initialisations) | step0 | a model spec | off; "
+                                 "comma-separated for several")
 
     def readouts(self) -> tuple[str, ...]:
         return (self.readout,)
+
+    def check(self):
+        super().check()
+        from geomprobe.nulls import null_specs
+
+        null_specs(self.null)
 
 
 def unsupported(loaded, run_config, suite: str = "sula") -> str | None:
@@ -245,6 +254,8 @@ def run_sula_suite(ctx) -> dict:
             axes = main_axes(vectors, model["H_model"], last)
             per_layer = layer_profile(vectors, axes, H_bayes, model["H_model"])
         pc1 = axes[last].project(vectors[last])
+        if condition == "main":
+            main_error, main_pc1 = np.abs(model["H_model"] - H_bayes), pc1
         kl = binary_kl_bits([r.target_l1 for r in records], model["p_model_l1"])
         metrics[condition] = {
             "labels": list(pair), "bayes": BAYES_NOTES[condition],
@@ -260,6 +271,7 @@ def run_sula_suite(ctx) -> dict:
         atomic_write_text(work / f"prompts-{condition}.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
 
     save_axis_file(work / "axis.npz", axes, last, readout)
+    nulls = null_results(ctx, spec, choice, prompts["main"], last, readout, main_error, main_pc1)
     example = {c: prompts[c][min(len(prompts[c]) - 1, spec.n_per_k * (len(spec.k_values) - 1))].text
                for c in conditions}
     results = {
@@ -272,12 +284,75 @@ def run_sula_suite(ctx) -> dict:
                          "the main means and scales and projected on the same unit vector"},
         "conditions": metrics,
         "per_layer": per_layer,
+        "untrained_null": nulls,
         "reference_paper_iii": REFERENCE_PAPER_III,
     }
     results = ctx.write_results(results)
     if ctx.progress:
         print_summary(results)
     return results
+
+
+def abs_rho_given_k(rows) -> float:
+    """rows [n, 3] = (PC1 coordinate, H_bayes, k) -> |Spearman partial rho(PC1, H_bayes) given k|
+    (ranks less their per-k mean, Pearson of the residuals): the controlled statistic, fast enough
+    to bootstrap."""
+    from scipy.stats import rankdata
+
+    x, y, k = rankdata(rows[:, 0]), rankdata(rows[:, 1]), rows[:, 2]
+    for level in np.unique(k):
+        at = k == level
+        x[at] -= x[at].mean()
+        y[at] -= y[at].mean()
+    if x.std() == 0 or y.std() == 0:
+        raise ValueError("no variation left within k")
+    return float(abs(np.corrcoef(x, y)[0, 1]))
+
+
+def null_results(ctx, spec, choice, records, last: int, readout: str, model_error, model_pc1) -> dict | None:
+    """The main condition on each untrained null model (geomprobe.nulls): its SULA MAE and its
+    controlled |rho(PC1, H_bayes) given k| on its own axis, and the model against them."""
+    from geomprobe.analysis.null_comparison import compare_to_nulls, mean_of
+    from geomprobe.nulls import null_model, null_specs
+
+    specs = null_specs(ctx.options.null, ctx.loaded)
+    if not specs:
+        return None
+    H_bayes = np.array([r.H_bayes for r in records])
+    k = np.array([r.k for r in records], dtype=np.float64)
+    tokens = [choice.token_strings[w] for w in spec.pair("main")]
+    errors, coords, per_null = [], [], []
+    for null in specs:
+        with null_model(ctx.loaded, null) as copy:
+            extraction = extract(copy, [r.to_prompt() for r in records],
+                                 ctx.extraction_config(layers=[last], readouts=(readout,), tokens=tokens),
+                                 out_dir=ctx.work / "nulls" / null.name / "extraction-main", progress=ctx.progress)
+        side = restrict_to_labels(extraction["token_probs"])
+        vectors = extraction[readout][:, 0].reshape(len(records), -1)
+        entry = {**null.to_dict(), "mae_bits": float(np.mean(np.abs(side["H_model"] - H_bayes)))}
+        try:
+            coordinate = fit_axis(vectors, side["H_model"]).project(vectors)
+            entry["abs_rho_pc1_H_bayes_given_k"] = abs_rho_given_k(np.c_[coordinate, H_bayes, k])
+        except ValueError as error:  # an untrained copy whose final-token vectors do not vary
+            coordinate = np.zeros(len(records))
+            entry["note"] = str(error)
+        errors.append(np.abs(side["H_model"] - H_bayes))
+        coords.append(np.c_[coordinate, H_bayes, k])
+        per_null.append(entry)
+    comparisons = {}
+    plan = [("mae_bits", mean_of, model_error, errors, False, "SULA MAE |H_model - H_bayes| (bits; lower is better)"),
+            ("abs_rho_pc1_H_bayes_given_k", abs_rho_given_k, np.c_[model_pc1, H_bayes, k], coords, True,
+             "|Spearman partial rho(PC1, H_bayes) given k|, each model on its own axis")]
+    for name, statistic, model, nulls, higher, label in plan:
+        try:
+            comparisons[name] = compare_to_nulls(statistic, model, nulls, higher_is_better=higher,
+                                                 n_boot=ctx.options.n_boot, seed=ctx.seed, name=label)
+        except ValueError as error:
+            comparisons[name] = {"statistic": label, "status": "not measured", "note": str(error)}
+    return {"spec": ctx.options.null, "description": ", ".join(n.name for n in specs), "models": per_null,
+            "comparisons": comparisons,
+            "note": "the main SULA prompts on untrained copies of the same architecture, through the same "
+                    "extraction; each null's axis is fitted on its own vectors"}
 
 
 register_suite("sula", SulaConfig, run_sula_suite,
@@ -319,6 +394,17 @@ def print_summary(results: dict) -> None:
     table.add_row("all", _fmt(main["H_bayes"]), _fmt(main["H_model"]), _fmt(main["mae_bits"]), "",
                   _fmt(main.get("rho_pc1_H_bayes_within_k"), 2) + " pooled")
     console.print(table)
+    nulls = results.get("untrained_null")
+    if nulls:
+        for cmp in nulls["comparisons"].values():
+            if cmp.get("status") == "not measured":
+                console.print(f"untrained copies: {cmp['statistic']}: not measured ({cmp.get('note')})", markup=False)
+                continue
+            diff = cmp["difference"]
+            ci = "" if diff["ci95"][0] is None else f" [{diff['ci95'][0]:+.3f}, {diff['ci95'][1]:+.3f}]"
+            console.print(f"untrained copies ({nulls['description']}): {cmp['statistic']}: model {cmp['model']:.3f} vs "
+                          f"{', '.join(f'{v:.3f}' for v in cmp['nulls'])}; difference {diff['value']:+.3f}{ci}: "
+                          f"{cmp['status']}", markup=False)
     axis = results["axis"]
     console.print(f"Pearson(H_model, H_bayes) {_fmt(main['pearson_H_model_H_bayes'])}, Spearman "
                   f"{_fmt(main['spearman_H_model_H_bayes'])}; axis (layer {axis['layer']}, {axis['readout']}): PC1 "
