@@ -96,6 +96,7 @@ def test_report_is_self_contained_and_every_figure_is_captioned(report):
     # 5 geometry + 3 SULA + 1 interventions + the same 3 wind-tunnel ones (read from the model's
     # directory); cross-model: 1; each of the two geometry runs: 1 against its untrained copies
     assert len(figures) == 23
+    assert "MAE vs untrained copies (init-1000, init-1001, init-1002)" in text  # the SULA card
     for figure in figures:
         caption = re.search(r"<figcaption><b>Figure \d+\. [^<]+\.</b> ([^<]+)", figure)
         assert caption and len(caption.group(1).split()) >= 8, figure[-400:]

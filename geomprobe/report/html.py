@@ -126,6 +126,12 @@ def _sula_summary(run: RunData) -> str:
               "|rho| 0.65-0.80"),
              ("rho(k, PC1) (the confound)", with_ci(main.get("rho_k_pc1"), "+.2f"),
               "0.86 Pythia-410M, 0.60 Phi-2, 0.32 Llama-3.2-1B")]
+    nulls = (run.results.get("sula") or {}).get("untrained_null") or {}
+    for name, label in (("mae_bits", "MAE"), ("abs_rho_pc1_H_bayes_given_k", "|rho given k|")):
+        cmp = (nulls.get("comparisons") or {}).get(name)
+        if cmp and cmp.get("status") != "not measured":
+            rows.append((f"{label} vs untrained copies ({nulls.get('description')})",
+                         _untrained_cells(cmp, label).strip(), "not reported"))
     body = "".join(f'<tr><td>{esc(a)}</td><td>{esc(b)}</td><td class="paper">{esc(c)}</td></tr>' for a, b, c in rows)
     return (f'<p><b>SULA</b> (main condition, {esc(main.get("n_prompts"))} prompts; 95% CIs):</p>'
             f'<table><tr><th>score</th><th>measured</th><th class="paper">paper III, LLMs (reference)</th></tr>'
