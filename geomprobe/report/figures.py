@@ -456,6 +456,15 @@ def attention_figures(run: RunData) -> list[Figure]:
         fig.add_trace(ci_whiskers(layers, cis, "95% CI (bootstrap over prompts)", MEASURED,
                                   showlegend=column == 1), row=1, col=column)
         fig.update_xaxes(title_text="layer", dtick=1, row=1, col=column)
+    nulls = ((run.results.get("geometry") or {}).get("untrained_null") or {}).get("models") or []
+    drawn_nulls = [m for m in nulls if m.get("hbar_bits") and len(m["hbar_bits"]) == len(layers)]
+    for i, null in enumerate(drawn_nulls):
+        fig.add_trace(go.Scatter(x=layers, y=null["hbar_bits"], mode="lines", name="untrained copies",
+                                 line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"), legendgroup="untrained",
+                                 showlegend=i == 0, hovertemplate=f"{esc(null.get('name', ''))}: %{{y:.3f}} bits"
+                                                                  "<extra></extra>"), row=1, col=1)
+    if drawn_nulls:
+        notes.append(f"dotted grey: the same entropy profile of {len(drawn_nulls)} untrained copies on the same prompts")
     fig.update_yaxes(title_text="final-token attention entropy (bits)", row=1, col=1)
     fig.update_yaxes(title_text="entropy / log2(visible keys)", row=1, col=2)
     style(fig, 440, titled=True)

@@ -253,7 +253,8 @@ def null_results(ctx, prompts, extraction, key_layer_mean) -> dict | None:
         entropies.append(null_extraction["attn_entropy_bits"])
         key_means.append(np.asarray(keys["layer_mean"], dtype=np.float64))
         entry = {**spec.to_dict(), "pc1": None, "pc12": None, "focusing": None,
-                 "key_layer_mean": keys["layer_mean"], "key_fraction_below": keys["fraction_below"]}
+                 "key_layer_mean": keys["layer_mean"], "key_fraction_below": keys["fraction_below"],
+                 "hbar_bits": [float(v) for v in np.nanmean(null_extraction["attn_entropy_bits"].mean(axis=2), axis=0)]}
         for name, statistic in (("pc1", explained_share(1)), ("pc12", explained_share(2)), ("focusing", focusing_of)):
             try:
                 entry[name] = statistic(matrix if name != "focusing" else null_extraction["attn_entropy_bits"])
