@@ -400,6 +400,12 @@ def key_orthogonality_figures(run: RunData) -> list[Figure]:
                                      line=dict(color=BASELINES["step0"], dash="dash", width=2)))
         else:
             fig.add_trace(hline_trace(x0, x1, step0["mean"], "step0 checkpoint (mean)", BASELINES["step0"]))
+    nulls = ((run.results.get("geometry") or {}).get("untrained_null") or {}).get("models") or []
+    for i, null in enumerate(m for m in nulls if len(m.get("key_layer_mean") or []) == len(layers)):
+        fig.add_trace(go.Scatter(x=layers, y=null["key_layer_mean"], mode="lines", name="untrained copies (full depth)",
+                                 line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"), legendgroup="untrained",
+                                 showlegend=i == 0, hovertemplate=f"{esc(null.get('name', ''))}: %{{y:.3f}}"
+                                                                  "<extra></extra>"))
     style(fig, 420, xaxis_title="layer", yaxis_title="mean |cos| between key columns", xaxis_dtick=1)
     threshold = keys.get("threshold")
     caption = (f"Mean absolute cosine between the {keys.get('n_vectors', 'd')} key columns of W_K per layer "
