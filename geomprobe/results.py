@@ -104,7 +104,8 @@ class GeometryResults(Header):
 class DomainResults(Header):
     readout: str  # values | z | resid
     layer: int  # the layer read (the last)
-    sets: dict  # set label -> value manifold of that set (+ gain_over_mixed for restricted sets)
+    sets: dict  # set label -> value manifold of that set (+ gain_over_mixed, gain_vs_untrained for restricted sets)
+    untrained_null: UntrainedNull | None  # each restricted set's PC1+PC2 gain against untrained copies
     caveat: str  # what a PC1+PC2 gain does not isolate
 
 

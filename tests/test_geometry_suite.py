@@ -102,6 +102,10 @@ def test_domain_suite_and_compare(tmp_path):
     gain = domain["sets"]["math"]["gain_over_mixed"]
     assert gain["pc12"]["value"] == pytest.approx(domain["sets"]["math"]["pc12"] - domain["sets"]["mixed"]["pc12"])
     assert "vocabulary" in domain["caveat"]
+    # the same gain on untrained copies: tiny-neox is itself untrained, so its gain is theirs
+    versus = domain["sets"]["math"]["gain_vs_untrained"]
+    assert versus["model"] == pytest.approx(gain["pc12"]["value"]) and len(versus["nulls"]) == 3
+    assert versus["status"] == "indistinguishable from untrained"
     rows = compare([out], tmp_path / "table")
     assert rows[0]["pc12_restricted"]["math"] == domain["sets"]["math"]["pc12"]
     assert (tmp_path / "table.md").read_text().count("|") > 10

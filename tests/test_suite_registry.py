@@ -190,7 +190,7 @@ def test_results_schema_is_documented_and_checked():
     assert (ROOT / "RESULTS_SCHEMA.md").read_text() == schema_markdown() + "\n", \
         "RESULTS_SCHEMA.md is stale: regenerate it with geomprobe.results.schema_markdown()"
     header = {"schema_version": 2, "suite": "domain", "model": "m", "geomprobe_version": "0"}
-    good = {**header, "readout": "values", "layer": 3, "sets": {}, "caveat": "c"}
+    good = {**header, "readout": "values", "layer": 3, "sets": {}, "untrained_null": None, "caveat": "c"}
     assert schema_problems("domain", good) == []
     assert schema_problems("domain", {**good, "layer": "3"}) == ["domain.layer: expected int, got str"]
     assert schema_problems("domain", {k: v for k, v in good.items() if k != "sets"}) == ["domain: missing sets"]

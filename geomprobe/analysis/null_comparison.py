@@ -29,9 +29,11 @@ ABOVE, SAME, BELOW = "above untrained", "indistinguishable from untrained", "bel
 
 def compare_to_nulls(statistic: Callable[[np.ndarray], float], model: np.ndarray, nulls: Sequence[np.ndarray],
                      higher_is_better: bool = True, n_boot: int = 1000, seed: int = 0, unit: str = "prompts",
-                     name: str = "") -> dict:
+                     name: str = "", strata: np.ndarray | None = None) -> dict:
     """statistic(rows) -> float for a [n_units, ...] array (rows in any order, with repeats).
-    model and each null: arrays with the same first axis (the same units in the same order)."""
+    model and each null: arrays with the same first axis (the same units in the same order).
+    strata [n_units] (optional): resample within each stratum, keeping its size (e.g. two prompt
+    sets whose statistics are subtracted)."""
     model = np.asarray(model)
     nulls = [np.asarray(n) for n in nulls]
     if not nulls:
@@ -43,9 +45,11 @@ def compare_to_nulls(statistic: Callable[[np.ndarray], float], model: np.ndarray
     null_values = [float(statistic(x)) for x in nulls]
     point = model_value - float(np.mean(null_values))
     rng = np.random.default_rng(seed)
+    groups = None if strata is None else [np.flatnonzero(np.asarray(strata) == g) for g in np.unique(strata)]
     diffs = []
     for _ in range(n_boot):
-        index = rng.integers(0, n, n)
+        index = (rng.integers(0, n, n) if groups is None
+                 else np.concatenate([g[rng.integers(0, len(g), len(g))] for g in groups]))
         try:
             value = statistic(model[index]) - np.mean([statistic(x[index]) for x in nulls])
         except (AnalysisError, ValueError, np.linalg.LinAlgError):
@@ -98,6 +102,18 @@ def focusing_of(entropy_bits: np.ndarray) -> float:
     if not hbar[0] > 0:
         raise AnalysisError("attention entropy at layer 0 is 0: focusing is undefined")
     return float(1.0 - hbar[-1] / hbar[0])
+
+
+def share_gain(k: int) -> Callable[[np.ndarray], float]:
+    """rows [n, p + 1] whose last column is 0 (reference set) or 1 (compared set) -> the share of
+    the first k principal components in set 1 minus that in set 0 (each set's own PCA)."""
+    share = explained_share(k)
+
+    def gain(rows: np.ndarray) -> float:
+        group = rows[:, -1]
+        return share(rows[group == 1, :-1]) - share(rows[group == 0, :-1])
+
+    return gain
 
 
 def mean_of(rows: np.ndarray) -> float:

@@ -30,6 +30,14 @@ class DomainConfig(ManifoldOptions):
     """PROTOCOL.md sections 2 and 6: the mixed corpus against domain-restricted ones."""
 
     domains: tuple[str, ...] = option(("math", "code", "philosophy"), "restricted corpora to compare with --corpus")
+    null: str = option("init:3", "untrained null models: the PC1+PC2 gain of each restricted set is compared with "
+                                 "theirs on the same prompts (restriction narrows vocabulary in any network): "
+                                 "init:N | step0 | a model spec | off")
+
+    def check(self):
+        from geomprobe.nulls import null_specs
+
+        null_specs(self.null)
 
 
 def unsupported(loaded, run_config) -> str | None:
@@ -83,12 +91,13 @@ def run_domain_suite(ctx) -> dict:
         raise ConfigError(why)
     work = ctx.work
     sets = {"mixed": config.corpus, **{name: name for name in config.domains}}
-    matrices, summary = {}, {}
+    matrices, summary, chosen = {}, {}, {}
     for label, corpus in sets.items():
         candidates = load_corpus(corpus)
         prompts, sample = stratified_prompts(ctx, candidates, work, label=label)
         atomic_write_json(work / f"sample-{label}.json", {"corpus": corpus, **sample})
         ctx.record_prompts(prompts, f"corpus:{corpus}", key=f"prompts_{label}")
+        chosen[label] = prompts
         n_layers = ctx.loaded.adapter.shape.n_layers
         extraction = extract(ctx.loaded, prompts, ctx.extraction_config(layers=[n_layers - 1]),
                              out_dir=work / f"extraction-{label}", progress=ctx.progress)
@@ -102,11 +111,58 @@ def run_domain_suite(ctx) -> dict:
         mixed, restricted = summary["mixed"], summary[label]
         summary[label]["gain_over_mixed"] = gain_over_mixed(mixed, restricted, matrices["mixed"], matrices[label],
                                                             max(200, config.n_boot // 2), seed)
+    nulls = null_gains(ctx, chosen, matrices)
+    if nulls is not None:
+        for label in config.domains:
+            summary[label]["gain_vs_untrained"] = nulls["comparisons"][f"pc12_gain_{label}"]
     results = ctx.write_results({"readout": config.readout, "layer": ctx.loaded.adapter.shape.n_layers - 1,
-                                 "sets": summary, "caveat": CAVEAT})
+                                 "sets": summary, "untrained_null": nulls, "caveat": CAVEAT})
     if ctx.progress:
         print_summary(results)
     return results
+
+
+def null_gains(ctx, chosen: dict, matrices: dict) -> dict | None:
+    """Each set's prompts on the untrained null models (geomprobe.nulls), and each restricted set's
+    PC1+PC2 gain over the mixed set against the same gain of the untrained copies (resampled
+    within each set)."""
+    from geomprobe.analysis.null_comparison import compare_to_nulls, share_gain
+    from geomprobe.nulls import null_model, null_specs
+
+    config = ctx.options
+    specs = null_specs(config.null, ctx.loaded)
+    if not specs:
+        return None
+    last = ctx.loaded.adapter.shape.n_layers - 1
+    null_matrices, per_null = [], []
+    for spec in specs:
+        rows = {}
+        with null_model(ctx.loaded, spec) as copy:
+            for label, prompts in chosen.items():
+                extraction = extract(copy, prompts, ctx.extraction_config(layers=[last]),
+                                     out_dir=ctx.work / "nulls" / spec.name / f"extraction-{label}", progress=ctx.progress)
+                matrix = readout_matrix(extraction, config.readout)
+                rows[label] = matrix[:, -1].reshape(len(matrix), -1)
+        null_matrices.append(rows)
+        per_null.append(spec.to_dict())
+    comparisons = {}
+    for label in config.domains:
+        def stacked(sets):
+            return np.r_[np.c_[sets["mixed"], np.zeros(len(sets["mixed"]))], np.c_[sets[label], np.ones(len(sets[label]))]]
+
+        model = stacked(matrices)
+        try:
+            comparisons[f"pc12_gain_{label}"] = compare_to_nulls(
+                share_gain(2), model, [stacked(rows) for rows in null_matrices], n_boot=max(200, config.n_boot // 2),
+                seed=ctx.seed, unit="prompts, resampled within each set", name=f"PC1+PC2 gain of {label} over mixed",
+                strata=model[:, -1])
+        except ValueError as error:
+            comparisons[f"pc12_gain_{label}"] = {"statistic": f"PC1+PC2 gain of {label} over mixed",
+                                                 "status": "not measured", "note": str(error)}
+    return {"spec": config.null, "description": ", ".join(s.name for s in specs), "models": per_null,
+            "comparisons": comparisons,
+            "note": "the same sampled prompts of every set on untrained copies; a gain means one inference mode only "
+                    "if it exceeds the gain an untrained network shows from the narrower vocabulary alone"}
 
 
 register_suite("domain", DomainConfig, run_domain_suite,
@@ -133,4 +189,13 @@ def print_summary(results: dict) -> None:
                       "" if gain is None else _signed_ci(gain["pc12"]))
     console = table_console()
     console.print(table)
+    for label, row in results["sets"].items():
+        cmp = row.get("gain_vs_untrained")
+        if not cmp or cmp.get("status") == "not measured":
+            continue
+        diff = cmp["difference"]
+        ci = "" if diff["ci95"][0] is None else f" [{diff['ci95'][0]:+.3f}, {diff['ci95'][1]:+.3f}]"
+        console.print(f"{label}: PC1+PC2 gain {cmp['model']:+.3f} vs untrained copies "
+                      f"{', '.join(f'{v:+.3f}' for v in cmp['nulls'])}; difference {diff['value']:+.3f}{ci}: "
+                      f"{cmp['status']}", markup=False)
     console.print(f"caveat: {results['caveat']}")
