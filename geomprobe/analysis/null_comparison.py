@@ -86,6 +86,25 @@ def compare_to_nulls(statistic: Callable[[np.ndarray], float], model: np.ndarray
     }
 
 
+def difference_text(cmp: dict, spec: str = "+.3f") -> str:
+    """'+0.104 [+0.051, +0.154]': a comparison's difference and its CI, for console and report."""
+    diff = cmp.get("difference") or {}
+    ci = diff.get("ci95") or [None, None]
+    interval = "" if ci[0] is None else f" [{ci[0]:{spec}}, {ci[1]:{spec}}]"
+    value = diff.get("value")
+    return ("n/a" if value is None else f"{value:{spec}}") + interval
+
+
+def comparison_text(cmp: dict, spec: str = ".3f") -> str:
+    """'model 0.359 vs untrained 0.277, 0.270, 0.216; difference +0.104 [+0.051, +0.154]:
+    indistinguishable from untrained' (or why it was not measured)."""
+    if cmp.get("status") == "not measured":
+        return f"not measured ({cmp.get('note')})"
+    nulls = ", ".join(f"{v:{spec}}" for v in cmp.get("nulls") or [])
+    return (f"model {cmp['model']:{spec}} vs untrained {nulls}; difference {difference_text(cmp)}: "
+            f"{cmp['status']}")
+
+
 def explained_share(k: int) -> Callable[[np.ndarray], float]:
     """rows [n, p] -> share of variance of the first k principal components (PC1: k = 1)."""
     from geomprobe.analysis.pca import explained_variance_ratios

@@ -81,14 +81,13 @@ class Verdict:
             return f"{value:.2f} {sign} {threshold:.2f}"
 
         def untrained(entry):
+            from geomprobe.analysis.null_comparison import difference_text
+
             cmp = entry.get("vs_untrained")
             if not cmp:
                 return ""
-            diff = cmp["difference"]
-            ci = diff["ci95"]
-            interval = "" if ci[0] is None else f" [{ci[0]:+.3f}, {ci[1]:+.3f}]"
             return (f", {cmp['status']} ({cmp['model']:.3f} vs {cmp['null_mean']:.3f}, difference "
-                    f"{diff['value']:+.3f}{interval})")
+                    f"{difference_text(cmp)})")
 
         vm, keys, foc = self.value_manifold, self.keys, self.focusing
         above = vm["above_shuffle_null"]

@@ -18,6 +18,7 @@ from pathlib import Path
 import plotly.io as pio
 import plotly.offline
 
+from geomprobe.analysis.null_comparison import difference_text
 from geomprobe.errors import ConfigError
 from geomprobe.rundir import atomic_write_text, now
 
@@ -221,11 +222,8 @@ def _untrained_cells(cmp, label: str) -> str:
     """'PC1 0.359 vs 0.307: indistinguishable from untrained (+0.051 [-0.004, +0.108]). ' or ''."""
     if not cmp or cmp.get("status") == "not measured":
         return ""
-    diff = cmp.get("difference") or {}
-    ci = diff.get("ci95") or [None, None]
-    interval = "" if ci[0] is None else f" [{ci[0]:+.3f}, {ci[1]:+.3f}]"
     return (f"{label} {fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}: {cmp.get('status')} "
-            f"({diff.get('value', 0):+.3f}{interval}). ")
+            f"({difference_text(cmp)}). ")
 
 
 def _yes(value) -> str:

@@ -189,13 +189,10 @@ def print_summary(results: dict) -> None:
                       "" if gain is None else _signed_ci(gain["pc12"]))
     console = table_console()
     console.print(table)
+    from geomprobe.analysis.null_comparison import comparison_text
+
     for label, row in results["sets"].items():
         cmp = row.get("gain_vs_untrained")
-        if not cmp or cmp.get("status") == "not measured":
-            continue
-        diff = cmp["difference"]
-        ci = "" if diff["ci95"][0] is None else f" [{diff['ci95'][0]:+.3f}, {diff['ci95'][1]:+.3f}]"
-        console.print(f"{label}: PC1+PC2 gain {cmp['model']:+.3f} vs untrained copies "
-                      f"{', '.join(f'{v:+.3f}' for v in cmp['nulls'])}; difference {diff['value']:+.3f}{ci}: "
-                      f"{cmp['status']}", markup=False)
+        if cmp:
+            console.print(f"{label}: PC1+PC2 gain over mixed, {comparison_text(cmp, '+.3f')}", markup=False)
     console.print(f"caveat: {results['caveat']}")

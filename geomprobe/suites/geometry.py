@@ -345,10 +345,9 @@ def _vs_untrained(results: dict, name: str) -> tuple[str, str]:
         return "-", "no null"
     if cmp.get("status") == "not measured":
         return "-", "not measured"
-    diff = cmp["difference"]
-    ci = diff["ci95"]
-    interval = "" if ci[0] is None else f" [{ci[0]:+.3f}, {ci[1]:+.3f}]"
-    return f"{cmp['null_mean']:.3f}", f"{diff['value']:+.3f}{interval}: {cmp['status']}"
+    from geomprobe.analysis.null_comparison import difference_text
+
+    return f"{cmp['null_mean']:.3f}", f"{difference_text(cmp)}: {cmp['status']}"
 
 
 def print_summary(results: dict) -> None:

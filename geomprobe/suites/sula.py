@@ -294,19 +294,14 @@ def run_sula_suite(ctx) -> dict:
 
 
 def abs_rho_given_k(rows) -> float:
-    """rows [n, 3] = (PC1 coordinate, H_bayes, k) -> |Spearman partial rho(PC1, H_bayes) given k|
-    (ranks less their per-k mean, Pearson of the residuals): the controlled statistic, fast enough
-    to bootstrap."""
-    from scipy.stats import rankdata
+    """rows [n, 3] = (PC1 coordinate, H_bayes, k) -> |Spearman partial rho(PC1, H_bayes) given k|,
+    the controlled statistic (geomprobe.analysis.confounds) as a function of rows, to bootstrap."""
+    from geomprobe.analysis.confounds import partial_rho_given_strata
 
-    x, y, k = rankdata(rows[:, 0]), rankdata(rows[:, 1]), rows[:, 2]
-    for level in np.unique(k):
-        at = k == level
-        x[at] -= x[at].mean()
-        y[at] -= y[at].mean()
-    if x.std() == 0 or y.std() == 0:
+    value = partial_rho_given_strata(rows[:, 0], rows[:, 1], rows[:, 2])
+    if not np.isfinite(value):
         raise ValueError("no variation left within k")
-    return float(abs(np.corrcoef(x, y)[0, 1]))
+    return abs(value)
 
 
 def null_results(ctx, spec, choice, records, last: int, readout: str, model_error, model_pc1) -> dict | None:
@@ -396,15 +391,11 @@ def print_summary(results: dict) -> None:
     console.print(table)
     nulls = results.get("untrained_null")
     if nulls:
+        from geomprobe.analysis.null_comparison import comparison_text
+
         for cmp in nulls["comparisons"].values():
-            if cmp.get("status") == "not measured":
-                console.print(f"untrained copies: {cmp['statistic']}: not measured ({cmp.get('note')})", markup=False)
-                continue
-            diff = cmp["difference"]
-            ci = "" if diff["ci95"][0] is None else f" [{diff['ci95'][0]:+.3f}, {diff['ci95'][1]:+.3f}]"
-            console.print(f"untrained copies ({nulls['description']}): {cmp['statistic']}: model {cmp['model']:.3f} vs "
-                          f"{', '.join(f'{v:.3f}' for v in cmp['nulls'])}; difference {diff['value']:+.3f}{ci}: "
-                          f"{cmp['status']}", markup=False)
+            console.print(f"untrained copies ({nulls['description']}): {cmp['statistic']}: {comparison_text(cmp)}",
+                          markup=False)
     axis = results["axis"]
     console.print(f"Pearson(H_model, H_bayes) {_fmt(main['pearson_H_model_H_bayes'])}, Spearman "
                   f"{_fmt(main['spearman_H_model_H_bayes'])}; axis (layer {axis['layer']}, {axis['readout']}): PC1 "
