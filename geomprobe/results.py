@@ -270,6 +270,7 @@ class MechanismsResults(_MechanismsRequired, total=False):
     two_timescale: dict  # wind tunnels: frame-precision curves and settling steps
     prompts: PromptsUsed  # other models: the prompts read
     prompt_set: dict  # wind tunnels given --prompts: the same on those prompts
+    untrained_null: UntrainedNull | None  # evidence_mass, cos_evidence_minus_other (wind tunnels) and focusing
 
 
 SCHEMAS: dict[str, type] = {"extract": ExtractResults, "geometry": GeometryResults, "domain": DomainResults,

@@ -306,6 +306,17 @@ def test_mechanisms_suite_on_windtunnel_sula(tmp_path, tunnel):
     assert frame["headline"] == "labels" and frame["groups"]["labels"]["n_tokens"] == 8
     assert {"analytic_gaussian", "gaussian", "shuffled", "random_tokens", "init"} <= set(
         frame["groups"]["labels"]["baselines"])
+    # the trained tunnel against untrained copies read on the same sequences: it attends to the evidence
+    nulls = results["untrained_null"]
+    assert [m["name"] for m in nulls["models"]] == ["init-1000", "init-1001", "init-1002"]
+    # (20 training steps barely move it: the fully trained tunnel is above untrained on all three)
+    compared = nulls["comparisons"]
+    assert set(compared) == {"evidence_mass", "cos_evidence_minus_other", "focusing"}
+    assert compared["evidence_mass"]["model"] == pytest.approx(qk["metrics"]["evidence_mass"]["value"][-1], abs=1e-9)
+    assert compared["focusing"]["model"] == pytest.approx(results["attention_focusing"]["focusing"], abs=1e-9)
+    for entry in nulls["models"]:  # an untrained copy attends almost uniformly: evidence mass near its uniform share
+        assert abs(entry["evidence_mass"] - qk["evidence_uniform_share"]) < 0.05, entry
+    assert (out / "mechanisms" / "nulls" / "init-1000" / "qk_rows.npz").exists()
     timescale = results["two_timescale"]
     assert len(timescale["curves"]) >= 2 and timescale["settling"]["final_step"] == 20
     with np.load(out / "mechanisms" / "qk_rows.npz") as rows:
@@ -316,7 +327,8 @@ def test_mechanisms_suite_on_windtunnel_sula(tmp_path, tunnel):
     text = build_report([out], tmp_path / "report.html").read_text()
     for title in ("Mechanisms: Q-K alignment and attention on the evidence per layer",
                   "Mechanisms: head and layer ablations", "Mechanisms: ablation table",
-                  "Mechanisms: layer-0 hypothesis frame", "Mechanisms: two timescales"):
+                  "Mechanisms: layer-0 hypothesis frame", "Mechanisms: two timescales",
+                  "mechanisms: against untrained copies of the same architecture"):
         assert title in text, title
     assert "does not draw it" not in text
 
@@ -335,6 +347,10 @@ def test_mechanisms_suite_on_a_language_model(tmp_path, varied_prompts):
     qk = results["qk_alignment"]
     assert qk["n_rows"] == len(varied_prompts) and "evidence_mass" not in qk["metrics"]
     assert results["attention_focusing"]["n_prompts"] == len(varied_prompts)
+    # a random-init model against other random inits: nothing to tell them apart
+    focusing = results["untrained_null"]["comparisons"]["focusing"]
+    assert focusing["status"] == "indistinguishable from untrained", focusing
+    assert set(results["untrained_null"]["comparisons"]) == {"focusing"}
     # the final-token attention entropies agree with the extraction engine's
     from geomprobe.extraction import extract
     from geomprobe.models import load_model

@@ -80,7 +80,9 @@ def test_run_with_report_flag_writes_a_report(runs):
     text = (runs["neox"] / "report.html").read_text()
     assert "Verdict" in text and "Key orthogonality per layer" in text and "Provenance" in text
     assert len(figures_of(text)) == 6  # manifold scatter, spectrum, per layer; keys; focusing; vs untrained
-    assert "Against untrained copies of the same architecture" in text
+    assert "geometry: against untrained copies of the same architecture" in text
+    # the per-layer profile draws each untrained copy's PC1
+    assert text.count("PC1 of untrained copies") >= 1
 
 
 def test_report_is_self_contained_and_every_figure_is_captioned(report):
@@ -94,8 +96,10 @@ def test_report_is_self_contained_and_every_figure_is_captioned(report):
     figures = figures_of(text)
     # tiny-neox: 5 geometry figures; wind tunnel: per position, training, dissociation; the probe run:
     # 5 geometry + 3 SULA + 1 interventions + the same 3 wind-tunnel ones (read from the model's
-    # directory); cross-model: 1; each of the two geometry runs: 1 against its untrained copies
-    assert len(figures) == 23
+    # directory); cross-model: 1; each of the two geometry runs and the SULA run: 1 against its
+    # untrained copies
+    assert len(figures) == 24
+    assert "sula: against untrained copies of the same architecture" in text
     assert "MAE vs untrained copies (init-1000, init-1001, init-1002)" in text  # the SULA card
     for figure in figures:
         caption = re.search(r"<figcaption><b>Figure \d+\. [^<]+\.</b> ([^<]+)", figure)
@@ -128,6 +132,11 @@ def test_sula_and_intervention_figures_draw_the_results(runs, report):
     # and random axes, with its one-line reading
     n_main = sum(1 for _ in (runs["probe"] / "sula" / "prompts-main.jsonl").open())
     assert main["n_prompts"] == n_main
+    # the per-k figure draws each untrained copy's H_model and MAE per k, from the results
+    per_k = next(f for f in figures_of(text) if "SULA: H_model and H_bayes per k" in f)
+    n_nulls = len(sula["untrained_null"]["models"])
+    assert per_k.count('"legendgroup":"untrained"') == 2 * n_nulls
+    assert f"{sula['untrained_null']['models'][0]['mae_bits']:.3g}" in per_k
     figure = next(f for f in figures_of(text) if "Entropy-axis interventions: true axis" in f)
     for condition in ablation["conditions"]:
         assert html.escape(condition["reading"]) in figure

@@ -85,6 +85,17 @@ def _nanmean(values: np.ndarray, axis: int) -> np.ndarray:
         return np.where(valid.sum(axis) > 0, np.where(valid, values, 0.0).sum(axis) / valid.sum(axis), np.nan)
 
 
+def per_sequence_metrics(probs, cosine, visible, evidence=None, sequence=None) -> dict[str, np.ndarray]:
+    """Each metric as [n_sequences, L]: the head average of each sequence's row mean (NaN where
+    undefined), sequences in sorted order of `sequence`. The units qk_alignment averages, and so
+    the units a comparison with an untrained copy resamples (geomprobe.analysis.null_comparison)."""
+    n_rows = len(probs)
+    sequence = np.arange(n_rows) if sequence is None else np.unique(np.asarray(sequence), return_inverse=True)[1]
+    n_sequences = int(sequence.max()) + 1
+    return {name: _nanmean(_per_sequence(values, sequence, n_sequences), 2)
+            for name, values in _row_statistics(probs, cosine, visible, evidence).items()}
+
+
 def _num(value) -> float | None:
     value = float(value)
     return value if math.isfinite(value) else None

@@ -256,12 +256,23 @@ def _spectrum(vm: dict) -> Figure | None:
     return Figure("Value manifold: eigenvalue spectrum vs nulls", caption, fig)
 
 
-def _per_layer(vm: dict) -> Figure | None:
+def _untrained_models(run: RunData, suite: str) -> list[dict]:
+    """The per-null-model entries of a suite's untrained_null (empty with --null off or none run)."""
+    return ((run.results.get(suite) or {}).get("untrained_null") or {}).get("models") or []
+
+
+def _per_layer(vm: dict, nulls: list[dict] = ()) -> Figure | None:
     rows = vm.get("per_layer") or []
     if not rows or all(r.get("pc1") is None for r in rows):
         return None
     layers = [r["layer"] for r in rows]
     fig = go.Figure()
+    drawn = [null for null in nulls if [r.get("layer") for r in null.get("per_layer") or []] == layers]
+    for i, null in enumerate(drawn):
+        fig.add_trace(go.Scatter(x=layers, y=[r.get("pc1") for r in null["per_layer"]], mode="lines",
+                                 name="PC1 of untrained copies", legendgroup="untrained", showlegend=i == 0,
+                                 line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"),
+                                 hovertemplate=f"{esc(null.get('name', ''))}: PC1 %{{y:.3f}}<extra></extra>"))
     for key, label, color in (("pc12", "PC1+PC2", SECOND), ("pc1", "PC1", MEASURED)):
         fig.add_trace(go.Scatter(x=layers, y=[r.get(key) for r in rows], mode="lines+markers", name=label,
                                  line=dict(color=color, width=3)))
@@ -275,6 +286,10 @@ def _per_layer(vm: dict) -> Figure | None:
                f"nulls: look for where the manifold becomes low-dimensional (last layer: PC1 {pct(vm.get('pc1'))}, "
                f"PC1+PC2 {pct(vm.get('pc12'))}; paper III: wind tunnels PC1 84-90%).")
     notes = [f"layer {r['layer']}: {r['note']}" for r in rows if r.get("pc1") is None and r.get("note")]
+    if drawn:
+        last = [null["per_layer"][-1].get("pc1") for null in drawn]
+        notes.append(f"dotted grey: PC1 of {len(drawn)} untrained copies on the same prompts (last layer "
+                     + ", ".join(pct(v) for v in last) + "): the share an untrained network of this shape gives")
     return Figure("Value manifold per layer", caption, fig, notes)
 
 
@@ -356,7 +371,7 @@ def value_manifold_figures(run: RunData) -> list[Figure]:
     figures = []
     vm = (run.results.get("geometry") or {}).get("value_manifold")
     if vm:
-        figures += [_manifold_scatter(run, vm), _spectrum(vm), _per_layer(vm)]
+        figures += [_manifold_scatter(run, vm), _spectrum(vm), _per_layer(vm, _untrained_models(run, "geometry"))]
     domain = run.results.get("domain")
     if domain:
         figures += [_domain_scatter(run, domain), _domain_bars(run, domain)]
@@ -611,6 +626,7 @@ def _k_axis(ks: list) -> dict:
 
 
 def _sula_per_k(sula: dict) -> Figure | None:
+    nulls = (sula.get("untrained_null") or {}).get("models") or []
     main = (sula.get("conditions") or {}).get("main") or {}
     per_k = main.get("per_k") or []
     if not per_k:
@@ -631,6 +647,14 @@ def _sula_per_k(sula: dict) -> Figure | None:
                                                "%{y:.4f} bits<extra></extra>"), row=1, col=1)
         fig.add_trace(ci_whiskers(x, [interval(row.get(key)) for row in per_k], f"{key} 95% CI", color),
                       row=1, col=1)
+    drawn = [null for null in nulls if [row.get("k") for row in null.get("per_k") or []] == ks]
+    for i, null in enumerate(drawn):
+        for column, key in ((1, "H_model"), (2, "mae_bits")):
+            fig.add_trace(go.Scatter(x=x, y=[row.get(key) for row in null["per_k"]], mode="lines+markers",
+                                     name="untrained copies", legendgroup="untrained", showlegend=i == 0 and column == 1,
+                                     line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"), marker=dict(size=5),
+                                     hovertemplate=f"{esc(null.get('name', ''))}: %{{y:.4f}} bits<extra></extra>"),
+                          row=1, col=column)
     mae = [estimate(row.get("mae_bits")) for row in per_k]
     fig.add_trace(go.Scatter(x=list(range(len(ks))), y=mae, mode="lines+markers", name="MAE", showlegend=False,
                              line=dict(color="#8c564b", width=2), marker=dict(size=9),
@@ -640,7 +664,8 @@ def _sula_per_k(sula: dict) -> Figure | None:
     for column in (1, 2):
         fig.update_xaxes(title_text="k (in-context examples)", **_k_axis(ks), row=1, col=column)
     fig.update_yaxes(title_text="bits", rangemode="tozero", row=1, col=1)
-    positive = [v for v in mae if v is not None and v > 0]
+    positive = [v for v in mae + [row.get("mae_bits") for null in drawn for row in null["per_k"]]
+                if v is not None and v > 0]
     if positive and max(positive) / min(positive) > 10:
         fig.update_yaxes(title_text="bits (log)", **log_axis(positive), row=1, col=2)
     else:
@@ -650,6 +675,9 @@ def _sula_per_k(sula: dict) -> Figure | None:
                f"H_bayes per number of in-context examples k in the main condition ({main.get('n_prompts')} "
                f"prompts), with bootstrap 95% CIs: look for the model's dots inside the Bayes diamonds at every k, "
                f"here MAE {with_ci(main.get('mae_bits'), '.3g')} bits over all k ({REF_SULA_MAE}).")
+    if drawn:
+        caption += (f" Dotted grey: {len(drawn)} untrained copies of the same architecture on the same prompts (MAE "
+                    + ", ".join(fmt(null.get("mae_bits"), ".3g") for null in drawn) + " bits).")
     return Figure("SULA: H_model and H_bayes per k", caption, fig)
 
 
@@ -1026,6 +1054,16 @@ def _qk_alignment(mech: dict) -> Figure | None:
                                   showlegend=first("ci"), legendgroup="ci"), row=1, col=column)
 
     per_layer(1, "attn_entropy_bits", MEASURED, "head mean")
+    nulls = (mech.get("untrained_null") or {}).get("models") or []
+    for column, key in ((1, "hbar_bits"), (2, "evidence_mass_by_layer")):
+        if column == 2 and not evidence:
+            continue
+        for null in (n for n in nulls if len(n.get(key) or []) == len(layers)):
+            fig.add_trace(go.Scatter(x=layers, y=null[key], mode="lines", name="untrained copies",
+                                     legendgroup="untrained", showlegend=first("untrained"),
+                                     line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"),
+                                     hovertemplate=f"{esc(null.get('name', ''))}: %{{y:.3f}}<extra></extra>"),
+                          row=1, col=column)
     column = 2
     if evidence:
         per_layer(2, "evidence_mass", SECOND, "evidence mass (head mean)")
@@ -1052,6 +1090,8 @@ def _qk_alignment(mech: dict) -> Figure | None:
                  f"{fmt(qk.get('evidence_uniform_share'))} for a uniform row)")
     caption = (text + " and the query-key cosines: look for entropy falling and mass gathering on the evidence "
                f"({REF_QK}).")
+    if nulls:
+        caption += " Dotted grey: untrained copies of the same architecture read on the same sequences."
     task = mech.get("task") or {}
     notes = [f"evidence ({task['name']}): {task['evidence']}"] if task.get("evidence") else []
     focus = mech.get("attention_focusing") or {}
@@ -1184,18 +1224,30 @@ def mechanisms_figures(run: RunData) -> list[Figure | Table]:
     return [item for item in items if item is not None]
 
 
-def untrained_figures(run: RunData) -> list[Figure | Table]:
-    """The verdict's four statistics for the model and each untrained null model (geometry suite)."""
-    nulls = (run.results.get("geometry") or {}).get("untrained_null")
+UNTRAINED_TITLES = {
+    "geometry": {"pc1": "value manifold PC1", "pc12": "value manifold PC1+PC2",
+                 "keys": "mean key |cos| (lower: more orthogonal)", "focusing": "attention focusing"},
+    "sula": {"mae_bits": "SULA MAE, bits (lower: better)", "abs_rho_pc1_H_bayes_given_k": "|rho(PC1, H_bayes) given k|"},
+    "mechanisms": {"evidence_mass": "evidence mass, last layer", "cos_evidence_minus_other":
+                   "cos evidence - other, last layer", "focusing": "attention focusing"},
+}
+
+
+def _untrained_panel(run: RunData, suite: str) -> Figure | None:
+    nulls = (run.results.get(suite) or {}).get("untrained_null")
     if not nulls:
-        return []
+        return None
     panels = [(name, cmp) for name, cmp in (nulls.get("comparisons") or {}).items()
               if cmp.get("status") != "not measured"]
     if not panels:
-        return []
-    titles = {"pc1": "value manifold PC1", "pc12": "value manifold PC1+PC2", "keys": "mean key |cos| (lower: more "
-              "orthogonal)", "focusing": "attention focusing"}
-    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[titles.get(n, n) for n, _ in panels])
+        return None
+    titles = UNTRAINED_TITLES.get(suite, {})
+
+    def title(name: str, cmp: dict) -> str:
+        return titles.get(name) or (f"PC1+PC2 gain, {name[len('pc12_gain_'):]}" if name.startswith("pc12_gain_")
+                                    else cmp.get("statistic") or name)
+
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[title(n, c) for n, c in panels])
     names = [m.get("name", f"null {i}") for i, m in enumerate(nulls.get("models") or [])]
     for column, (name, cmp) in enumerate(panels, start=1):
         values = cmp.get("nulls") or []
@@ -1207,12 +1259,22 @@ def untrained_figures(run: RunData) -> list[Figure | Table]:
                                  marker=dict(color=MEASURED, size=12, symbol="diamond"),
                                  hovertemplate=f"model: %{{y:.3f}}<br>{esc(cmp.get('status', ''))}<extra></extra>",
                                  showlegend=column == 1), row=1, col=column)
-    verdicts = "; ".join(f"{titles.get(n, n)}: {c.get('status')} (difference {with_ci(c.get('difference'), '+.3f')})"
+    verdicts = "; ".join(f"{title(n, c)}: {c.get('status')} (difference {with_ci(c.get('difference'), '+.3f')})"
                          for n, c in panels)
-    return [Figure(title="Against untrained copies of the same architecture", fig=style(fig, height=360), caption=(
-        f"Each verdict statistic for the model (diamond) and for each untrained null model ({esc(nulls.get('description'))}"
-        f"; grey), on the same prompts: look for the model standing clear of the grey points. {verdicts}. A criterion "
-        "holds only when the paired-bootstrap CI of model minus null excludes 0 on the favourable side."))]
+    rule = ("A verdict criterion holds only when the paired-bootstrap CI of model minus null excludes 0 on the "
+            "favourable side." if suite == "geometry" else
+            "'above untrained' needs the paired-bootstrap CI of model minus null to exclude 0 on the favourable side "
+            "and the model to lie outside where one more untrained copy would fall.")
+    return Figure(title=f"{suite}: against untrained copies of the same architecture", fig=style(fig, height=360),
+                  caption=(f"Headline statistics of the {suite} suite for the model (diamond) and for each untrained "
+                           f"null model ({esc(nulls.get('description'))}; grey), on the same inputs: look for the "
+                           f"model standing clear of the grey points. {verdicts}. {rule}"))
+
+
+def untrained_figures(run: RunData) -> list[Figure | Table]:
+    """Each suite's headline statistics for the model and each untrained null model."""
+    figures = [_untrained_panel(run, suite) for suite in ("geometry", "domain", "sula", "mechanisms")]
+    return [figure for figure in figures if figure is not None]
 
 
 def _headline_rows(results: dict, prefix: str = "", depth: int = 0) -> list[list[str]]:
@@ -1258,7 +1320,7 @@ RUN_FIGURES: list[FigureFamily] = [
     FigureFamily("Value manifold", ("geometry", "domain"), value_manifold_figures),
     FigureFamily("Key orthogonality", ("geometry",), key_orthogonality_figures),
     FigureFamily("Attention focusing", ("geometry", "extract"), attention_figures),
-    FigureFamily("Against untrained copies", ("geometry",), untrained_figures),
+    FigureFamily("Against untrained copies", ("geometry", "domain", "sula", "mechanisms"), untrained_figures),
     FigureFamily("SULA: in-context Bayesian updating", ("sula",), sula_figures),
     FigureFamily("Entropy-axis interventions", ("ablation",), ablation_figures),
     FigureFamily("Mechanisms (papers I and II)", ("mechanisms",), mechanisms_figures),

@@ -248,7 +248,8 @@ def null_results(ctx, prompts, extraction, key_layer_mean) -> dict | None:
                                       out_dir=ctx.work / "nulls" / spec.name / "extraction", progress=ctx.progress)
             keys = key_orthogonality(key_weight_stack(copy, fold_ln=config.fold_ln), threshold=config.orth_threshold,
                                      ln_folded=config.fold_ln, seed=seed).to_dict()
-        matrix = readout_matrix(null_extraction, config.readout)[:, -1]
+        stack = readout_matrix(null_extraction, config.readout)
+        matrix = stack[:, -1]
         rows.append(matrix)
         entropies.append(null_extraction["attn_entropy_bits"])
         key_means.append(np.asarray(keys["layer_mean"], dtype=np.float64))
@@ -260,6 +261,13 @@ def null_results(ctx, prompts, extraction, key_layer_mean) -> dict | None:
                 entry[name] = statistic(matrix if name != "focusing" else null_extraction["attn_entropy_bits"])
             except ValueError as error:  # AnalysisError included: e.g. no column varies
                 entry[f"{name}_note"] = str(error)
+        entry["per_layer"] = []  # PC1 and PC1+PC2 at each extracted layer, drawn beside the model's profile
+        for column, layer in enumerate(null_extraction.layers):
+            try:
+                entry["per_layer"].append({"layer": int(layer), "pc1": explained_share(1)(stack[:, column]),
+                                           "pc12": explained_share(2)(stack[:, column])})
+            except ValueError:
+                entry["per_layer"].append({"layer": int(layer), "pc1": None, "pc12": None})
         if "next_entropy_bits" in null_extraction.arrays:
             entry["next_entropy_bits_mean"] = float(np.mean(null_extraction["next_entropy_bits"]))
         per_null.append(entry)

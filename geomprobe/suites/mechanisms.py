@@ -54,15 +54,29 @@ class MechanismsConfig(SuiteConfig):
                               min=2)
     curves: Literal["auto", "off"] = option("auto", "frame-precision curves from the model directory's "
                                                     "checkpoints, when it has them")
-    init_seeds: int = option(3, "freshly initialised copies for the untrained baselines", min=0)
+    init_seeds: int = option(3, "freshly initialised copies for the layer-0 frame's untrained baselines", min=0)
+    null: str = option("init:3", "untrained null models (init:N fresh initialisations, step0, a checkpoint spec, or "
+                                 "off) read on the same sequences: evidence mass, Q-K cosine contrast and focusing "
+                                 "are compared with theirs")
+
+    def check(self) -> None:
+        from geomprobe.nulls import null_specs
+
+        null_specs(self.null)  # the syntax; step0 is resolved against the model when the suite runs
+
+
+def _focus_rows(rows: dict, last_only: bool) -> np.ndarray:
+    """The row of each sequence that focusing reads: its last query row when last_only, else every row."""
+    if not last_only:
+        return np.arange(len(rows["probs"]))
+    # rows are in sequence order, so each sequence's last row is its last supervised position
+    return np.flatnonzero(np.r_[rows["sequence"][1:] != rows["sequence"][:-1], True])
 
 
 def _focusing(rows: dict, last_only: bool, config, seed: int) -> dict | None:
     """attention_focusing on one row per sequence (its last query row when last_only)."""
     entropy = attention_entropy_bits(rows["probs"])  # [n_rows, L, H]
-    picks = np.arange(len(entropy))
-    if last_only:  # rows are in sequence order, so each sequence's last row is its last supervised position
-        picks = np.flatnonzero(np.r_[rows["sequence"][1:] != rows["sequence"][:-1], True])
+    picks = _focus_rows(rows, last_only)
     visible = rows["visible"][picks].sum(-1)
     try:
         result = attention_focusing(entropy[picks], np.repeat(visible[:, None], entropy.shape[1], 1),
@@ -88,6 +102,82 @@ def alignment_results(rows: dict, config, seed: int, description: str, last_only
                       sequence=rows["sequence"], n_boot=config.n_boot, seed=seed).to_dict()
     qk["rows"] = description
     return qk, _focusing(rows, last_only, config, seed)
+
+
+def _last_layer_mean(per_sequence: np.ndarray) -> float:
+    """[n_sequences, L] -> the mean over sequences at the last layer (sequences without a value left out)."""
+    column = per_sequence[:, -1]
+    column = column[np.isfinite(column)]
+    if not column.size:
+        raise ValueError("no sequence has a value at the last layer")
+    return float(column.mean())
+
+
+def _null_units(rows: dict, last_only: bool) -> dict[str, np.ndarray]:
+    """The per-sequence arrays the null comparisons resample: evidence metrics [S, L] (wind tunnels)
+    and the attention entropy of the rows focusing reads [S, L, H]."""
+    from geomprobe.analysis.qk_alignment import per_sequence_metrics
+
+    units = {"focusing": attention_entropy_bits(rows["probs"][_focus_rows(rows, last_only)])}
+    if rows.get("evidence") is not None:
+        metrics = per_sequence_metrics(rows["probs"], rows["cosine"], rows["visible"], rows["evidence"],
+                                       rows["sequence"])
+        units["evidence_mass"] = metrics["evidence_mass"]
+        units["cos_evidence_minus_other"] = metrics["cos_evidence_minus_other"]
+    return units
+
+
+NULL_STATISTICS = {
+    "evidence_mass": (_last_layer_mean, "attention mass on the evidence at the last layer (head-averaged)"),
+    "cos_evidence_minus_other": (_last_layer_mean, "Q-K cosine, evidence keys minus the others, at the last layer"),
+    "focusing": (None, "attention focusing 1 - H(L-1)/H(0)"),
+}
+
+
+def null_alignment(ctx, model_rows: dict, rows_of, last_only: bool) -> dict | None:
+    """The same rows read from each untrained null model (geomprobe.nulls) on the same sequences,
+    and the model's evidence mass, cosine contrast and focusing against theirs. None with --null off."""
+    from geomprobe.analysis.null_comparison import compare_to_nulls, focusing_of
+    from geomprobe.nulls import null_model, null_specs
+
+    config, seed = ctx.options, ctx.seed
+    specs = null_specs(config.null, ctx.loaded)
+    if not specs:
+        return None
+    model_units = _null_units(model_rows, last_only)
+    null_units, per_null = [], []
+    for spec in specs:
+        with null_model(ctx.loaded, spec) as copy:
+            rows = rows_of(copy)
+        _save_sample(ctx.work / "nulls" / spec.name / "qk_rows.npz", rows)
+        units = _null_units(rows, last_only)
+        entry = {**spec.to_dict()}
+        for name, (statistic, _) in NULL_STATISTICS.items():
+            if name in units:
+                try:
+                    entry[name] = (statistic or focusing_of)(units[name])
+                except ValueError as error:  # AnalysisError included
+                    entry[f"{name}_note"] = str(error)
+        entry["hbar_bits"] = [float(v) for v in np.nanmean(units["focusing"].mean(axis=2), axis=0)]
+        if "evidence_mass" in units:
+            entry["evidence_mass_by_layer"] = [None if not np.isfinite(v) else float(v)
+                                               for v in np.nanmean(units["evidence_mass"], axis=0)]
+        null_units.append(units)
+        per_null.append(entry)
+    comparisons = {}
+    for name, (statistic, label) in NULL_STATISTICS.items():
+        if name not in model_units:
+            continue
+        try:
+            comparisons[name] = compare_to_nulls(statistic or focusing_of, model_units[name],
+                                                 [units[name] for units in null_units], n_boot=config.n_boot,
+                                                 seed=seed, unit="sequences", name=label)
+        except ValueError as error:
+            comparisons[name] = {"statistic": label, "status": "not measured", "note": str(error)}
+    return {"spec": config.null, "description": ", ".join(spec.name for spec in specs), "models": per_null,
+            "comparisons": comparisons,
+            "note": "the same sequences read from untrained copies of the same architecture; each comparison "
+                    "resamples sequences jointly for the model and the copies (paired bootstrap)"}
 
 
 def frame_results(loaded, task, config, seed: int) -> dict:
@@ -169,7 +259,7 @@ def run_mechanisms_suite(ctx) -> dict:
     results = {"shape": dict(loaded.adapter.shape.__dict__),
                "settings": {"n_sequences": config.n_sequences, "n_eval": config.n_eval,
                             "n_reference": config.n_reference, "init_seeds": config.init_seeds,
-                            "n_boot": config.n_boot, "seed": seed, "curves": config.curves},
+                            "n_boot": config.n_boot, "seed": seed, "curves": config.curves, "null": config.null},
                "windtunnel": info is not None, "reference": {"qk_alignment": REF_QK, "frame": REF_FRAME}}
     if task is not None:
         from geomprobe.windtunnel.evidence import evidence_definition
@@ -179,10 +269,13 @@ def run_mechanisms_suite(ctx) -> dict:
         ctx.record_prompts(_task_prompts(task, batch), source)
         results["task"] = {"name": task.name, "options": info.get("task_options", {}),
                            "evidence": evidence_definition(task), "sequences": source}
-        rows = windtunnel_rows(loaded, task, batch, batch_size=max(ctx.run.batch_size, 32))
+        batch_size = max(ctx.run.batch_size, 32)
+        rows = windtunnel_rows(loaded, task, batch, batch_size=batch_size)
         _save_sample(work / "qk_rows.npz", rows)
         results["qk_alignment"], results["attention_focusing"] = alignment_results(
             rows, config, seed, "every supervised position of each sequence", last_only=True)
+        results["untrained_null"] = null_alignment(
+            ctx, rows, lambda copy: windtunnel_rows(copy, task, batch, batch_size=batch_size), last_only=True)
         results["frame"] = frame_results(loaded, task, config, seed)
         results["ablation"] = ablation_results(loaded, task, config, seed, ctx.progress)
         results["two_timescale"] = two_timescale_results(loaded, config)
@@ -197,6 +290,9 @@ def run_mechanisms_suite(ctx) -> dict:
             _save_sample(work / "qk_rows.npz", rows)
             results.update(prompts={"source": source, "n": len(prompts)}, qk_alignment=qk,
                            attention_focusing=focusing)
+            results["untrained_null"] = null_alignment(
+                ctx, rows, lambda copy: prompt_rows(copy, prompts, batch_size=ctx.run.batch_size,
+                                                    max_tokens=ctx.run.max_tokens), last_only=False)
         else:
             results["prompt_set"] = entry
     results = ctx.write_results(results)
@@ -256,6 +352,13 @@ def print_summary(results: dict) -> None:
     if focus.get("focusing") is not None:
         console.print(f"attention focusing 1 - H(L-1)/H(0) at {focus['rows']}: {focus['focusing']:.3f} "
                       f"[{_f(focus['focusing_ci95'][0])}, {_f(focus['focusing_ci95'][1])}]", markup=False)
+    nulls = results.get("untrained_null")
+    if nulls:
+        from geomprobe.analysis.null_comparison import comparison_text
+
+        for cmp in nulls["comparisons"].values():
+            console.print(f"against untrained copies ({nulls['description']}), {cmp['statistic']}: "
+                          f"{comparison_text(cmp)}", markup=False)
     frame = results.get("frame")
     if frame:
         table = Table(title=f"layer-0 hypothesis frame: token-key orthogonality (mean |cos|), {REF_FRAME}")

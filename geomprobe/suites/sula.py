@@ -324,7 +324,11 @@ def null_results(ctx, spec, choice, records, last: int, readout: str, model_erro
                                  out_dir=ctx.work / "nulls" / null.name / "extraction-main", progress=ctx.progress)
         side = restrict_to_labels(extraction["token_probs"])
         vectors = extraction[readout][:, 0].reshape(len(records), -1)
-        entry = {**null.to_dict(), "mae_bits": float(np.mean(np.abs(side["H_model"] - H_bayes)))}
+        entry = {**null.to_dict(), "mae_bits": float(np.mean(np.abs(side["H_model"] - H_bayes))),
+                 "per_k": [{"k": int(level), "n": int((k == level).sum()),
+                            "H_model": float(np.mean(side["H_model"][k == level])),
+                            "mae_bits": float(np.mean(np.abs(side["H_model"] - H_bayes)[k == level]))}
+                           for level in np.unique(k)]}
         try:
             coordinate = fit_axis(vectors, side["H_model"]).project(vectors)
             entry["abs_rho_pc1_H_bayes_given_k"] = abs_rho_given_k(np.c_[coordinate, H_bayes, k])
