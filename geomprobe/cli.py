@@ -54,6 +54,10 @@ def user_errors(fn):
         except GeomprobeError as err:
             typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
             raise typer.Exit(2) from None
+        except KeyboardInterrupt as err:
+            typer.secho(f"interrupted: {err or 'finished work is saved; rerun the same command to resume'}",
+                        err=True)
+            raise typer.Exit(130) from None
 
     return wrapper
 
@@ -121,8 +125,13 @@ def report(
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="HTML file (default reports/<first run>.html)"),
 ):
     """One self-contained HTML report (plotly, works offline) of one or more run directories."""
+    from geomprobe.errors import ConfigError
     from geomprobe.report import build_report
 
+    if out is not None and out.is_dir():
+        raise ConfigError(f"-o {out} is a directory: give the report's file name, e.g. -o {out / 'report.html'}")
+    if out is not None and any(parent.exists() and not parent.is_dir() for parent in out.resolve().parents):
+        raise ConfigError(f"-o {out}: a folder on that path is a file; choose another file name")
     path = build_report(run_dirs, out or Path("reports") / f"{run_dirs[0].resolve().name}.html")
     typer.echo(f"report: {path}")
 

@@ -19,6 +19,7 @@ from geomprobe.options import option, validate
 # values: v = W_V x + b_V; z: the attention mix; resid: block output (before any final norm);
 # hidden: transformers' hidden_states[l + 1], the last layer after the final norm (geomprobe.extraction)
 READOUTS = ("values", "z", "resid", "hidden")
+DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
 Readout = Literal["values", "z", "resid", "hidden"]
 
 
@@ -32,12 +33,13 @@ class RunConfig:
     out: str | None = option(None, "run directory (default runs/<model>); a rerun resumes it")
     revision: str | None = option(None, "hub revision, e.g. step0 (same as model@revision)")
     dtype: Literal["float32", "bfloat16", "float16"] = option("float32", "weights and activations dtype")
-    device: str = option("auto", "auto (cuda if available, else cpu) | cpu | cuda | cuda:1 ...")
-    device_map: str | None = option(None, "accelerate device map, e.g. auto (shards one model across GPUs)")
+    device: str = option("auto", "auto (cuda if available, else cpu) | cpu | cuda | cuda:1 | mps")
+    device_map: str | None = option(None, "accelerate device map: auto | balanced | balanced_low_0 | sequential "
+                                          "(shards one model across GPUs)")
     quantize: Literal["4bit", "8bit"] | None = option(None, "bitsandbytes quantisation")
     backend: Literal["hf", "tl"] = option("hf", "hf (geomprobe hooks) | tl (TransformerLens 4 bridge)")
     batch_size: int = option(8, "prompts per forward pass", min=1)
-    seed: int = option(0, "seed for every random choice")
+    seed: int = option(0, "seed for every random choice", min=0, max=2**32 - 1)
     layers: tuple[int, ...] | None = option(None, "comma-separated layer indices (default: all; ablation: the "
                                                   "layers to intervene on, default by fraction of depth)")
     readouts: tuple[Readout, ...] = option(("values",), "comma-separated readouts to extract: values, z, resid "
@@ -52,7 +54,25 @@ class RunConfig:
     def __post_init__(self):
         validate(self)
 
-    def fingerprint(self, revision: str | None) -> dict:
-        """What decides a run directory's results: a rerun with the same values resumes it."""
+    def check(self) -> None:
+        import re
+
+        from geomprobe.errors import ConfigError
+
+        if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", self.device):
+            raise ConfigError(f"--device: unknown device '{self.device}'; choose auto, cpu, cuda, cuda:N or mps")
+        if self.device_map is not None and self.device_map not in DEVICE_MAPS:
+            raise ConfigError(f"--device-map: unknown device map '{self.device_map}'; choose one of "
+                              f"{', '.join(DEVICE_MAPS)}")
+        if self.layers is not None and not self.layers:
+            raise ConfigError("--layers needs at least one layer index, e.g. --layers 0,5,11 (or leave it out for all)")
+        if self.out is not None and not str(self.out).strip():
+            raise ConfigError("--out is empty: give a run directory, e.g. --out runs/mine (default runs/<model>)")
+
+    def fingerprint(self, revision: str | None, identity: dict | None = None) -> dict:
+        """What decides a run directory's results: a rerun with the same values resumes it.
+        identity: geomprobe.rundir.model_identity (the resolved commit, or a hash of a local
+        model's config and weights), so replaced weights are never resumed as the old model."""
         return {"model": self.model, "revision": revision, "dtype": self.dtype, "quantize": self.quantize,
-                "seed": self.seed, "backend": self.backend, "max_tokens": self.max_tokens}
+                "seed": self.seed, "backend": self.backend, "max_tokens": self.max_tokens,
+                "model_identity": identity}

@@ -44,11 +44,15 @@ class DirectoryLock:
         if key in self._held:
             self._held[key][1] += 1
             return
-        self.path.mkdir(parents=True, exist_ok=True)
-        if fcntl is None:  # pragma: no cover
-            self._held[key] = [None, 1]
-            return
-        fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            if fcntl is None:  # pragma: no cover
+                self._held[key] = [None, 1]
+                return
+            fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as error:
+            raise RunDirectoryError(f"cannot create {self.file} ({error.strerror}): choose a {self.what} you can "
+                                    "write to") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

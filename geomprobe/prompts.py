@@ -27,18 +27,27 @@ class Prompt:
 
 
 def read_prompts(path: str | Path) -> list[Prompt]:
-    """Read a .jsonl prompt file (every line a record) or any other file as plain text (every
-    non-empty line a prompt, ids `line-N`). Raises PromptFileError naming the bad line."""
+    """Read a JSON-lines prompt file (every line a record: .jsonl or .json, or a file whose first
+    line is a record with "text") or any other file as plain text (every non-empty line a prompt,
+    ids `line-N`). A UTF-8 byte-order mark is dropped. Raises PromptFileError naming the bad line."""
     path = Path(path)
+    if path.is_dir():
+        raise PromptFileError(f"--prompts {path} is a directory: give a prompt file (.jsonl records or plain text)")
     if not path.is_file():
         raise PromptFileError(f"prompt file {path} does not exist")
+    data = path.read_bytes()
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = data.decode("utf-8-sig")  # a byte-order mark is not part of prompt 1
     except UnicodeDecodeError as err:
-        raise PromptFileError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        start = err.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
+        line = data[:start].count(b"\n") + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise PromptFileError(f"{path} line {line}: not UTF-8 text ({err.reason} at byte {column} of the line); "
+                              "save the file as UTF-8") from None
+    lines = text.splitlines()
     prompts: list[Prompt] = []
     seen: dict[str, int] = {}
-    jsonl = path.suffix == ".jsonl"
+    jsonl = is_jsonl(path, lines)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -66,6 +75,20 @@ def read_prompts(path: str | Path) -> list[Prompt]:
     if not prompts:
         raise PromptFileError(f"{path}: no prompts found")
     return prompts
+
+
+def is_jsonl(path: Path, lines: list[str]) -> bool:
+    """JSON records: a .jsonl or .json file (any case), or any file whose first non-empty line is a
+    JSON object; every other file is plain text, one prompt a line."""
+    if path.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        return True
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if first.startswith("{") and first.endswith("}"):
+        try:
+            return isinstance(json.loads(first), dict) and "text" in json.loads(first)
+        except json.JSONDecodeError:
+            return False
+    return False
 
 
 def prompts_hash(prompts: list[Prompt]) -> str:

@@ -31,18 +31,49 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _current_umask()  # read once: os.umask can only be read by setting it
+FILE_MODE = 0o666 & ~UMASK  # what open() would give: 0644 under umask 022
+DIR_MODE = 0o777 & ~UMASK
+
+
+def disk_error(error: OSError, path: Path) -> RunDirectoryError | None:
+    """A one-line RunDirectoryError for a full disk or a permission problem, or None."""
+    import errno
+
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return RunDirectoryError(f"no space left on the device writing {path}: free some space (finished work "
+                                 "is kept; rerun the same command to resume)")
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return RunDirectoryError(f"cannot write {path} ({error.strerror}): choose an --out you can write to")
+    return None
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically (a temporary file beside it, then os.replace), with the
+    mode an ordinary file would get (the umask honoured). A full disk is a one-line error."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), FILE_MODE)  # mkstemp makes 0600
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as error:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        friendly = disk_error(error, path) if isinstance(error, OSError) else None
+        if friendly is not None:
+            raise friendly from None
         raise
 
 
@@ -107,8 +138,64 @@ def fingerprint(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=_json_default).encode()).hexdigest()[:16]
 
 
+def _differences(new: dict, old: dict, prefix: str = "") -> list[str]:
+    """'seed 0 -> 1', 'model_identity.sha256 ...': the keys whose values differ, nested dicts walked."""
+    out = []
+    for key in sorted(set(new) | set(old)):
+        a, b = new.get(key), old.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _differences(a, b, f"{prefix}{key}.")
+        elif json.dumps(a, sort_keys=True, default=_json_default) != json.dumps(b, sort_keys=True, default=_json_default):
+            def short(value):
+                text = json.dumps(value, default=_json_default)
+                return text if len(text) <= 40 else text[:37] + "..."
+
+            out.append(f"{prefix}{key} {short(b)} -> {short(a)}")
+    return out
+
+
+def check_out(path: str | Path, model_source: str | None = None, overwrite: bool = False) -> Path:
+    """Refuse, with one line and before anything is written, an --out that cannot or should not
+    hold a run directory: empty, the current directory, a file or below one, a model directory, a
+    directory of other files (unless overwrite: its files are then kept), or one not writable."""
+    from geomprobe.errors import ConfigError
+    from geomprobe.locks import LOCK_NAME
+
+    if not str(path).strip():
+        raise ConfigError("--out is empty: give a run directory, e.g. --out runs/mine (default runs/<model>)")
+    path = Path(path).expanduser()
+    resolved = path.resolve()
+    if resolved == Path.cwd().resolve():
+        raise ConfigError(f"--out {path} is the current directory: a run directory is a folder of its own, "
+                          "e.g. --out runs/mine")
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"--out {path} is a file, not a directory: choose another --out")
+    existing = resolved
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(f"--out {path} lies below {existing}, which is a file: choose another --out")
+    if model_source and Path(model_source).is_dir() and Path(model_source).resolve() == resolved:
+        raise ConfigError(f"--out {path} is the model's own directory: write the run somewhere else")
+    if resolved.is_dir() and not (resolved / MANIFEST).exists():
+        if (resolved / "config.json").exists():
+            raise ConfigError(f"--out {path} holds a model (config.json) and no run: write the run somewhere else")
+        others = [child.name for child in resolved.iterdir() if child.name != LOCK_NAME]
+        if others and not overwrite:
+            raise ConfigError(f"--out {path} holds other files ({', '.join(sorted(others)[:3])}"
+                              f"{', ...' if len(others) > 3 else ''}) and no geomprobe manifest: choose a new or "
+                              "empty directory, or pass --overwrite to write into it (its files are kept)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"--out {path}: {existing} is not writable by this user; choose another --out")
+    return path
+
+
 class RunDirectory:
-    """A results directory. `open()` creates it or checks that a rerun matches what is there."""
+    """A results directory. `open()` creates it or checks that a rerun matches what is there.
+
+    Only one process writes a run directory at a time (`lock()`, geomprobe.locks). `--overwrite`
+    removes only what geomprobe wrote there (the manifest, the suites' folders it lists, the
+    report), never other files."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -117,31 +204,90 @@ class RunDirectory:
     def manifest_path(self) -> Path:
         return self.path / MANIFEST
 
+    def lock(self):
+        from geomprobe.locks import DirectoryLock
+
+        return DirectoryLock(self.path, what="run directory")
+
     def read_manifest(self) -> dict | None:
         if not self.manifest_path.exists():
             return None
-        return json.loads(self.manifest_path.read_text())
+        try:
+            manifest = json.loads(self.manifest_path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise RunDirectoryError(f"{self.manifest_path} is corrupt (not valid JSON): rerun with --overwrite to "
+                                    "start this run afresh, or use another --out") from None
+        if not isinstance(manifest, dict):
+            raise RunDirectoryError(f"{self.manifest_path} is not a geomprobe manifest: rerun with --overwrite, or "
+                                    "use another --out")
+        return manifest
 
-    def open(self, config: dict, *, overwrite: bool = False, extra: dict | None = None) -> dict:
-        """Start or resume a run with `config` (what determines its results). A directory made by
-        a different config is refused unless overwrite=True."""
-        print_fp = fingerprint(config)
+    def check(self, config: dict, suites: dict[str, dict] | None = None, *, overwrite: bool = False) -> dict:
+        """What open() would do, without writing: raises RunDirectoryError when the directory holds
+        a run of another configuration, or a finished suite run with other options (unless
+        overwrite). Returns {"existing": manifest or None, "replace_all": bool, "replace": [suites]}."""
         existing = self.read_manifest()
-        if existing is not None and existing.get("fingerprint") != print_fp and not overwrite:
-            changed = sorted(k for k in set(config) | set(existing.get("config", {}))
-                             if config.get(k) != existing.get("config", {}).get(k))
-            raise RunDirectoryError(f"{self.path} holds a run with a different configuration "
-                                    f"(differs in: {', '.join(changed) or 'fingerprint'}); use another --out "
-                                    "or pass --overwrite")
-        if existing is not None and overwrite and existing.get("fingerprint") != print_fp:
-            import shutil
+        plan = {"existing": existing, "replace_all": False, "replace": []}
+        if existing is None:
+            return plan
+        if existing.get("fingerprint") != fingerprint(config):
+            if not overwrite:
+                changed = _differences(config, existing.get("config", {})) or ["fingerprint"]
+                raise RunDirectoryError(f"{self.path} holds a run with a different configuration (differs in: "
+                                        f"{'; '.join(changed)}); use another --out or pass --overwrite")
+            plan["replace_all"] = True
+            return plan
+        for name, options in (suites or {}).items():
+            before = (existing.get("suites") or {}).get(name) or {}
+            if before.get("status") != "complete" or "options" not in before:
+                continue
+            normal = json.loads(json.dumps(options, default=_json_default))
+            if normal != before["options"]:
+                if not overwrite:
+                    changed = _differences(normal, before["options"])
+                    raise RunDirectoryError(f"the {name} suite in {self.path} finished with other options (differs "
+                                            f"in: {'; '.join(changed)}); pass --overwrite to redo it, or use another "
+                                            "--out")
+                plan["replace"].append(name)
+        return plan
 
-            for child in self.path.iterdir():
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
+    def _remove_own(self, existing: dict, suites: list[str] | None = None) -> None:
+        """Delete what geomprobe wrote: the listed suites' folders (all the manifest names when
+        suites is None, with the manifest and report), nothing else."""
+        import shutil
+
+        names = list((existing.get("suites") or {})) if suites is None else suites
+        for name in names:
+            target = self.path / name
+            if name and "/" not in name and target.is_dir():
+                shutil.rmtree(target)
+        if suites is None:
+            for name in (MANIFEST, "report.html", "prompts.jsonl", "extraction"):
+                target = self.path / name
+                if target.is_dir():
+                    shutil.rmtree(target)
+                elif target.exists():
+                    target.unlink()
+
+    def open(self, config: dict, *, overwrite: bool = False, extra: dict | None = None,
+             suites: dict[str, dict] | None = None) -> dict:
+        """Start or resume a run with `config` (what determines its results); `suites`: name ->
+        options of the suites about to run. A directory made by a different config, or holding a
+        finished suite with other options, is refused unless overwrite=True (which then removes
+        only what geomprobe wrote)."""
+        plan = self.check(config, suites, overwrite=overwrite)
+        existing = plan["existing"]
+        if plan["replace_all"]:
+            self._remove_own(existing)
             existing = None
+        elif plan["replace"]:
+            self._remove_own(existing, plan["replace"])
+            for name in plan["replace"]:
+                existing["suites"].pop(name, None)
+        self.path.mkdir(parents=True, exist_ok=True)
         manifest = existing or {"created": now()}
         manifest.update({
-            "fingerprint": print_fp,
+            "fingerprint": fingerprint(config),
             "config": config,
             "status": "running",
             "started": now(),
@@ -163,3 +309,31 @@ class RunDirectory:
         manifest.update(fields)
         self.write_manifest(manifest)
         return manifest
+
+
+def model_identity(loaded) -> dict:
+    """What the model is, beyond its name: the resolved hub commit, or for a local directory (a
+    built-in or wind-tunnel cache included) a hash of its config and weight files. Files up to
+    256 MiB are hashed whole; larger ones by size, modification time and their first and last
+    16 MiB (hashing many GB on every run would cost minutes)."""
+    source = Path(str(loaded.source))
+    if not source.is_dir():
+        return {"kind": "hub", "source": str(loaded.source), "revision": loaded.revision, "commit": loaded.commit}
+    digest = hashlib.sha256()
+    weights = sorted(p for p in source.iterdir() if p.is_file() and (
+        p.name == "config.json" or p.suffix in (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+        or p.name.endswith(".index.json")))
+    limit, edge = 256 << 20, 16 << 20
+    for path in weights:
+        size = path.stat().st_size
+        digest.update(f"{path.name}\0{size}\0".encode())
+        with path.open("rb") as handle:
+            if size <= limit:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            else:
+                digest.update(str(path.stat().st_mtime_ns).encode())
+                digest.update(handle.read(edge))
+                handle.seek(size - edge)
+                digest.update(handle.read(edge))
+    return {"kind": "local", "files": [p.name for p in weights], "sha256": digest.hexdigest()[:16]}

@@ -68,6 +68,41 @@ def _check_layers(config: RunConfig, adapter) -> None:
         adapter.check_layer(layer)
 
 
+def windtunnel_preview(spec: str):
+    """A stand-in for a built-in wind tunnel that is not trained yet (first use trains it for
+    minutes), carrying its task, so that suite pairing is checked before that training; None for
+    any other model or a cached wind tunnel."""
+    from types import SimpleNamespace
+
+    from geomprobe.models.registry import MODELS, parse_model_spec
+
+    name, _ = parse_model_spec(spec)
+    info = MODELS.get(name)
+    if info is None or not info.hub_id.startswith("windtunnel:"):
+        return None
+    from geomprobe.windtunnel.builtin import recipe, windtunnel_dir
+
+    task = info.hub_id.split(":", 1)[1]
+    if (windtunnel_dir(task) / "windtunnel.json").exists():
+        return None
+    return SimpleNamespace(spec=spec, source=str(windtunnel_dir(task)), family=info.family,
+                           windtunnel_preview={"task": task, "task_options": recipe(task).task_options},
+                           adapter=SimpleNamespace(has_next_token=True, family=info.family))
+
+
+def _pairing(specs_and_configs, model, config: RunConfig, skip_unsupported: bool) -> dict[str, str]:
+    """Suites that cannot run on `model`: skipped (name -> why) when skip_unsupported, else an error."""
+    skipped = {}
+    for spec, _ in specs_and_configs:
+        why = spec.why_not(model, config)
+        if why is None:
+            continue
+        if not skip_unsupported:
+            raise ConfigError(f"{spec.name} suite: {why}")
+        skipped[spec.name] = why
+    return skipped
+
+
 def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progress: bool = True,
         report: bool = False, skip_unsupported: bool | None = None) -> Path:
     """Run `suites` on `config.model` and return the run directory. Reruns of the same configuration
@@ -78,39 +113,73 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
     suites that cannot run on this model (the domain suite on a wind tunnel, sula on an encoder) are
     skipped and the manifest says why; a named suite that cannot run is an error.
 
-    A run directory holds one model under one set of settings (its fingerprint); each suite keeps
-    its own prompts and results under <run>/<suite>/, so suites can be added to a run one by one."""
+    Everything that can be checked is checked before the run directory is touched (options, the
+    --out path, the prompts, the model and suite pairing, labels and layers against the model), so a
+    rejected command changes nothing on disk. One process writes a run directory at a time (a lock);
+    a suite that fails is marked failed with its error, Ctrl-C marks it interrupted.
+
+    A run directory holds one model under one set of settings (its fingerprint, which includes a
+    hash of a local model's weights); each suite keeps its own prompts and results under
+    <run>/<suite>/, so suites can be added to a run one by one. A finished suite is not silently
+    replaced by one with other options: that needs overwrite."""
     from geomprobe.models import load_model
-    from geomprobe.options import as_dict
     from geomprobe.prompts import read_prompts
-    from geomprobe.rundir import RunDirectory, now
-    from geomprobe.suites import SuiteContext, get_suite
+    from geomprobe.rundir import RunDirectory, check_out
+    from geomprobe.suites import get_suite
 
     if not isinstance(config, RunConfig):
         raise ConfigError(f"run() takes a RunConfig, not {type(config).__name__}")
     configs = suite_configs(suites)
+    specs = [(get_suite(options.suite), options) for options in configs]
     if skip_unsupported is None:
         skip_unsupported = isinstance(suites, str) and "all" in [s.strip() for s in suites.split(",")]
     prompts = read_prompts(config.prompts) if config.prompts else None
+    out = check_out(config.out if config.out is not None else default_out(config.model), overwrite=config.overwrite)
     device = resolve_device(config.device)
+    preview = windtunnel_preview(config.model)
+    if preview is not None:  # the pairing, before the first-use training of a wind tunnel
+        _pairing(specs, preview, config, skip_unsupported)
     seed_everything(config.seed)
     loaded = load_model(config.model, dtype=config.dtype, device=device, device_map=config.device_map,
                         quantize=config.quantize, revision=config.revision)
+    check_out(out, loaded.source, overwrite=config.overwrite)
     _check_layers(config, loaded.adapter)
-    run_dir = RunDirectory(config.out or default_out(config.model))
-    manifest = run_dir.open(config.fingerprint(loaded.revision), overwrite=config.overwrite, extra={
-        "model": loaded.describe(), "backend": config.backend, "dtype": config.dtype, "seed": config.seed})
-    skipped = {}
-    for options in configs:
-        spec = get_suite(options.suite)
-        why = spec.why_not(loaded, config)
-        if why is not None and skip_unsupported:
-            skipped[spec.name] = why
+    skipped = _pairing(specs, loaded, config, skip_unsupported)
+    for spec, options in specs:
+        if spec.name not in skipped:
+            try:
+                spec.precheck(loaded, config, options)
+            except GeomprobeError as error:
+                raise type(error)(f"{spec.name} suite: {error}") from error
+    run_dir = RunDirectory(out)
+    with run_dir.lock():
+        _run_locked(run_dir, config, loaded, specs, skipped, prompts, progress)
+    if report:
+        from geomprobe.report import build_report
+
+        build_report([run_dir.path], run_dir.path / "report.html")
+    return run_dir.path
+
+
+def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompts, progress: bool) -> None:
+    """Open the run directory (its lock held) and run each suite, recording its status."""
+    import sys
+
+    from geomprobe.options import as_dict
+    from geomprobe.rundir import model_identity, now
+    from geomprobe.suites import SuiteContext
+
+    running = {spec.name: options.to_dict() for spec, options in specs if spec.name not in skipped}
+    manifest = run_dir.open(config.fingerprint(loaded.revision, model_identity(loaded)), overwrite=config.overwrite,
+                            suites=running, extra={"model": loaded.describe(), "backend": config.backend,
+                                                   "dtype": config.dtype, "seed": config.seed})
+    for spec, options in specs:
+        if spec.name in skipped:
             manifest = run_dir.read_manifest()
-            manifest["suites"][spec.name] = {"status": "skipped", "why": why}
+            manifest["suites"][spec.name] = {"status": "skipped", "why": skipped[spec.name]}
             run_dir.write_manifest(manifest)
             if progress:
-                print(f"{spec.name} suite skipped: {why}")
+                print(f"{spec.name} suite skipped: {skipped[spec.name]}")
             continue
         manifest = run_dir.read_manifest()
         manifest["suites"][spec.name] = {"status": "running", "started": now(), "run_config": as_dict(config),
@@ -121,14 +190,21 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
         try:
             spec.run(ctx)
         except BaseException as error:
+            interrupted = isinstance(error, KeyboardInterrupt)
+            status = "interrupted" if interrupted else "failed"
+            text = str(error).splitlines()[0] if str(error) else type(error).__name__
             manifest = run_dir.read_manifest()
-            status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
-            manifest["suites"][spec.name].update(status=status, ended=now(), error=str(error).splitlines()[0]
-                                                 if str(error) else type(error).__name__)
+            manifest["suites"][spec.name].update(status=status, ended=now(), error=text)
             manifest.update(status=status, ended=now())
             run_dir.write_manifest(manifest)
+            if interrupted:
+                raise KeyboardInterrupt(f"the {spec.name} suite was interrupted; {run_dir.path} keeps the finished "
+                                        "work: rerun the same command to resume") from None
             if isinstance(error, GeomprobeError) and not str(error).startswith(f"{spec.name} suite"):
                 raise type(error)(f"{spec.name} suite: {error}") from error
+            if not isinstance(error, GeomprobeError) and isinstance(error, Exception):
+                print(f"{spec.name} suite failed ({type(error).__name__}: {text}); {run_dir.path}/manifest.json "
+                      "marks it failed", file=sys.stderr)
             raise
         manifest = run_dir.read_manifest()
         manifest["suites"][spec.name].update(status="complete", ended=now(), **ctx.used)
@@ -136,8 +212,3 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
     manifest = run_dir.read_manifest()
     manifest.update(status="complete", ended=now())
     run_dir.write_manifest(manifest)
-    if report:
-        from geomprobe.report import build_report
-
-        build_report([run_dir.path], run_dir.path / "report.html")
-    return run_dir.path

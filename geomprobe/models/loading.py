@@ -15,6 +15,7 @@ from geomprobe.errors import ConfigError, ModelNotFoundError
 from .registry import MODELS, closest_aliases, parse_model_spec
 
 DTYPES = ("float32", "bfloat16", "float16")
+WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json", "pytorch_model.bin.index.json")
 QUANTIZE = ("4bit", "8bit")
 
 
@@ -90,6 +91,12 @@ def resolve(spec: str) -> ResolvedSource:
         if not (path / "config.json").exists():
             raise ModelNotFoundError(f"'{name}' is a directory but has no config.json: point --model at a "
                                      "Hugging Face model directory (save_pretrained output)")
+        if revision:
+            raise ConfigError(f"'{name}' is a local directory, which has no revisions: drop '@{revision}' / "
+                              "--revision (or give the hub id to load a revision)")
+        if not any(next(path.glob(pattern), None) for pattern in WEIGHT_FILES):
+            raise ModelNotFoundError(f"'{name}' has a config.json but no weights ({', '.join(WEIGHT_FILES)}): "
+                                     "save the model there with save_pretrained")
         return ResolvedSource(str(path), revision, True, None)
     if name.count("/") == 1 and not name.startswith((".", "/", "~")):
         return ResolvedSource(name, revision, False, None)
@@ -175,13 +182,28 @@ def load_model(spec: str, *, dtype: str = "float32", device: str = "cpu", device
 
     resolved = resolve(spec)
     if revision:
+        if resolved.is_local:
+            raise ConfigError(f"--revision {revision}: {spec} loads from a local directory ({resolved.source}), "
+                              "which has no revisions; drop --revision or give a hub id")
         resolved = ResolvedSource(resolved.source, revision, resolved.is_local, resolved.family_hint)
     if quantize is not None and quantize not in QUANTIZE:
         raise ConfigError(f"unknown quantisation '{quantize}': choose 4bit or 8bit")
+    if quantize is not None:
+        from importlib.util import find_spec
+
+        if find_spec("bitsandbytes") is None:  # an optional dependency: the extra `geomprobe[quant]`
+            raise ConfigError(f"--quantize {quantize} needs bitsandbytes: pip install 'geomprobe[quant]'")
     torch_dtype = _torch_dtype(dtype)
     attn = attn_implementation or gp_attention.ATTN_IMPLEMENTATION
 
-    config = _from_pretrained(transformers.AutoConfig.from_pretrained, resolved)
+    try:
+        config = _from_pretrained(transformers.AutoConfig.from_pretrained, resolved)
+    except (ValueError, KeyError, OSError) as error:  # json.JSONDecodeError is a ValueError
+        if not resolved.is_local or isinstance(error, ModelNotFoundError):
+            raise
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        raise ModelNotFoundError(f"{resolved.source}/config.json cannot be read as a model configuration "
+                                 f"({first}): fix or replace it (save_pretrained writes a valid one)") from None
     from geomprobe.adapters import family_of
 
     family = family_of(config.model_type)

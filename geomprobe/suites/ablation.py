@@ -88,7 +88,7 @@ class AblationConfig(SulaPromptOptions):
         ("cut", "only", "shift"), "comma-separated: cut (z - lambda (z.u) u), only ((z.u) u), shift (z +- sigma_u u; "
                                   "runs +1 and -1)", noun="operation")
     n_random: int = option(19, "random unit axes (orthogonal to u) per condition: the control distribution (19 "
-                                   "gives a smallest empirical p of 1/20 = 0.05)", min=0)
+                                   "gives a smallest empirical p of 1/20 = 0.05)", min=1)
     cut_lambda: float = option(1.0, "cut strength (1 removes the axis, 0 leaves the values as they are)",
                                cli="--lambda")
     positions: Literal["all", "final"] = option("all", "edit the values at every position or at the final token only")
@@ -625,6 +625,13 @@ def _rank(where: dict) -> str:
     return "-" if where.get("rank") is None else f"{where['rank']}/{where['of']}"
 
 
+def check_options(loaded, run_config, options) -> None:
+    """The layer choice and the label pair, before anything is written."""
+    parse_ops(options.ops, options.cut_lambda)
+    layer_sets(loaded.adapter, run_config.layers)
+    sula_setup(loaded, options, run_config.seed)
+
+
 register_suite("ablation", AblationConfig, run_ablation_suite,
                "entropy-axis interventions (cut, only, shift) against random axes, on the SULA prompts",
-               unsupported=unsupported)
+               unsupported=unsupported, check=check_options)

@@ -62,22 +62,34 @@ class SuiteSpec:
     description: str
     # (loaded model, RunConfig) -> why the suite cannot run on it, or None; `--suite all` skips such suites
     unsupported: Callable | None = None
+    # (loaded model, RunConfig, suite config) -> None, or raises a one-line ConfigError: checks of the
+    # options against the model (labels that must be single tokens, layers in range) that run before
+    # the run directory is touched, so a rejected command changes nothing on disk
+    check: Callable | None = None
 
     def why_not(self, loaded, run_config) -> str | None:
         return None if self.unsupported is None else self.unsupported(loaded, run_config)
+
+    def precheck(self, loaded, run_config, options) -> None:
+        if self.check is not None:
+            self.check(loaded, run_config, options)
 
 
 SUITES: dict[str, SuiteSpec] = {}
 
 
 def register_suite(name: str, config: type, run: Callable, description: str = "",
-                   unsupported: Callable | None = None) -> SuiteSpec:
-    """Make a suite available to geomprobe.run, `geomprobe run --suite NAME` and the report."""
+                   unsupported: Callable | None = None, check: Callable | None = None) -> SuiteSpec:
+    """Make a suite available to geomprobe.run, `geomprobe run --suite NAME` and the report.
+    unsupported(loaded, run_config) -> why the suite cannot run on this model, or None;
+    check(loaded, run_config, options) raises ConfigError for options that do not fit the model
+    (both run before anything is written)."""
     if not (isinstance(config, type) and issubclass(config, SuiteConfig)):
         raise TypeError(f"register_suite({name!r}): the config must subclass SuiteConfig")
     if not name.isidentifier() or name == "all":
         raise ValueError(f"register_suite: {name!r} is not a usable suite name")
-    spec = SuiteSpec(name=name, config=config, run=run, description=description, unsupported=unsupported)
+    spec = SuiteSpec(name=name, config=config, run=run, description=description, unsupported=unsupported,
+                     check=check)
     SUITES[name] = spec
     return spec
 
@@ -174,7 +186,7 @@ def windtunnel_task(loaded):
     """(task, info) of a wind-tunnel model, or (None, None) for any other model."""
     from geomprobe.windtunnel.builtin import windtunnel_info
 
-    info = windtunnel_info(loaded.source)
+    info = getattr(loaded, "windtunnel_preview", None) or windtunnel_info(loaded.source)
     if info is None:
         return None, None
     from geomprobe.windtunnel.tasks import make_task

@@ -354,9 +354,14 @@ def null_results(ctx, spec, choice, records, last: int, readout: str, model_erro
                     "extraction; each null's axis is fitted on its own vectors"}
 
 
+def check_options(loaded, run_config, options) -> None:
+    """The label pair (single tokens of this tokenizer) and the wind tunnel's task, before anything is written."""
+    sula_setup(loaded, options, run_config.seed)
+
+
 register_suite("sula", SulaConfig, run_sula_suite,
                "in-context Bayesian updating against the exact posterior, four controls, the entropy axis",
-               unsupported=unsupported)
+               unsupported=unsupported, check=check_options)
 
 
 def _fmt(entry, digits: int = 3) -> str:
