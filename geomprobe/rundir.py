@@ -13,6 +13,7 @@ import io
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,21 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if friendly is not None:
             raise friendly from None
         raise
+
+
+TEMPORARY = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}")  # what atomic_write_bytes leaves if killed mid-write
+
+
+def remove_temporaries(directory: Path) -> list[Path]:
+    """Delete the temporary files of interrupted atomic writes below `directory` (only safe while
+    no other process writes there: call it with the directory's lock held). Returns them."""
+    removed = []
+    for path in Path(directory).rglob(".*"):
+        match = TEMPORARY.fullmatch(path.name)
+        if match and path.is_file() and not path.name.startswith(".geomprobe.lock"):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -285,6 +301,7 @@ class RunDirectory:
             for name in plan["replace"]:
                 existing["suites"].pop(name, None)
         self.path.mkdir(parents=True, exist_ok=True)
+        remove_temporaries(self.path)  # left by a process killed mid-write (we hold the lock)
         manifest = existing or {"created": now()}
         manifest.update({
             "fingerprint": fingerprint(config),

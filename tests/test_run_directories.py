@@ -277,3 +277,13 @@ def test_prompt_files_json_names_bom_and_encoding(tmp_path):
     (tmp_path / "latin.txt").write_bytes("fine\nalso fine\ncaf\xe9\n".encode("latin-1"))
     with pytest.raises(GeomprobeError, match=r"latin\.txt line 3: not UTF-8"):
         read_prompts(tmp_path / "latin.txt")
+
+
+def test_temporaries_of_a_killed_write_are_removed_on_the_next_open(finished):
+    stale = [finished / ".manifest.json.ab12cd_9", finished / "extraction" / ".values.npy.zz99yy00"]
+    for path in stale:
+        path.write_bytes(b"half a file")
+    keep = finished / ".my-notes.txt"
+    keep.write_text("mine")
+    run(RunConfig(model="tiny-neox", out=str(finished)), "extract", progress=False)
+    assert not any(path.exists() for path in stale) and keep.read_text() == "mine"
