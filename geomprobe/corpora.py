@@ -1,7 +1,10 @@
-"""The project's prompt corpora (PROTOCOL.md section 6): prompts/<name>.jsonl in the repository.
+"""The project's prompt corpora (PROTOCOL.md section 6): package data, geomprobe/data/corpora/<name>.jsonl.
 
     from geomprobe.corpora import load_corpus
     mixed = load_corpus("mixed")      # 1,000+ prompts from five sources
+
+They ship inside the package (wheel included), so an installed geomprobe needs no checkout.
+prompts/build_corpora.py regenerates them from prompts/fragments/ and prompts/snippets/.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ CORPORA = {
 
 
 def corpora_dir() -> Path:
-    return Path(__file__).resolve().parents[1] / "prompts"
+    """Where the built-in corpora live: the package's data/corpora/ folder."""
+    return Path(__file__).resolve().parent / "data" / "corpora"
 
 
 def corpus_path(name: str) -> Path:
@@ -30,8 +34,8 @@ def corpus_path(name: str) -> Path:
         raise ConfigError(f"unknown corpus '{name}': choose one of {', '.join(CORPORA)}, or give a prompt file")
     path = corpora_dir() / f"{name}.jsonl"
     if not path.exists():
-        raise ConfigError(f"corpus '{name}' is missing ({path}): run `python prompts/build_corpora.py` from a "
-                          "geomprobe checkout")
+        raise ConfigError(f"corpus '{name}' is missing ({path}): reinstall geomprobe, or regenerate it with "
+                          "`python prompts/build_corpora.py` from a geomprobe checkout")
     return path
 
 

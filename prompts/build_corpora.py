@@ -1,11 +1,13 @@
 """Regenerate the project's prompt corpora (PROTOCOL.md section 6) from prompts/fragments/ and snippets/.
 
-    .venv/bin/python prompts/build_corpora.py          # writes prompts/{mixed,math,code,philosophy}.jsonl
+    .venv/bin/python prompts/build_corpora.py          # writes geomprobe/data/corpora/{mixed,math,code,philosophy}.jsonl
+    .venv/bin/python prompts/build_corpora.py OUT_DIR  # writes them to OUT_DIR instead
 
 Every text is written by this project: the fragments, sentence frames and word lists in
 prompts/fragments/*.json(l) and the code snippets in prompts/snippets/ are composed into prompts
 by the modules in prompts/build/, deterministically (fixed seeds, stdlib only), so this script
-reproduces the committed files byte for byte (a test checks it).
+reproduces the committed files byte for byte (a test checks it). The corpora are package data
+(geomprobe/data/corpora/, read by geomprobe.corpora), so an installed wheel carries them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+CORPORA_DIR = HERE.parent / "geomprobe" / "data" / "corpora"  # = geomprobe.corpora.corpora_dir()
 sys.path.insert(0, str(HERE))
 
 from build import code, encyclopedia_news, fiction_qa, math_philosophy  # noqa: E402
@@ -54,7 +57,7 @@ def corpora() -> dict[str, list[dict]]:
     return out
 
 
-def main(out_dir: Path = HERE) -> None:
+def main(out_dir: Path = CORPORA_DIR) -> None:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, records in corpora().items():
@@ -64,4 +67,4 @@ def main(out_dir: Path = HERE) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else HERE)
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else CORPORA_DIR)

@@ -56,7 +56,7 @@ def test_build_script_reproduces_the_files(tmp_path):
     spec.loader.exec_module(module)
     module.main(tmp_path)
     for name in CORPORA:
-        assert (tmp_path / f"{name}.jsonl").read_bytes() == (ROOT / "prompts" / f"{name}.jsonl").read_bytes(), name
+        assert (tmp_path / f"{name}.jsonl").read_bytes() == corpus_path(name).read_bytes(), name
         first = json.loads((tmp_path / f"{name}.jsonl").read_text().splitlines()[0])
         assert set(first) == {"id", "domain", "source", "text"}
 

@@ -124,7 +124,11 @@ class TLBackend:
 
 def _boot_bridge(loaded):
     """A TransformerBridge on a fresh eager-attention copy of the model `loaded` came from."""
-    from transformer_lens.model_bridge import TransformerBridge
+    try:  # an optional dependency: the extra `geomprobe[tl]`
+        from transformer_lens.model_bridge import TransformerBridge
+    except ImportError as err:
+        missing = "" if (err.name or "").split(".")[0] == "transformer_lens" else f" ({err})"
+        raise ConfigError(f"the tl backend needs TransformerLens: pip install 'geomprobe[tl]'{missing}") from None
 
     from geomprobe.models.loading import load_model
 
