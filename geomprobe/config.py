@@ -66,6 +66,11 @@ class RunConfig:
                               f"{', '.join(DEVICE_MAPS)}")
         if self.layers is not None and not self.layers:
             raise ConfigError("--layers needs at least one layer index, e.g. --layers 0,5,11 (or leave it out for all)")
+        if self.backend == "tl":
+            from importlib.util import find_spec
+
+            if find_spec("transformer_lens") is None:  # an optional dependency: the extra `geomprobe[tl]`
+                raise ConfigError("--backend tl needs TransformerLens: pip install 'geomprobe[tl]'")
         if self.out is not None and not str(self.out).strip():
             raise ConfigError("--out is empty: give a run directory, e.g. --out runs/mine (default runs/<model>)")
 

@@ -113,7 +113,8 @@ def test_tl_backend_without_transformer_lens_names_the_extra(monkeypatch, tmp_pa
     for name in [name for name in sys.modules if name.split(".")[0] == "transformer_lens"] + ["transformer_lens"]:
         monkeypatch.setitem(sys.modules, name, None)  # None in sys.modules: the import fails, as if not installed
     _fails_with_one_line(["run", "--model", "tiny-neox", "--backend", "tl", "--out", str(tmp_path / "r"), "--quiet"],
-                         "the tl backend needs TransformerLens: pip install 'geomprobe[tl]'")
+                         "tl needs TransformerLens: pip install 'geomprobe[tl]'")
+    assert not (tmp_path / "r").exists()  # refused before anything is written
 
 
 def test_quantize_without_bitsandbytes_names_the_extra(monkeypatch, tmp_path):
