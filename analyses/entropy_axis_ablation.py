@@ -1,4 +1,4 @@
-"""Paper III's entropy-axis ablation (PROTOCOL.md section 8) on a given model.
+"""Paper III's entropy-axis ablation (METHODS.md section 8) on a given model.
 
 Cuts the entropy axis (PC1 of the standardised final-token values over the SULA main prompts) out
 of the value vectors at single layers and at a multi-layer set (paper III's Pythia-410M layers as

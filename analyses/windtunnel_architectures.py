@@ -1,4 +1,4 @@
-"""Paper I's architecture comparison on the wind tunnels (PROTOCOL.md section 9).
+"""Paper I's architecture comparison on the wind tunnels (METHODS.md section 9).
 
 Trains a transformer, an LSTM, an MLP and Mamba with the same wall-clock budget and parameter
 count on bijection, HMM filtering and associative recall, scores each on held-out sequences

@@ -1,5 +1,5 @@
 """geomprobe's attention function: PyTorch SDPA, plus whatever the active attention captures
-record (PROTOCOL.md section 1.2).
+record (METHODS.md section 1.2).
 
     capture = FinalRowCapture(final_index=final_index)   # int64 [batch]
     with capture_final_row(capture):                      # or capture_attention(any capture)

@@ -17,7 +17,7 @@ from geomprobe.console import table_console
 from geomprobe.errors import RunDirectoryError
 from geomprobe.rundir import atomic_write_json, atomic_write_text
 
-# Paper III (PROTOCOL.md sections 2, 4): value manifold PC1+PC2 (mixed / mathematics-only) and
+# Paper III (METHODS.md sections 2, 4): value manifold PC1+PC2 (mixed / mathematics-only) and
 # attention focusing. Keys: substrings of a hub id.
 PAPER_III = {
     "pythia-410m": {"pc12_mixed": "99.7%", "pc12_math": "99.9%", "focusing": "82%"},
@@ -80,7 +80,7 @@ def row_for(run_dir: str | Path) -> dict:
 
 def shared_basis(run_dirs: list[str | Path], readout: str = "values") -> dict:
     """One PCA over several models' last-layer vectors for the prompts their geometry suites share
-    (PROTOCOL.md section 2.7): each model standardised separately, columns concatenated."""
+    (METHODS.md section 2.7): each model standardised separately, columns concatenated."""
 
     from geomprobe.analysis.value_manifold import cross_model_basis
     from geomprobe.extraction import load_extraction

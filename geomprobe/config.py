@@ -25,7 +25,7 @@ Readout = Literal["values", "z", "resid", "hidden"]
 
 @dataclass
 class RunConfig:
-    """Model loading and extraction (PROTOCOL.md sections 1 and 10)."""
+    """Model loading and extraction (METHODS.md sections 1 and 10)."""
 
     model: str = option(DEFAULT_MODEL, "alias (see `geomprobe models`), alias@revision, hub id or local directory")
     prompts: str | None = option(None, "prompt file (.jsonl records or plain text lines); default: each suite "

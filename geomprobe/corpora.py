@@ -1,4 +1,4 @@
-"""The project's prompt corpora (PROTOCOL.md section 6): package data, geomprobe/data/corpora/<name>.jsonl.
+"""The project's prompt corpora (METHODS.md section 6): package data, geomprobe/data/corpora/<name>.jsonl.
 
     from geomprobe.corpora import load_corpus
     mixed = load_corpus("mixed")      # 1,000+ prompts from five sources

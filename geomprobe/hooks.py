@@ -198,7 +198,7 @@ def edit_values(adapter, layers: Iterable[int], fn: ValueEdit):
     by fn(layer, v) (same shape) before attention mixes them. Hooks run before any capture hook,
     so extraction inside the block sees the edited values.
 
-        def scale(layer, values):        # PROTOCOL.md section 8
+        def scale(layer, values):        # METHODS.md section 8
             return values * 0.5
         with edit_values(loaded.adapter, [3, 5], scale):
             loaded.model(**inputs)

@@ -1,4 +1,4 @@
-"""Entropy-axis interventions on value vectors inside the forward pass (PROTOCOL.md section 8).
+"""Entropy-axis interventions on value vectors inside the forward pass (METHODS.md section 8).
 
     axes = load_axes("runs/pythia-410m/ablation/axis.npz")     # layer -> InterventionAxis
     editor = make_editor({12: axes[12]}, "cut", cut_lambda=1.0)  # fn(layer, v) for edit_values

@@ -1,4 +1,4 @@
-"""Run directories: the unit of provenance (PROTOCOL.md section 10).
+"""Run directories: the unit of provenance (METHODS.md section 10).
 
 Every file is written atomically (temporary file in the same folder, then os.replace), so an
 interrupted run leaves either the old file or the new one, never half of one. The manifest says

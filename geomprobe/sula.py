@@ -1,4 +1,4 @@
-"""SULA prompts: in-context Bayesian updating with an exact posterior (PROTOCOL.md section 7).
+"""SULA prompts: in-context Bayesian updating with an exact posterior (METHODS.md section 7).
 
     choice = choose_labels(loaded.tokenizer)                  # two nonce words, one token each
     spec = SulaSpec(labels=choice.main, remap_labels=choice.remap, n_per_k=250, seed=0)

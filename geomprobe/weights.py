@@ -1,4 +1,4 @@
-"""Weight-side inputs of the key-orthogonality analysis (PROTOCOL.md sections 1.4 and 3).
+"""Weight-side inputs of the key-orthogonality analysis (METHODS.md sections 1.4 and 3).
 
 Everything here reads or builds models (torch); the statistics themselves live in
 geomprobe.analysis.key_orthogonality and only see the numpy arrays returned here.

@@ -1,4 +1,4 @@
-"""Regenerate the project's prompt corpora (PROTOCOL.md section 6) from prompts/fragments/ and snippets/.
+"""Regenerate the project's prompt corpora (METHODS.md section 6) from prompts/fragments/ and snippets/.
 
     .venv/bin/python prompts/build_corpora.py          # writes geomprobe/data/corpora/{mixed,math,code,philosophy}.jsonl
     .venv/bin/python prompts/build_corpora.py OUT_DIR  # writes them to OUT_DIR instead

@@ -1,4 +1,4 @@
-"""Entropy-axis interventions (PROTOCOL.md section 8): the operations re-extracted through a real
+"""Entropy-axis interventions (METHODS.md section 8): the operations re-extracted through a real
 model, random control axes, layer sets (every set leaves a layer downstream; an explicit last
 layer is refused), the statistics on known cases (orientation and r are both Spearman; multi-layer
 sets are reported per downstream layer), and the ablation suite end to end on tiny-neox and

@@ -1,6 +1,6 @@
 """The hf and tl extraction backends are independent implementations (geomprobe's hooks and
 attention function vs TransformerLens 4's TransformerBridge); on every built-in causal family
-they must record the same arrays (PROTOCOL.md section 1) to float32 precision.
+they must record the same arrays (METHODS.md section 1) to float32 precision.
 
 The two backends batch differently (4 vs 3 prompts), so each prompt meets different padding in
 each: agreement also shows that results do not depend on the batch.

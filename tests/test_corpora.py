@@ -1,4 +1,4 @@
-"""The project's prompt corpora (PROTOCOL.md section 6): counts, uniqueness, spread, reproducibility."""
+"""The project's prompt corpora (METHODS.md section 6): counts, uniqueness, spread, reproducibility."""
 
 import importlib.util
 import json

@@ -1,4 +1,4 @@
-"""Known-answer tests for the geometry statistics (PROTOCOL.md sections 2-5): numpy/scipy only, fast."""
+"""Known-answer tests for the geometry statistics (METHODS.md sections 2-5): numpy/scipy only, fast."""
 
 import json
 import math
@@ -96,7 +96,7 @@ def test_gaussian_null_median_agrees_with_direct_simulation():
     null = vm.gaussian_null["pc1"]
     assert null["median"] == pytest.approx(direct, abs=0.01)
     assert null["low"] < null["median"] < null["high"]
-    assert null["median"] > 3 / p  # with n < p the null PC1 is far above 1/p (PROTOCOL 2.4)
+    assert null["median"] > 3 / p  # with n < p the null PC1 is far above 1/p (METHODS.md 2.4)
     assert vm.gaussian_null["shape"] == [n, p]
 
 
@@ -402,7 +402,7 @@ def test_verdict_summary_and_missing_numbers():
 
 
 def test_iid_gaussian_matrices_land_inside_their_own_null_band():
-    """PROTOCOL 2.4: an i.i.d. Gaussian matrix is the null; its PC1 falls inside the 95% band in
+    """METHODS.md 2.4: an i.i.d. Gaussian matrix is the null; its PC1 falls inside the 95% band in
     about 95% of draws (here: at least 17 of 20), and is never flagged above the shuffle null often."""
     inside, flagged = 0, 0
     for seed in range(20):

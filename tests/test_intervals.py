@@ -1,4 +1,4 @@
-"""Bootstrap and jackknife intervals (geomprobe.analysis.bootstrap; PROTOCOL.md section 2.3) against
+"""Bootstrap and jackknife intervals (geomprobe.analysis.bootstrap; METHODS.md section 2.3) against
 scipy.stats.bootstrap and against cases whose answer is known: the coverage of a Gaussian mean,
 degenerate samples, and a spiked-covariance value matrix with n prompts << p columns."""
 

@@ -1,4 +1,4 @@
-"""bitsandbytes 8-bit / 4-bit (nf4) loading on CPU (PROTOCOL.md section 1 item 4, section 3).
+"""bitsandbytes 8-bit / 4-bit (nf4) loading on CPU (METHODS.md section 1 item 4, section 3).
 
 Quantised built-in tiny models are compared against the float model loaded from the same
 directory: dequantised W_K must be close to the float W_K (but not identical: the layers must

@@ -1,4 +1,4 @@
-"""SULA (PROTOCOL.md section 7): exact posteriors, prompt generator and controls, label choice,
+"""SULA (METHODS.md section 7): exact posteriors, prompt generator and controls, label choice,
 H_model restriction, and the suite end to end on a tiny model and on windtunnel-sula."""
 
 import json

@@ -1,4 +1,4 @@
-"""Confounds of the SULA entropy axis (PROTOCOL.md section 7, "Confounds"): H_bayes falls with k, so
+"""Confounds of the SULA entropy axis (METHODS.md section 7, "Confounds"): H_bayes falls with k, so
 rho(PC1, H_bayes) over all k also scores an axis that only counts examples. Checked against cases
 whose answer is known (an axis that is a function of k only; one that reads H_bayes within k),
 against independent formulas for the partial correlation, and on a random-init Llama with the

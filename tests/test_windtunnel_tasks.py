@@ -1,5 +1,5 @@
 """Wind-tunnel tasks: every `bayes` checked against brute-force enumeration of its generative model,
-parsed back from the tokens (PROTOCOL.md sections 7 and 9)."""
+parsed back from the tokens (METHODS.md sections 7 and 9)."""
 
 import itertools
 

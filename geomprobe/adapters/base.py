@@ -1,4 +1,4 @@
-"""What every architecture adapter says about its model (PROTOCOL.md sections 1 and 3).
+"""What every architecture adapter says about its model (METHODS.md sections 1 and 3).
 
 An adapter is a thin, read-only view of a loaded Hugging Face model: where the decoder blocks,
 the value projection, the attention output projection, the MLP and the key weights live, and how

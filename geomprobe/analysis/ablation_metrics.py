@@ -1,4 +1,4 @@
-"""Statistics of entropy-axis interventions (PROTOCOL.md section 8.5). numpy/scipy only.
+"""Statistics of entropy-axis interventions (METHODS.md section 8.5). numpy/scipy only.
 
     change = behaviour_change(H_bayes, H_base, H_edit, mass_base, mass_edit)   # vs the unperturbed pass
     change["delta_mae_bits"], change["delta_pearson"], change["mean_abs_dH_bits"]   # each with a 95% CI
@@ -12,7 +12,7 @@ H_model, against the exact H_bayes: the SULA MAE and Pearson(H_model, H_bayes). 
 axis-entropy correlation: the Spearman rho of the values' coordinate on a layer's entropy axis
 with H_model (AXIS_STATISTIC). Spearman because the axis is oriented by Spearman
 (geomprobe.analysis.sula_metrics.fit_axis: rho(z . u, H_model) >= 0), so the unperturbed r is
->= 0 at every layer and the sign of r means what the orientation says (PROTOCOL.md section 8.5:
+>= 0 at every layer and the sign of r means what the orientation says (METHODS.md section 8.5:
 orientation and r use the same statistic).
 
 Evidence is measured downstream of the edit only: at an edited layer a cut makes the coordinate

@@ -1,5 +1,5 @@
 """Bootstrap confidence intervals over units (prompts), seeded: BCa where it works, percentile otherwise
-(PROTOCOL.md section 2.3).
+(METHODS.md section 2.3).
 
     mean, low, high, method = bootstrap_mean_interval(samples, n_boot=1000, seed=0)   # method "BCa"
     low, high, method = bca_interval(estimate, boot, jackknife)                      # any statistic

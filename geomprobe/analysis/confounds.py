@@ -1,4 +1,4 @@
-"""Confounds of a correlation over prompts that share a covariate (PROTOCOL.md section 7,
+"""Confounds of a correlation over prompts that share a covariate (METHODS.md section 7,
 "Confounds"). numpy/scipy only.
 
 In SULA, H_bayes falls with the number of examples k, and so does anything that tracks k or the

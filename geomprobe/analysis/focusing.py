@@ -1,4 +1,4 @@
-"""Attention focusing (PROTOCOL.md section 4). numpy/scipy only.
+"""Attention focusing (METHODS.md section 4). numpy/scipy only.
 
     af = attention_focusing(extraction["attn_entropy_bits"], extraction["n_visible_keys"])
     af.focusing, af.focusing_ci95, af.hbar_bits, af.normalised["focusing"]
@@ -112,7 +112,7 @@ def _profile(per_prompt: np.ndarray, boot_index: np.ndarray) -> dict:
 
 @dataclass(frozen=True)
 class AttentionFocusing:
-    """PROTOCOL.md section 4. Lists run over layers; CIs are [low, high]. `normalised` holds the same
+    """METHODS.md section 4. Lists run over layers; CIs are [low, high]. `normalised` holds the same
     statistics (keys hbar, hbar_ci95, reduction, focusing, ...) for H / log2(n_visible)."""
 
     n_prompts: int

@@ -1,4 +1,4 @@
-"""Key orthogonality (PROTOCOL.md section 3). numpy/scipy only.
+"""Key orthogonality (METHODS.md section 3). numpy/scipy only.
 
     ko = key_orthogonality([w_k[layer] for layer in range(n_layers)])   # each [n_kv_heads, d_model, d_head]
     ko.layer_mean, ko.fraction_below, ko.analytic_gaussian, ko.empirical_gaussian
@@ -146,7 +146,7 @@ def summarise_baseline(values, threshold: float = 0.20, mode: str = "columns") -
 
 @dataclass(frozen=True)
 class KeyOrthogonality:
-    """PROTOCOL.md section 3: orth statistics. Per-layer lists run over layers; per_head[l] over distinct heads.
+    """METHODS.md section 3: orth statistics. Per-layer lists run over layers; per_head[l] over distinct heads.
     mode "columns": vectors are the d_head columns of W_K in R^d_model; mode "token_keys": vectors
     are projected token keys in R^d_head. vector_dim / n_vectors say which."""
 

@@ -1,6 +1,6 @@
 """Statistics of the mechanism probes (issue 8; papers I and II). numpy only.
 
-- Layer-0 hypothesis frame: token-key orthogonality (PROTOCOL.md section 3, token-key mode) of a
+- Layer-0 hypothesis frame: token-key orthogonality (METHODS.md section 3, token-key mode) of a
   task's frame tokens against nulls computed here: the same keys with their coordinates shuffled,
   and random subsets of other token keys (`frame_orthogonality`).
 - Ablations: which head carries the frame, read from the measured MAE increases

@@ -116,7 +116,7 @@ def explained_share(k: int) -> Callable[[np.ndarray], float]:
 
 
 def focusing_of(entropy_bits: np.ndarray) -> float:
-    """entropy_bits [n_prompts, n_layers, n_heads] -> 1 - Hbar(L-1) / Hbar(0) (PROTOCOL.md section 4)."""
+    """entropy_bits [n_prompts, n_layers, n_heads] -> 1 - Hbar(L-1) / Hbar(0) (METHODS.md section 4)."""
     hbar = np.nanmean(entropy_bits.mean(axis=2), axis=0)
     if not hbar[0] > 0:
         raise AnalysisError("attention entropy at layer 0 is 0: focusing is undefined")

@@ -1,4 +1,4 @@
-"""PCA of standardised final-token vectors (PROTOCOL.md section 2, steps 1-2). numpy only."""
+"""PCA of standardised final-token vectors (METHODS.md section 2, steps 1-2). numpy only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stratified-entropy sampling of a prompt set (PROTOCOL.md section 6). numpy only.
+"""Stratified-entropy sampling of a prompt set (METHODS.md section 6). numpy only.
 
 Every candidate's next-token entropy under the probed model is computed first (by a suite);
 candidates are split into entropy quantile bins (quintiles by default) and the same number is

@@ -1,4 +1,4 @@
-"""SULA statistics (PROTOCOL.md section 7): model entropy on the two labels, agreement with Bayes,
+"""SULA statistics (METHODS.md section 7): model entropy on the two labels, agreement with Bayes,
 and the entropy axis (PC1 of standardised final-token values). numpy/scipy only.
 
     side = restrict_to_labels(token_probs)             # token_probs [n, 2]: p(L1), p(L2), full vocabulary
@@ -7,7 +7,7 @@ and the entropy axis (PC1 of standardised final-token values). numpy/scipy only.
     pc1 = axis.project(values_last.reshape(n, -1))      # [n], also for control prompts (main basis)
     metrics = condition_metrics(k, H_bayes, side["H_model"], pc1, side["label_mass"], ...)
 
-The axis follows PROTOCOL.md section 8.1: columns standardised with the main prompts' means and
+The axis follows METHODS.md section 8.1: columns standardised with the main prompts' means and
 scales (zero-variance columns dropped), u = the unit PC1 loading, oriented so that Spearman
 rho(z . u, H_model) >= 0, sigma_u = std of z . u over the main prompts. Control prompts are
 standardised with the same means and scales and projected on the same u.
@@ -216,7 +216,7 @@ def _labelled(entry: Estimate, name: str) -> Estimate:
 
 def confound_metrics(k, H_bayes, pc1, H_model, n_tokens=None, n_boot: int = 1000, n_perm: int = 999,
                      seed: int = 0) -> tuple[dict, dict]:
-    """The controlled entropy-axis statistics and the trivial MAE baselines of PROTOCOL.md section 7
+    """The controlled entropy-axis statistics and the trivial MAE baselines of METHODS.md section 7
     ("Confounds"), as (condition-level entries, {k: within-k Estimate of rho(PC1, H_bayes)}).
 
     rho_pc1_H_bayes_given_k: Spearman partial correlation given k (one indicator per k), the
@@ -242,7 +242,7 @@ def confound_metrics(k, H_bayes, pc1, H_model, n_tokens=None, n_boot: int = 1000
 
 def condition_metrics(k, H_bayes, H_model, pc1, label_mass, kl_bits, next_entropy_bits=None,
                       n_boot: int = 1000, seed: int = 0, p_model_l1=None, n_tokens=None, n_perm: int = 999) -> dict:
-    """Every per-condition number of PROTOCOL.md section 7. All inputs [n_prompts]; entropies in bits.
+    """Every per-condition number of METHODS.md section 7. All inputs [n_prompts]; entropies in bits.
     pc1: the prompts' coordinates on the main condition's axis. p_model_l1 (optional): the model's
     renormalised p(L1); rho(PC1, p_model_l1) shows an axis that tracks the signed evidence, of which
     the entropy is a symmetric (non-monotone) function. n_tokens (optional): prompt lengths in

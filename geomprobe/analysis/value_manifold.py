@@ -1,4 +1,4 @@
-"""Value manifold: PCA of standardised final-token values (PROTOCOL.md section 2). numpy/scipy only.
+"""Value manifold: PCA of standardised final-token values (METHODS.md section 2). numpy/scipy only.
 
     vm = value_manifold(values[:, -1].reshape(n_prompts, -1), entropy_bits=next_entropy_bits)
     vm.pc12, vm.pc12_ci95, vm.shuffle_null["pc12"], vm.above_shuffle_null["pc12"]
@@ -137,7 +137,7 @@ def shuffle_null(z: np.ndarray, n_null: int = 200, seed: int | np.random.SeedSeq
 
 @dataclass(frozen=True)
 class ValueManifold:
-    """PROTOCOL.md section 2 for one matrix (one layer). CIs are [low, high], 95%, over prompts;
+    """METHODS.md section 2 for one matrix (one layer). CIs are [low, high], 95%, over prompts;
     ci_method per statistic: "BCa" or "percentile" (bootstrap), "jackknife", or "none"."""
 
     n_prompts: int
@@ -194,7 +194,7 @@ def _principal_coordinates(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _orient(coords: np.ndarray, entropy_bits) -> tuple[np.ndarray, dict]:
-    """Spearman rho(PC1, entropy) as computed, then PC1 flipped so that rho >= 0 (PROTOCOL 2.5)."""
+    """Spearman rho(PC1, entropy) as computed, then PC1 flipped so that rho >= 0 (METHODS.md 2.5)."""
     fields = {"pc1_sign": "largest-magnitude PC1 coordinate positive (no entropy given)",
               "rho_pc1_entropy_raw": None, "rho_pc1_entropy": None, "abs_rho_pc1_entropy": None,
               "rho_pc1_entropy_pvalue": None}
@@ -311,7 +311,7 @@ def layer_profile(values, entropy_bits=None, n_boot: int = 200, n_null: int = 50
 
 
 def ungroup(values, n_heads: int) -> np.ndarray:
-    """Repeat each key/value head for the query heads that read it (GQA; PROTOCOL.md 1.1):
+    """Repeat each key/value head for the query heads that read it (GQA; METHODS.md 1.1):
     query head h uses kv head h // (n_heads / n_kv_heads). The kv-head axis is -2
     ([..., n_kv_heads, d_head] -> [..., n_heads, d_head])."""
     values = np.asarray(values)

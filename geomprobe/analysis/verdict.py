@@ -1,4 +1,4 @@
-"""The Bayesian-geometry verdict (PROTOCOL.md section 5): three criteria, printed with their numbers.
+"""The Bayesian-geometry verdict (METHODS.md section 5): three criteria, printed with their numbers.
 
     v = verdict(vm.pc1, vm.pc12, vm.above_shuffle_null, ko.fraction_below, af.focusing)
     print(v.summary())   # partial (2/3): value manifold ... [met]; keys ... [not met]; focusing ... [met]
@@ -114,7 +114,7 @@ class Verdict:
 def verdict(value_manifold_pc1, value_manifold_pc12, above_shuffle_null, key_fraction_below, focusing,
             thresholds: VerdictThresholds = VerdictThresholds(), untrained: Mapping | None = None,
             null: str | None = None) -> Verdict:
-    """PROTOCOL.md section 5. above_shuffle_null: a bool, or ValueManifold.above_shuffle_null
+    """METHODS.md section 5. above_shuffle_null: a bool, or ValueManifold.above_shuffle_null
     ({"pc1": bool, "pc12": bool}), in which case the statistic that clears pc_threshold must itself be
     above its null. key_fraction_below must have been computed with thresholds.orth_threshold
     (KeyOrthogonality.fraction_below with the same threshold). Comparisons are strict except

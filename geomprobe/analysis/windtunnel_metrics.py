@@ -1,4 +1,4 @@
-"""Scoring a model's predictive distribution against the exact Bayes predictive (PROTOCOL.md
+"""Scoring a model's predictive distribution against the exact Bayes predictive (METHODS.md
 section 9). Pure numpy: arrays in, a small result object out.
 
 Inputs, for N sequences of length T and K answer tokens:

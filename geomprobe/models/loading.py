@@ -1,4 +1,4 @@
-"""Load a model by alias, `alias@revision`, hub id or local directory (PROTOCOL.md section 1).
+"""Load a model by alias, `alias@revision`, hub id or local directory (METHODS.md section 1).
 
 Hub models are looked up in the local Hugging Face cache first (HF_HOME); a model that is neither
 cached nor downloadable gives one line saying how to fix it, never a traceback.

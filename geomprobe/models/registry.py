@@ -1,4 +1,4 @@
-"""Model aliases: short names for the models the papers measured (PROTOCOL.md section 10 records them).
+"""Model aliases: short names for the models the papers measured (METHODS.md section 10 records them).
 
 An alias maps to a Hugging Face hub id and an architecture family. The shape figures of hub
 aliases are derived from their published configs (geomprobe.models.published, which can also

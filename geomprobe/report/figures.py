@@ -6,7 +6,7 @@ To add a family, write `def name_figures(run) -> list[Figure | Table]` and
 append `FigureFamily("Section", ("suite",), name_figures)` to RUN_FIGURES.
 
 Captions are one sentence: what to look for, with the numbers read from the results and the
-papers' reference values (PROTOCOL.md sections 2-9), which are references, never results.
+papers' reference values (METHODS.md sections 2-9), which are references, never results.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ NULL_GAUSSIAN = "#b0b0b0"
 BASELINES = {"analytic": "#2ca02c", "empirical": "#98df8a", "init": "#9467bd", "step0": "#e377c2"}
 PALETTE = ["#1f5fa8", "#d9661f", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 
-# Paper reference values (PROTOCOL.md); drawn or quoted as references only.
+# Paper reference values (METHODS.md); drawn or quoted as references only.
 REF_MANIFOLD = ("paper III: wind tunnels PC1 84-90%; mixed-domain PC1+PC2 Pythia-410M 99.7%, Phi-2 60.6%, "
                 "Llama-3.2-1B 51.4%, Mistral-7B 15-20%")
 REF_DOMAIN = "paper III, mathematics only: Pythia-410M 99.9%, Phi-2 63.5%, Llama-3.2-1B 73.6%, Mistral-7B ~80%"
@@ -44,7 +44,7 @@ REF_WINDTUNNEL = {
     "bijection": "paper I: entropy MAE 3e-3 bits (v1) / 0.007 (v3) for the transformer, about 1.85 for an MLP",
     "hmm": "paper I v3: entropy MAE 0.049 bits for the transformer, 0.024 Mamba, 0.411 LSTM, 0.40 MLP",
     "recall": "paper I v3: accuracy 100% transformer, 97.8% Mamba, 0.5% LSTM",
-    "sula": "the SULA tunnel's optimum is the exact posterior (PROTOCOL.md section 9)",
+    "sula": "the SULA tunnel's optimum is the exact posterior (METHODS.md section 9)",
 }
 REF_SULA_MAE = "paper III, LLMs: SULA MAE 0.31-0.44 bits (Phi-2 0.31, Llama-3.2-1B 0.36, Pythia-410M 0.44)"
 REF_SULA_PC1 = ("paper III, LLMs: |rho(PC1, H_bayes)| 0.65-0.80; rho(k, PC1) 0.86 Pythia-410M, 0.60 Phi-2, "
@@ -179,7 +179,7 @@ def with_ci(entry, spec: str = ".3f") -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# value manifold (PROTOCOL.md section 2; domain restriction, section 6)
+# value manifold (METHODS.md section 2; domain restriction, section 6)
 
 
 def _entropy_for(run: RunData, relative: str, n: int):
@@ -379,7 +379,7 @@ def value_manifold_figures(run: RunData) -> list[Figure]:
 
 
 # --------------------------------------------------------------------------------------------
-# key orthogonality (PROTOCOL.md section 3)
+# key orthogonality (METHODS.md section 3)
 
 
 def key_orthogonality_figures(run: RunData) -> list[Figure]:
@@ -437,7 +437,7 @@ def key_orthogonality_figures(run: RunData) -> list[Figure]:
 
 
 # --------------------------------------------------------------------------------------------
-# attention focusing (PROTOCOL.md section 4)
+# attention focusing (METHODS.md section 4)
 
 
 def attention_figures(run: RunData) -> list[Figure]:
@@ -499,7 +499,7 @@ def attention_figures(run: RunData) -> list[Figure]:
 
 
 # --------------------------------------------------------------------------------------------
-# wind tunnels (PROTOCOL.md section 9; paper II's frame-precision dissociation)
+# wind tunnels (METHODS.md section 9; paper II's frame-precision dissociation)
 
 
 def _per_position(metrics: dict) -> Figure | None:
@@ -536,7 +536,7 @@ def _per_position(metrics: dict) -> Figure | None:
                f"position, and KL(Bayes||model) below: look for circles on the dashes, held-out entropy MAE "
                f"{fmt(first.get('entropy_mae_bits'), '.4f')} bits, KL {fmt(first.get('kl_bits'), '.4f')} bits"
                + (f", accuracy where Bayes is one-hot {pct(accuracy)}" if accuracy is not None else "")
-               + f" ({REF_WINDTUNNEL.get(task, 'PROTOCOL.md section 9')}).")
+               + f" ({REF_WINDTUNNEL.get(task, 'METHODS.md section 9')}).")
     return Figure(f"Wind tunnel ({task}, {metrics.get('arch')}): entropy vs Bayes per position", caption, fig)
 
 
@@ -610,7 +610,7 @@ def windtunnel_figures(run: RunData) -> list[Figure]:
 
 
 # --------------------------------------------------------------------------------------------
-# SULA: in-context Bayesian updating against the exact posterior (PROTOCOL.md section 7)
+# SULA: in-context Bayesian updating against the exact posterior (METHODS.md section 7)
 
 
 def _k_colors(n: int) -> list[str]:
@@ -828,7 +828,7 @@ def sula_figures(run: RunData) -> list[Figure | Table]:
 
 
 # --------------------------------------------------------------------------------------------
-# entropy-axis interventions against random axes (PROTOCOL.md section 8)
+# entropy-axis interventions against random axes (METHODS.md section 8)
 
 
 def _op_title(name: str, condition: dict) -> str:

@@ -450,7 +450,7 @@ generated {esc(now())} by geomprobe {esc(__version__)} &middot; self-contained, 
 <main>
 <nav>{" ".join(toc)}</nav>
 <section id="verdict"><h2>Verdict</h2>
-<p class="caption">PROTOCOL.md section 5: value manifold PC1 or PC1+PC2 above threshold and above its shuffle
+<p class="caption">METHODS.md section 5: value manifold PC1 or PC1+PC2 above threshold and above its shuffle
 null; mean key |cos| below threshold in enough layers; attention entropy reduced from the first to the last layer.
 Each criterion also needs the model to beat untrained copies of the same architecture on the same prompts (the
 paired-bootstrap CI of model minus untrained excludes 0), since a random network passes most thresholds by itself.

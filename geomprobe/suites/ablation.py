@@ -1,4 +1,4 @@
-"""The `ablation` suite: entropy-axis interventions against random axes (PROTOCOL.md section 8).
+"""The `ablation` suite: entropy-axis interventions against random axes (METHODS.md section 8).
 
 1. Prompts: the SULA main condition (geomprobe.suites.sula.sula_setup, the sula settings of the
    RunConfig; --n-per-k defaults to 100 here, 250 in the sula suite).
@@ -79,7 +79,7 @@ from .sula import unsupported as sula_unsupported
 
 @dataclass
 class AblationConfig(SulaPromptOptions):
-    """Entropy-axis interventions on the SULA main prompts (PROTOCOL.md section 8). --layers (RunConfig)
+    """Entropy-axis interventions on the SULA main prompts (METHODS.md section 8). --layers (RunConfig)
     chooses the layers to intervene on."""
 
     # each condition is one pass over the prompts: fewer than the sula suite's 250 per k
@@ -112,7 +112,7 @@ REFERENCE_PAPER_III = {
     "single_layer_random_cut_change": 0.01,
     "multi_layer_true_cut": {"axis_entropy_r": [0.27, 0.07], "sula_mae_and_correlation_change": "under 1%"},
     "reading": "a privileged readout, not a bottleneck",
-    "note": "where the paper's r was read at the edited layer, a true cut gives 0 there by construction (PROTOCOL.md "
+    "note": "where the paper's r was read at the edited layer, a true cut gives 0 there by construction (METHODS.md "
             "section 8.5); the r measured here is downstream of the edit",
 }
 

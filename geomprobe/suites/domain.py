@@ -1,4 +1,4 @@
-"""The `domain` suite: the mixed-domain set against each domain-restricted set (PROTOCOL.md 2, 6).
+"""The `domain` suite: the mixed-domain set against each domain-restricted set (METHODS.md 2, 6).
 
 Every set goes through the same pipeline as the geometry suite (candidates scored, stratified
 by next-token entropy, extracted), and the last-layer value manifold is compared: PC1, PC1+PC2
@@ -27,7 +27,7 @@ from .geometry import ManifoldOptions, readout_matrix, stratified_prompts
 
 @dataclass
 class DomainConfig(ManifoldOptions):
-    """PROTOCOL.md sections 2 and 6: the mixed corpus against domain-restricted ones."""
+    """METHODS.md sections 2 and 6: the mixed corpus against domain-restricted ones."""
 
     domains: tuple[str, ...] = option(("math", "code", "philosophy"), "restricted corpora to compare with --corpus")
     null: str = option("init:3", "untrained null models: the PC1+PC2 gain of each restricted set is compared with "

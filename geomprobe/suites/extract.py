@@ -1,4 +1,4 @@
-"""The `extract` suite: PROTOCOL.md section 1's arrays for every prompt, plus a per-layer summary.
+"""The `extract` suite: METHODS.md section 1's arrays for every prompt, plus a per-layer summary.
 
 <run>/extraction/*.npy hold the arrays; <run>/extract/results.json holds per-layer means of the
 final-token attention entropy (bits, and normalised by log2 of the visible keys; flat fields
@@ -54,7 +54,7 @@ def run_extract_suite(ctx) -> dict:
 
 
 register_suite("extract", ExtractConfig, run_extract_suite,
-               "PROTOCOL section 1's arrays for every prompt; per-layer final-token attention entropy")
+               "METHODS.md section 1's arrays for every prompt; per-layer final-token attention entropy")
 
 
 def print_summary(results: dict) -> None:

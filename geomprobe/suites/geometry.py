@@ -1,4 +1,4 @@
-"""The `geometry` suite: the three static/dynamic signatures and the verdict (PROTOCOL.md 2-6).
+"""The `geometry` suite: the three static/dynamic signatures and the verdict (METHODS.md 2-6).
 
 1. Candidates: --prompts, else the `mixed` corpus (a wind-tunnel model: 1,000 sequences of its
    own task). Each candidate's next-token entropy under this model is computed (one forward
@@ -56,7 +56,7 @@ class ManifoldOptions(SuiteConfig):
 
 @dataclass
 class GeometryConfig(ManifoldOptions):
-    """PROTOCOL.md sections 2-6: value manifold, key orthogonality, attention focusing, verdict."""
+    """METHODS.md sections 2-6: value manifold, key orthogonality, attention focusing, verdict."""
 
     fold_ln: bool = option(False, "key orthogonality on W_K with the preceding norm's scale folded in")
     token_keys: bool = option(False, "also the papers' token-key mode (E W_K for sampled tokens)")
@@ -84,7 +84,7 @@ def candidate_prompts(ctx, corpus: str | None = None):
 
 
 def stratified_prompts(ctx, candidates, work_dir: Path, label: str):
-    """The stratified-entropy sample of `candidates` (PROTOCOL.md section 6) and what was done.
+    """The stratified-entropy sample of `candidates` (METHODS.md section 6) and what was done.
     With n_per_quintile 0, or an encoder (no next-token entropy), every candidate is kept."""
     config, seed = ctx.options, ctx.seed
     n_layers = ctx.loaded.adapter.shape.n_layers
@@ -195,7 +195,7 @@ def _length_controlled_rho(rows, entropy, n_tokens, n_boot: int, seed: int) -> d
 
 
 def key_results(ctx) -> dict:
-    """Key orthogonality with every baseline this model allows (PROTOCOL.md section 3)."""
+    """Key orthogonality with every baseline this model allows (METHODS.md section 3)."""
     from geomprobe.weights import init_key_weights, key_weight_stack, step0_key_weights, step0_source, token_keys
 
     config, seed = ctx.options, ctx.seed

@@ -4,7 +4,7 @@ On a wind-tunnel model (a built-in `windtunnel-*` alias or a `geomprobe windtunn
 1. Q-K alignment per layer at every supervised position of --n-sequences task sequences: the
    attention row and the cosine between the post-rotary query and every visible key, per head and
    head-averaged; attention entropy, and the attention mass on the task's evidence
-   (geomprobe.windtunnel.evidence) against a uniform row's share. Attention focusing (PROTOCOL.md
+   (geomprobe.windtunnel.evidence) against a uniform row's share. Attention focusing (METHODS.md
    section 4) from each sequence's last supervised position.
 2. The layer-0 hypothesis frame: token-key orthogonality of the task's frame tokens at layer 0
    against the analytic Gaussian value at d_head, shuffled keys, random token subsets and fresh

@@ -1,4 +1,4 @@
-"""The `sula` suite: in-context Bayesian updating against the exact posterior (PROTOCOL.md section 7).
+"""The `sula` suite: in-context Bayesian updating against the exact posterior (METHODS.md section 7).
 
 1. Labels: two nonce words that the model's tokenizer writes as one token each where a label
    stands (geomprobe.sula.choose_labels; --labels overrides), and a second pair for lexical_remap.
@@ -12,7 +12,7 @@
 4. H_model = entropy of the next-token distribution restricted to {L1, L2}, renormalised (bits).
    Metrics per condition (MAE, correlations, per-k means, PC1), the controls' PC1 coordinates
    projected into the main condition's basis; the basis of every main layer in <run>/sula/axis.npz
-   (for the entropy-axis interventions, PROTOCOL.md section 8).
+   (for the entropy-axis interventions, METHODS.md section 8).
 5. Confounds (H_bayes falls with k): rho(PC1, H_bayes) given k is the headline, beside the raw one;
    within-k rhos with a permutation test, partial correlations given the prompt length in tokens,
    and the trivial MAE baselines (constant, k only, H = 0) on a held-out half
@@ -60,7 +60,7 @@ Control = Literal["lexical_remap", "shuffled", "carrier_mask", "label_mask"]
 
 @dataclass
 class SulaPromptOptions(SuiteConfig):
-    """What the SULA prompts are (PROTOCOL.md section 7); shared by the sula and ablation suites."""
+    """What the SULA prompts are (METHODS.md section 7); shared by the sula and ablation suites."""
 
     n_per_k: int = option(250, "prompts per number of examples k", min=2)
     k_values: tuple[int, ...] = option((0, 1, 2, 4, 8), "comma-separated numbers of examples", cli="--k", min=0)
