@@ -446,7 +446,9 @@ def build_report(run_dirs: list[Path], out: Path) -> Path:
 <script type="text/javascript">{plotly.offline.get_plotlyjs()}</script>
 </head><body>
 <header><h1>geomprobe report</h1><p>{esc(", ".join(f"{run.name} ({run.model})" for run in runs))} &middot;
-generated {esc(now())} by geomprobe {esc(__version__)} &middot; self-contained, works offline</p></header>
+generated {esc(now())} by geomprobe {esc(__version__)} &middot; self-contained, works offline</p>
+<p class="caption">"METHODS.md section N" in the captions cites geomprobe's methods document (METHODS.md at the
+root of the geomprobe repository): what each number is, its formula, baselines and nulls.</p></header>
 <main>
 <nav>{" ".join(toc)}</nav>
 <section id="verdict"><h2>Verdict</h2>
