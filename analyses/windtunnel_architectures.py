@@ -73,7 +73,8 @@ def main() -> None:
             if key not in done:
                 config = TrainConfig(task=task, arch=arch, minutes=args.minutes, target=args.target, seed=args.seed,
                                      spec=TransformerSpec(128, 4, 4, 512), eval_sequences=1024)
-                metrics = train(config, out / f"{task}-{arch}-{args.target}-{args.minutes}m-s{args.seed}")
+                metrics = train(config, out / f"{task}-{arch}-{args.target}-{args.minutes}m-s{args.seed}",
+                                resume=True)
                 done[key] = {"task": task, "arch": arch, "minutes": args.minutes, "target": args.target,
                              "seed": args.seed, "n_params": metrics["n_params"], "steps": metrics["steps"],
                              "eval": metrics["eval"]}

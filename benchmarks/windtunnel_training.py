@@ -31,7 +31,7 @@ def run(task: str, minutes: float, target: str, out: Path) -> dict:
     config = dataclasses.replace(config, steps=None, minutes=minutes, target=target, n_checkpoints=8,
                                  eval_sequences=1024)
     run_dir = out / f"{task}-{target}-{minutes}m"
-    metrics = train(config, run_dir)
+    metrics = train(config, run_dir, overwrite=True)  # a benchmark times a fresh training
     return {"task": task, "target": target, "minutes": minutes, "steps": metrics["steps"],
             "steps_per_second": metrics["steps_per_second"], "n_params": metrics["n_params"],
             "final": {k: v["entropy_mae_bits"] for k, v in metrics["eval"].items()},

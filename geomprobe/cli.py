@@ -101,7 +101,7 @@ def compare(
     run_dirs: list[Path] = typer.Argument(..., help="run directories with a finished geometry suite"),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="also write OUT.json and OUT.md"),
     basis: bool = typer.Option(False, help="also one PCA across the models over the prompts their geometry "
-                                           "runs share (PROTOCOL section 2.7)"),
+                                           "runs share (METHODS.md section 2.7)"),
 ):
     """Cross-model table (paper III Table 2 layout) from existing run directories."""
     from geomprobe.compare import compare as build
@@ -266,7 +266,7 @@ def windtunnel_train(
     steps: Optional[int] = typer.Option(None, help="training budget in steps (default 2000)"),
     minutes: Optional[float] = typer.Option(None, help="training budget in wall-clock minutes"),
     seed: int = typer.Option(0),
-    batch_size: int = typer.Option(128, min=1),
+    batch_size: int = typer.Option(128),
     lr: float = typer.Option(2e-3),
     target: str = typer.Option("sampled", help="sampled (cross-entropy on sampled answers, the papers') | bayes "
                                                "(against the exact predictive)"),
@@ -276,8 +276,14 @@ def windtunnel_train(
     vocab_n: Optional[int] = typer.Option(None, "--n", help="bijection size V (default 20)"),
     threads: Optional[int] = typer.Option(None, help="torch CPU threads (default: all cores)"),
     out: Optional[Path] = typer.Option(None, help="output directory (default runs/windtunnel-<task>-<arch>)"),
+    resume: bool = typer.Option(False, "--resume", help="continue the training run in --out from its last saved "
+                                                        "state (same options; starts it if there is none)"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="remove the training run in --out (checkpoints, "
+                                                              "model, metrics; other files are kept) and start afresh"),
 ):
-    """Train a wind-tunnel model; saves checkpoints, the model and metrics.json (Bayes scores)."""
+    """Train a wind-tunnel model; saves checkpoints, the model and metrics.json (Bayes scores). An
+    --out that already holds a run is refused unless --resume or --overwrite; Ctrl-C saves the
+    state at the current step, for --resume."""
     from geomprobe.windtunnel.models import TransformerSpec
     from geomprobe.windtunnel.train import TrainConfig, train
 
@@ -287,7 +293,7 @@ def windtunnel_train(
                          batch_size=batch_size, lr=lr, threads=threads, target=target,
                          spec=TransformerSpec(d_model, n_layers, n_heads, 4 * d_model))
     out_dir = out or Path("runs") / f"windtunnel-{task}-{arch}"
-    metrics = train(config, out_dir)
+    metrics = train(config, out_dir, resume=resume, overwrite=overwrite)
     _print_windtunnel_metrics(metrics)
     typer.echo(f"model and metrics: {out_dir}")
 

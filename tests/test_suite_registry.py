@@ -102,7 +102,7 @@ def test_api_and_cli_validate_alike():
     from geomprobe.suites.ablation import AblationConfig
     from geomprobe.suites.sula import SulaConfig
 
-    with pytest.raises(ConfigError, match="--n-random must be >= 0, got -1"):
+    with pytest.raises(ConfigError, match="--n-random must be >= 1, got -1"):
         AblationConfig(n_random=-1)
     with pytest.raises(ConfigError, match="unknown control"):
         SulaConfig(controls="shuffled,bogus")

@@ -143,6 +143,9 @@ def ensure_builtin(name: str) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=path.parent))
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
+    from geomprobe.windtunnel.train import share_modes
+
+    share_modes(staging)  # mkdtemp makes 0700 and save_pretrained 0600: readable by other users instead
     try:
         os.replace(staging, path)
     except OSError:  # another process built it first

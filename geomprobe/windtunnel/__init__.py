@@ -1,5 +1,5 @@
 """Wind tunnels: small tasks with an exact Bayesian posterior at every supervised position
-(PROTOCOL.md section 9)."""
+(METHODS.md section 9)."""
 
 from geomprobe.windtunnel.tasks import (
     IGNORE_INDEX,

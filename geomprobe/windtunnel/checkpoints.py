@@ -1,5 +1,7 @@
 """Reading back the checkpoints a wind-tunnel training run saved (for learning curves against
-wall-clock time and the frame-precision analysis)."""
+wall-clock time and the frame-precision analysis): checkpoints/step-*.pt, each {step, elapsed_s,
+loss, train_entropy_mae_bits, state_dict}. checkpoints/state.pt is the resumable training state
+(geomprobe.windtunnel.train.load_state), not one of them."""
 
 from __future__ import annotations
 
@@ -14,6 +16,20 @@ from .tasks import make_task
 from .train import evaluate
 
 
+def checkpoint_paths(run_dir: str | Path, final_step: int | None = None) -> list[Path]:
+    """The run's step-*.pt files in training order, without any past final_step (a directory that an
+    older geomprobe trained into twice can hold a longer run's checkpoints)."""
+    paths = []
+    for path in (Path(run_dir) / "checkpoints").glob("step-*.pt"):
+        try:
+            step = int(path.stem.split("-", 1)[1])
+        except ValueError:
+            continue
+        if final_step is None or step <= final_step:
+            paths.append((step, path))
+    return [path for _, path in sorted(paths)]
+
+
 def iter_checkpoints(run_dir: str | Path) -> Iterator[tuple[dict, torch.nn.Module]]:
     """(checkpoint info {step, elapsed_s, ...}, module with its weights) in training order."""
     run_dir = Path(run_dir)
@@ -22,7 +38,7 @@ def iter_checkpoints(run_dir: str | Path) -> Iterator[tuple[dict, torch.nn.Modul
     task = make_task(config["task"], **config["task_options"])
     lengths = config["eval_lengths"] or ([None, 30, 50] if task.name == "hmm" else [None])
     max_len = max(task.max_tokens(length) for length in lengths)
-    for path in sorted((run_dir / "checkpoints").glob("step-*.pt")):
+    for path in checkpoint_paths(run_dir, metrics.get("steps")):
         saved = torch.load(path, map_location="cpu", weights_only=True)
         module, _ = build(config["arch"], len(task.vocab), max_len, TransformerSpec(**config["spec"]), config["seed"])
         module.load_state_dict(saved.pop("state_dict"))

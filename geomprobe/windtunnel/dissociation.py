@@ -1,4 +1,4 @@
-"""Frame-precision dissociation (paper II; PROTOCOL.md section 9): across the checkpoints of a
+"""Frame-precision dissociation (paper II; METHODS.md section 9): across the checkpoints of a
 transformer wind-tunnel run, how far each layer's attention patterns on a fixed probe set are
 from the final checkpoint's, against the value-manifold PC1 share and the entropy MAE. Paper II
 predicts the attention frame settles well before the value geometry and the calibration do.

@@ -1,4 +1,4 @@
-"""Wind-tunnel architectures (PROTOCOL.md section 9), all mapping tokens [batch, T] to logits
+"""Wind-tunnel architectures (METHODS.md section 9), all mapping tokens [batch, T] to logits
 [batch, T, vocab] causally:
 
 - transformer: a Hugging Face GPT-NeoX (the Pythia architecture), so every probe of geomprobe
@@ -29,6 +29,25 @@ class TransformerSpec:
     n_layers: int = 4
     n_heads: int = 4
     d_mlp: int = 512
+
+    def validate(self) -> None:
+        """Raise ConfigError (one line naming the option) unless the transformer can be built."""
+        from geomprobe.errors import ConfigError
+
+        for name, value in (("--d-model", self.d_model), ("--n-layers", self.n_layers), ("--n-heads", self.n_heads),
+                            ("d_mlp", self.d_mlp)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {value}")
+        if self.d_model % self.n_heads:
+            raise ConfigError(f"--d-model ({self.d_model}) must be divisible by --n-heads ({self.n_heads}): each "
+                              f"head gets d_model / n_heads dimensions (e.g. --d-model "
+                              f"{max(self.n_heads, self.d_model - self.d_model % self.n_heads)} or --n-heads "
+                              f"{_divisor_near(self.d_model, self.n_heads)})")
+
+
+def _divisor_near(n: int, k: int) -> int:
+    """The divisor of n closest to k (the larger one on a tie)."""
+    return min((d for d in range(1, n + 1) if n % d == 0), key=lambda d: (abs(d - k), -d))
 
 
 def gpt_neox(vocab_size: int, max_len: int, spec: TransformerSpec, seed: int):
@@ -112,6 +131,7 @@ def build(arch: str, vocab_size: int, max_len: int, spec: TransformerSpec | None
         from geomprobe.errors import ConfigError
 
         raise ConfigError(f"unknown architecture '{arch}': choose one of {', '.join(ARCHITECTURES)}")
+    spec.validate()
     transformer = gpt_neox(vocab_size, max_len, spec, seed)
     target = n_params(transformer)
     torch.manual_seed(seed)

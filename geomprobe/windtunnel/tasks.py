@@ -1,4 +1,4 @@
-"""Wind-tunnel tasks: seeded sequence generators with the exact Bayes predictive (PROTOCOL.md section 9).
+"""Wind-tunnel tasks: seeded sequence generators with the exact Bayes predictive (METHODS.md section 9).
 
     task = make_task("bijection")                      # or HMMTask(levels=10), SulaTask(alpha=0.9), ...
     batch = task.sample(64, np.random.default_rng(0))  # TaskBatch of numpy arrays
@@ -40,7 +40,7 @@ def binary_entropy_bits(p):
 
 def sula_posterior(n1, n2, alpha: float = 0.9):
     """p(y = L1 | D) = sigmoid((n1 - n2) ln(alpha / (1 - alpha))) for n1 examples labelled L1 and
-    n2 labelled L2, uniform prior, label noise 1 - alpha (PROTOCOL.md section 7). Elementwise."""
+    n2 labelled L2, uniform prior, label noise 1 - alpha (METHODS.md section 7). Elementwise."""
     _check_alpha(alpha)
     log_odds = (np.asarray(n1, dtype=np.float64) - np.asarray(n2, dtype=np.float64)) * np.log(alpha / (1 - alpha))
     return 0.5 * (1.0 + np.tanh(0.5 * log_odds))  # the sigmoid, without overflow for large |n1 - n2|
@@ -159,7 +159,7 @@ def _permutations(rng: np.random.Generator, batch_size: int, n: int) -> np.ndarr
 
 
 class BijectionTask(Task):
-    """A uniformly random bijection from n keys to n values per sequence (PROTOCOL.md section 9).
+    """A uniformly random bijection from n keys to n values per sequence (METHODS.md section 9).
 
     Tokens: `<bos> k_a1 v_f(a1) k_a2 v_f(a2) ... ` over all n keys in a random order; seq_len = 2n + 1.
     Supervised at every key position: target = that key's value; Bayes = uniform over the values
@@ -235,7 +235,7 @@ def _sample_from_counts(counts: np.ndarray, levels: int, rng: np.random.Generato
 
 
 class HMMTask(Task):
-    """HMM filtering with the parameters written into the context (PROTOCOL.md section 9).
+    """HMM filtering with the parameters written into the context (METHODS.md section 9).
 
     Per sequence, transition rows [S, S] and emission rows [S, O] are drawn Dirichlet(1) and
     quantised to multiples of 1/Q (`quantise_rows`); the quantised matrices are the generating
@@ -344,7 +344,7 @@ class HMMTask(Task):
 
 
 class AssociativeRecallTask(Task):
-    """Key-value pairs in context, then a probe key; the answer is its value (PROTOCOL.md section 9).
+    """Key-value pairs in context, then a probe key; the answer is its value (METHODS.md section 9).
 
     Tokens: `<bos> k v k v ... ? k_probe`: n_pairs distinct keys from n_keys key tokens, values
     uniform with replacement from n_values value tokens, the probe uniform over the pairs shown;
@@ -414,7 +414,7 @@ MASK_TOKEN = "___"
 
 
 class SulaTask(Task):
-    """PROTOCOL.md section 7's generative model as token sequences (section 9, SULA tunnel).
+    """METHODS.md section 7's generative model as token sequences (section 9, SULA tunnel).
 
     Per sequence: a label pair (L1, L2) from `label_pairs`, latent y uniform on {L1, L2}, k uniform
     on `k_values`, k examples with distinct carrier words, each labelled y with probability alpha

@@ -1,4 +1,4 @@
-"""Training and evaluating wind-tunnel models (PROTOCOL.md section 9).
+"""Training and evaluating wind-tunnel models (METHODS.md section 9).
 
 Fresh batches every step (the task generators are infinite), cross-entropy on the sampled answer
 at every supervised position (its minimiser is the exact Bayes predictive), AdamW with a short
@@ -8,12 +8,30 @@ GPT-NeoX directory with its word-level tokenizer, so geomprobe loads it like any
 
     from geomprobe.windtunnel.train import TrainConfig, train
     metrics = train(TrainConfig(task="sula", minutes=3), out_dir="runs/wt-sula")
+
+One trainer per output directory (a `geomprobe.locks.DirectoryLock`). A directory that already
+holds a run is refused unless `resume=True` (continue from its last saved state) or
+`overwrite=True` (remove what a training run writes, TRAINING_OUTPUTS, and start afresh; other
+files are kept). The resumable state, `checkpoints/state.pt`, holds the weights, the optimizer
+state, the step (which fixes the LR schedule), the RNG states of torch and of the task sampler,
+the elapsed time, the loss history and the remaining checkpoint schedule; it is saved at the start,
+at every log-spaced checkpoint, every STATE_EVERY_S seconds, on Ctrl-C and at the end, always
+atomically. With a step budget a resumed run ends with the same weights, bit for bit, as an
+uninterrupted one (same thread count; a different one may change the low bits); with a minutes
+budget the split between sessions is wall-clock, so it cannot.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import io
+import json
 import math
 import os
+import shutil
+import signal
+import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,14 +40,27 @@ import numpy as np
 import torch
 
 from geomprobe.analysis.windtunnel_metrics import score_against_bayes
-from geomprobe.errors import ConfigError
-from geomprobe.rundir import atomic_write_json, now, package_versions
+from geomprobe.errors import ConfigError, RunDirectoryError
+from geomprobe.locks import LOCK_NAME, DirectoryLock
+from geomprobe.rundir import atomic_write_bytes, atomic_write_json, now, package_versions
 
-from .models import TransformerSpec, build
+from .models import ARCHITECTURES, TransformerSpec, build
 from .tasks import make_task
 from .tokenizer import task_tokenizer
 
 LOG2E = 1.4426950408889634
+TARGETS = ("sampled", "bayes")
+STATE = "state.pt"  # the resumable state, in checkpoints/
+STATE_FORMAT = 1
+STATE_EVERY_S = 60.0  # besides the checkpoint steps, the state is saved at least this often
+# What a training run (and `windtunnel curves`) writes into its directory: --overwrite removes
+# these and nothing else. Patterns, matched against top-level names.
+TRAINING_OUTPUTS = ("checkpoints", "metrics.json", "windtunnel.json", "curves.json", "config.json",
+                    "generation_config.json", "model.safetensors", "model-*-of-*.safetensors",
+                    "model.safetensors.index.json", "pytorch_model.bin", "model.pt", "tokenizer.json",
+                    "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja")
+# config fields that do not change what is computed (besides the low bits, for threads)
+_RESUMABLE_DIFFERENCES = ("threads",)
 
 
 @dataclass
@@ -59,13 +90,52 @@ class TrainConfig:
         if self.steps is not None and self.minutes is not None:
             raise ConfigError("give a training budget in --steps or --minutes, not both")
         if self.minutes is not None:
-            if self.minutes <= 0:
-                raise ConfigError("--minutes must be positive")
+            if not _number(self.minutes) or not 0 < self.minutes < math.inf:
+                raise ConfigError(f"--minutes must be a positive number, got {self.minutes}")
             return "minutes", float(self.minutes)
         steps = 2000 if self.steps is None else self.steps
-        if steps < 1:
-            raise ConfigError("--steps must be at least 1")
+        if not _integer(steps) or steps < 1:
+            raise ConfigError(f"--steps must be a positive integer, got {steps}")
         return "steps", float(steps)
+
+    def validate(self) -> None:
+        """Raise ConfigError (one line naming the option) on any value training cannot use."""
+        self.budget()
+        if self.target not in TARGETS:
+            raise ConfigError(f"unknown training target '{self.target}': choose sampled or bayes")
+        if self.arch not in ARCHITECTURES:
+            raise ConfigError(f"unknown architecture '{self.arch}': choose one of {', '.join(ARCHITECTURES)}")
+        if not isinstance(self.spec, TransformerSpec):
+            raise ConfigError(f"spec must be a TransformerSpec, got {type(self.spec).__name__}")
+        self.spec.validate()
+        for name, value, low in (("--batch-size", self.batch_size, 1), ("--seed", self.seed, 0),
+                                 ("warmup_steps", self.warmup_steps, 0), ("n_checkpoints", self.n_checkpoints, 0),
+                                 ("eval_sequences", self.eval_sequences, 1), ("log_every", self.log_every, 1)):
+            if not _integer(value) or value < low:
+                raise ConfigError(f"{name} must be an integer >= {low}, got {value}")
+        if self.threads is not None and (not _integer(self.threads) or self.threads < 1):
+            raise ConfigError(f"--threads must be a positive integer, got {self.threads}")
+        if not _number(self.lr) or not 0 < self.lr < math.inf:
+            raise ConfigError(f"--lr must be a positive number, got {self.lr}")
+        if not _number(self.min_lr_ratio) or not 0 <= self.min_lr_ratio <= 1:
+            raise ConfigError(f"min_lr_ratio must lie between 0 and 1, got {self.min_lr_ratio}")
+        if not _number(self.weight_decay) or not 0 <= self.weight_decay < math.inf:
+            raise ConfigError(f"weight_decay must be a non-negative number, got {self.weight_decay}")
+        if not isinstance(self.task_options, dict):
+            raise ConfigError(f"task_options must be a dict, got {type(self.task_options).__name__}")
+        if self.eval_lengths is not None and (not isinstance(self.eval_lengths, list) or not self.eval_lengths or any(
+                length is not None and (not _integer(length) or length < 1) for length in self.eval_lengths)):
+            raise ConfigError(f"eval_lengths must be a non-empty list of positive lengths (or None), "
+                              f"got {self.eval_lengths}")
+
+
+def _integer(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool) \
+        and not math.isnan(value)
 
 
 def default_eval_lengths(task) -> list[int | None]:
@@ -139,16 +209,42 @@ def _lr_factor(config: TrainConfig, step: int, fraction: float) -> float:
     return warm * cosine
 
 
-def train(config: TrainConfig, out_dir: str | Path, progress: bool = True) -> dict:
+def train(config: TrainConfig, out_dir: str | Path, progress: bool = True, *, resume: bool = False,
+          overwrite: bool = False, interrupt_hint: str = "rerun with --resume to continue") -> dict:
     """Train, checkpoint, evaluate and save into out_dir. Returns the metrics dict (also in
-    out_dir/metrics.json)."""
+    out_dir/metrics.json).
+
+    out_dir must be new or empty, unless `resume` (continue the run there from its last saved state;
+    a finished run is returned as it is) or `overwrite` (remove TRAINING_OUTPUTS there first). On
+    Ctrl-C the state is saved at the step boundary and KeyboardInterrupt propagates with a message
+    saying so, ending in `interrupt_hint` (the CLI prints it as one line)."""
     out_dir = Path(out_dir)
+    config.validate()
+    if resume and overwrite:
+        raise ConfigError("pass --resume (continue the run) or --overwrite (start afresh), not both")
     kind, budget = config.budget()
-    if config.target not in ("sampled", "bayes"):
-        raise ConfigError(f"unknown training target '{config.target}': choose sampled or bayes")
+    task = make_task(config.task, **config.task_options)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RunDirectoryError(f"{out_dir} is a file, not a directory: choose another --out")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise RunDirectoryError(f"cannot create the output directory {out_dir}: {err.strerror or err}") from None
+    with DirectoryLock(out_dir, what="wind-tunnel output"):
+        saved = _prepare_out_dir(out_dir, config, resume, overwrite)
+        if saved is not None and saved.get("done") and (out_dir / "metrics.json").exists():
+            metrics = json.loads((out_dir / "metrics.json").read_text())
+            if metrics.get("steps") == saved["step"]:
+                print(f"{out_dir}: this training run is complete ({saved['step']} steps); nothing to resume",
+                      file=sys.stderr)
+                return metrics
+        return _train(config, task, kind, budget, out_dir, saved, progress, interrupt_hint)
+
+
+def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, saved: dict | None, progress: bool,
+           interrupt_hint: str) -> dict:
     if config.threads:
         torch.set_num_threads(config.threads)
-    task = make_task(config.task, **config.task_options)
     eval_lengths = config.eval_lengths or default_eval_lengths(task)
     max_len = max(task.max_tokens(length) for length in eval_lengths)
     module, description = build(config.arch, len(task.vocab), max_len, config.spec, config.seed)
@@ -158,12 +254,41 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True) -> di
     answer_ids = torch.as_tensor(task.answer_ids)
     checkpoint_dir = out_dir / "checkpoints"
     checkpoint_dir.mkdir(parents=True, exist_ok=True)
-    # Log-spaced, so the early phase where attention patterns form is resolved (paper II).
-    checkpoint_at = list(np.geomspace(0.01, 1.0, config.n_checkpoints + 1)[:-1])
-    history = []
-    started = time.perf_counter()
-    step = 0
-    loss_value = mae = float("nan")
+    if saved is None:
+        # Log-spaced, so the early phase where attention patterns form is resolved (paper II).
+        checkpoint_at = [float(x) for x in np.geomspace(0.01, 1.0, config.n_checkpoints + 1)[:-1]]
+        history, resumes, step, elapsed = [], [], 0, 0.0
+        loss_value = mae = float("nan")
+    else:
+        module.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        rng.bit_generator.state = saved["numpy_rng"]
+        torch.set_rng_state(saved["torch_rng"])
+        checkpoint_at, history, step, elapsed = (list(saved["checkpoint_at"]), list(saved["history"]), saved["step"],
+                                                 saved["elapsed_s"])
+        loss_value, mae = saved["loss"], saved["train_entropy_mae_bits"]
+        resumes = [*saved.get("resumes", []), {"step": step, "at": now()}]
+        for stale in checkpoint_dir.glob("step-*.pt"):  # written after the saved state by the interrupted session
+            if _checkpoint_step(stale) is not None and _checkpoint_step(stale) > step:
+                stale.unlink()
+    started = time.perf_counter() - elapsed
+
+    last_saved = {"step": step}
+
+    def save_state(done: bool = False, rng_state=None, torch_rng=None) -> None:
+        last_saved["step"] = step
+        _save_state(checkpoint_dir / STATE, {
+            "format": STATE_FORMAT, "config": asdict(config), "step": step, "done": done,
+            "elapsed_s": time.perf_counter() - started, "model": module.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "numpy_rng": rng.bit_generator.state if rng_state is None else rng_state,
+            "torch_rng": torch.get_rng_state() if torch_rng is None else torch_rng,
+            "checkpoint_at": checkpoint_at, "history": history, "loss": loss_value,
+            "train_entropy_mae_bits": mae, "resumes": resumes, "saved": now()})
+
+    if saved is None:
+        save_state()  # records the configuration, so even a run killed at once is resumable
+    last_state_save = time.perf_counter()
 
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -171,37 +296,72 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True) -> di
                TextColumn("step {task.fields[step]}  loss {task.fields[loss]:.4f}  "
                           "entropy MAE {task.fields[mae]:.4f} bits"), TimeElapsedColumn()]
     module.train()
-    with Progress(*columns, disable=not progress) as bar:
-        handle = bar.add_task("train", total=budget, step=0, loss=float("nan"), mae=float("nan"))
-        while True:
-            elapsed = time.perf_counter() - started
-            fraction = elapsed / (60 * budget) if kind == "minutes" else step / budget
-            if fraction >= 1:
-                break
-            for group in optimizer.param_groups:
-                group["lr"] = config.lr * _lr_factor(config, step, fraction)
-            tokens, targets, bayes, supervised = _tensors(task.sample(config.batch_size, rng))
-            logits = module(tokens)
-            loss = training_loss(logits, targets, bayes, supervised, answer_ids, config.target)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
-            optimizer.step()
-            step += 1
-            if step % config.log_every == 0 or step == 1:
-                loss_value = float(loss.detach())
-                mae = batch_entropy_mae(logits, bayes, supervised, answer_ids)
-                history.append({"step": step, "elapsed_s": round(time.perf_counter() - started, 3),
-                                "loss": loss_value, "train_entropy_mae_bits": mae})
-            if checkpoint_at and fraction >= checkpoint_at[0]:
-                _save_checkpoint(module, checkpoint_dir, step, time.perf_counter() - started, loss_value, mae)
-                while checkpoint_at and fraction >= checkpoint_at[0]:
-                    checkpoint_at.pop(0)
-            done = (time.perf_counter() - started) / 60 if kind == "minutes" else step
-            bar.update(handle, completed=min(done, budget), step=step, loss=loss_value, mae=mae)
+    # At a step boundary (`touched` False) the weights, the optimizer and the step agree, and
+    # boundary_rng holds the RNG states before this step's batch was drawn.
+    touched, boundary_step = False, step
+    boundary_rng = (rng.bit_generator.state, torch.get_rng_state())
+    with _DeferredInterrupt() as interrupt, Progress(*columns, disable=not progress) as bar:
+        handle = bar.add_task("train", total=budget, step=step, loss=loss_value, mae=mae)
+        try:
+            while True:
+                touched, boundary_step = False, step
+                boundary_rng = (rng.bit_generator.state, torch.get_rng_state())
+                if interrupt.requested:
+                    raise KeyboardInterrupt
+                elapsed = time.perf_counter() - started
+                fraction = elapsed / (60 * budget) if kind == "minutes" else step / budget
+                if fraction >= 1:
+                    break
+                for group in optimizer.param_groups:
+                    group["lr"] = config.lr * _lr_factor(config, step, fraction)
+                tokens, targets, bayes, supervised = _tensors(task.sample(config.batch_size, rng))
+                logits = module(tokens)
+                loss = training_loss(logits, targets, bayes, supervised, answer_ids, config.target)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
+                touched = True
+                optimizer.step()
+                step += 1
+                if step % config.log_every == 0 or step == 1:
+                    loss_value = float(loss.detach())
+                    mae = batch_entropy_mae(logits, bayes, supervised, answer_ids)
+                    history.append({"step": step, "elapsed_s": round(time.perf_counter() - started, 3),
+                                    "loss": loss_value, "train_entropy_mae_bits": mae})
+                checkpointed = False
+                if checkpoint_at and fraction >= checkpoint_at[0]:
+                    _save_checkpoint(module, checkpoint_dir, step, time.perf_counter() - started, loss_value, mae)
+                    while checkpoint_at and fraction >= checkpoint_at[0]:
+                        checkpoint_at.pop(0)
+                    checkpointed = True
+                if checkpointed or time.perf_counter() - last_state_save >= STATE_EVERY_S:
+                    save_state()
+                    last_state_save = time.perf_counter()
+                done = (time.perf_counter() - started) / 60 if kind == "minutes" else step
+                bar.update(handle, completed=min(done, budget), step=step, loss=loss_value, mae=mae)
+        except KeyboardInterrupt:
+            if not touched:
+                save_state(rng_state=boundary_rng[0], torch_rng=boundary_rng[1])
+                where = f"training stopped at step {step}, its state saved"
+            else:  # inside an optimizer step: the last periodic state stands
+                where = (f"training stopped in the middle of step {boundary_step + 1}; its state saved at step "
+                         f"{last_saved['step']} stands")
+            raise KeyboardInterrupt(f"{where}: {interrupt_hint}" if interrupt_hint else where) from None
     train_seconds = time.perf_counter() - started
     _save_checkpoint(module, checkpoint_dir, step, train_seconds, loss_value, mae)
+    save_state(done=True)
+    try:
+        if interrupt.requested:  # a Ctrl-C during the last step, deferred past the loop
+            raise KeyboardInterrupt
+        return _finish(config, task, module, description, out_dir, eval_lengths, step, train_seconds, loss_value,
+                       mae, history, resumes)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"training finished ({step} steps, state saved) but was stopped while evaluating "
+                                f"and saving the model: {interrupt_hint}") from None
 
+
+def _finish(config: TrainConfig, task, module, description: dict, out_dir: Path, eval_lengths: list, step: int,
+            train_seconds: float, loss_value: float, mae: float, history: list, resumes: list) -> dict:
     evaluation = {("train_length" if length is None else f"length_{length}"):
                   evaluate(module, task, config.eval_sequences, length)
                   for length in eval_lengths}
@@ -210,19 +370,140 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True) -> di
         "steps": step, "train_seconds": round(train_seconds, 2), "steps_per_second": round(step / train_seconds, 3),
         "final_train_loss": loss_value, "final_train_entropy_mae_bits": mae,
         "eval": evaluation, "history": history, "config": asdict(config), "threads": torch.get_num_threads(),
-        "versions": package_versions(), "finished": now(),
+        "resumed": resumes, "versions": package_versions(), "finished": now(),
     }
     _save_model(module, config, task, out_dir)
     atomic_write_json(out_dir / "metrics.json", metrics)
+    share_modes(out_dir, only_training_outputs=True)
     return metrics
 
 
+class _DeferredInterrupt:
+    """While active (main thread, Python's default SIGINT handler in place), a first Ctrl-C only sets
+    `requested`, so the training loop stops at a step boundary with a consistent state; a second one
+    raises KeyboardInterrupt at once."""
+
+    def __init__(self):
+        self.requested = False
+        self._installed = False
+
+    def _handle(self, signum, frame) -> None:
+        self.requested = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def __enter__(self) -> _DeferredInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            try:
+                if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                    signal.signal(signal.SIGINT, self._handle)
+                    self._installed = True
+            except (ValueError, OSError):  # pragma: no cover - embedded interpreters
+                pass
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def is_training_output(name: str) -> bool:
+    """Whether a top-level name in an output directory is something a training run writes (or the
+    temporary file of one, left by a killed process)."""
+    return any(fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(name, f".{pattern}.*")
+               for pattern in TRAINING_OUTPUTS)
+
+
+def load_state(out_dir: str | Path) -> dict | None:
+    """The resumable state saved in out_dir/checkpoints (None if there is none)."""
+    path = Path(out_dir) / "checkpoints" / STATE
+    if not path.exists():
+        return None
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # a file from elsewhere, or damaged: atomic writes never leave half of one
+        raise RunDirectoryError(f"{path} cannot be read as a training state ({type(err).__name__}): pass "
+                                f"--overwrite to start afresh") from None
+
+
+def _prepare_out_dir(out_dir: Path, config: TrainConfig, resume: bool, overwrite: bool) -> dict | None:
+    """Refuse, clear or read out_dir (held under its lock). Returns the state to resume from, or None
+    to start afresh."""
+    names = sorted(p.name for p in out_dir.iterdir() if p.name != LOCK_NAME)
+    ours = [name for name in names if is_training_output(name)]
+    if overwrite:
+        for name in ours:
+            target = out_dir / name
+            shutil.rmtree(target) if target.is_dir() and not target.is_symlink() else target.unlink()
+        return None
+    if resume:
+        saved = load_state(out_dir)
+        if saved is None:
+            if ours:
+                raise RunDirectoryError(f"{out_dir} holds a wind-tunnel training run without a resumable state "
+                                        f"(no checkpoints/{STATE}: written by an older geomprobe): pass --overwrite "
+                                        "to start afresh, or choose another --out")
+            return None  # nothing there yet: --resume starts the run
+        if saved.get("format") != STATE_FORMAT:
+            raise RunDirectoryError(f"{out_dir}: checkpoints/{STATE} has format {saved.get('format')}, this geomprobe "
+                                    f"reads {STATE_FORMAT}: pass --overwrite to start afresh")
+        differences = _config_differences(saved["config"], asdict(config))
+        if differences:
+            raise RunDirectoryError(f"{out_dir} holds a training run with a different configuration (differs in: "
+                                    f"{'; '.join(differences)}): resume with the same options, or pass --overwrite "
+                                    "to start afresh, or choose another --out")
+        # temporary files of atomic writes a killed process left (nobody else writes here: we hold the lock)
+        for temp in [*(out_dir / name for name in ours if name.startswith(".")),
+                     *(out_dir / "checkpoints").glob(".*.pt.*")]:
+            if temp.is_file():
+                temp.unlink()
+        return saved
+    if ours:
+        raise RunDirectoryError(f"{out_dir} already holds a wind-tunnel training run (metrics.json / checkpoints): "
+                                "pass --resume to continue it from its last checkpoint, or --overwrite to start "
+                                "afresh, or choose another --out")
+    if names:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        raise RunDirectoryError(f"{out_dir} is not empty ({shown}): choose another --out, or pass --overwrite to "
+                                "train into it (files a training run does not write are kept)")
+    return None
+
+
+def _config_differences(saved: dict, current: dict) -> list[str]:
+    """'key old -> new' for each field that differs (one level into dicts: spec.d_model 32 -> 64)."""
+    out = []
+    for key in sorted(set(saved) | set(current)):
+        a, b = saved.get(key), current.get(key)
+        if key in _RESUMABLE_DIFFERENCES or a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [f"{key}.{sub} {a.get(sub)!r} -> {b.get(sub)!r}" for sub in sorted(set(a) | set(b), key=str)
+                    if a.get(sub) != b.get(sub)]
+        else:
+            out.append(f"{key} {a!r} -> {b!r}")
+    return out
+
+
+def _checkpoint_step(path: Path) -> int | None:
+    try:
+        return int(path.stem.split("-", 1)[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _torch_bytes(obj) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+def _save_state(path: Path, state: dict) -> None:
+    atomic_write_bytes(path, _torch_bytes(state))
+
+
 def _save_checkpoint(module, directory: Path, step: int, elapsed: float, loss: float, mae: float) -> None:
-    path = directory / f"step-{step:07d}.pt"
-    tmp = path.with_suffix(".tmp")
-    torch.save({"step": step, "elapsed_s": elapsed, "loss": loss, "train_entropy_mae_bits": mae,
-                "state_dict": module.state_dict()}, tmp)
-    os.replace(tmp, path)
+    atomic_write_bytes(directory / f"step-{step:07d}.pt", _torch_bytes(
+        {"step": step, "elapsed_s": elapsed, "loss": loss, "train_entropy_mae_bits": mae,
+         "state_dict": module.state_dict()}))
 
 
 def _save_model(module, config: TrainConfig, task, out_dir: Path) -> None:
@@ -232,5 +513,39 @@ def _save_model(module, config: TrainConfig, task, out_dir: Path) -> None:
         module.model.save_pretrained(out_dir)
         task_tokenizer(task.vocab).save_pretrained(out_dir)
     else:
-        torch.save(module.state_dict(), out_dir / "model.pt")
+        atomic_write_bytes(out_dir / "model.pt", _torch_bytes(module.state_dict()))
     atomic_write_json(out_dir / "windtunnel.json", info)
+
+
+def umask() -> int:
+    """The process umask: from /proc on Linux, else by setting it and putting it back (which
+    briefly changes it for other threads)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def share_modes(root: str | Path, only_training_outputs: bool = False) -> None:
+    """Give what is below root (root included) the modes a plain mkdir or open would: 0o777 & ~umask
+    for directories, 0o666 & ~umask for files (temporary files and some writers use 0o600/0o700).
+    With only_training_outputs, just the top-level TRAINING_OUTPUTS and what is below them."""
+    root = Path(root)
+    mask = umask()
+    dir_mode, file_mode = 0o777 & ~mask, 0o666 & ~mask
+    tops = [p for p in root.iterdir() if is_training_output(p.name) and not p.name.startswith(".")] \
+        if only_training_outputs else [root]
+    for top in tops:
+        paths = [top, *top.rglob("*")] if top.is_dir() and not top.is_symlink() else [top]
+        for path in paths:
+            if path.is_symlink():
+                continue
+            try:
+                os.chmod(path, dir_mode if path.is_dir() else file_mode)
+            except OSError:  # not ours to change (another user's file in a shared directory)
+                pass
