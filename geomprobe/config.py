@@ -38,7 +38,8 @@ class RunConfig:
                                           "(shards one model across GPUs)")
     quantize: Literal["4bit", "8bit"] | None = option(None, "bitsandbytes quantisation")
     backend: Literal["hf", "tl"] = option("hf", "hf (geomprobe hooks) | tl (TransformerLens 4 bridge)")
-    batch_size: int = option(8, "prompts per forward pass", min=1)
+    batch_size: int | None = option(None, "prompts per forward pass (default: 8 on a CPU; on a GPU the largest "
+                                          "power of two up to 64 that fits, from `geomprobe plan`)", min=1)
     seed: int = option(0, "seed for every random choice", min=0, max=2**32 - 1)
     layers: tuple[int, ...] | None = option(None, "comma-separated layer indices (default: all; ablation: the "
                                                   "layers to intervene on, default by fraction of depth)")
@@ -50,6 +51,8 @@ class RunConfig:
                                          "e.g. ' dax, lug'", strip=False)
     max_tokens: int | None = option(None, "keep only the last N tokens of longer prompts", min=1)
     overwrite: bool = option(False, "replace a run directory made with another configuration")
+    skip_plan_check: bool = option(False, "run even when `geomprobe plan` says the model and a batch do not fit "
+                                          "the device's memory")
 
     def __post_init__(self):
         validate(self)

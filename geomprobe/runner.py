@@ -68,6 +68,26 @@ def _check_layers(config: RunConfig, adapter) -> None:
         adapter.check_layer(layer)
 
 
+def plan_check(config: RunConfig, configs: list, device: str) -> RunConfig:
+    """geomprobe.plan's preflight, before anything is loaded: refuse (one line, the plan's numbers)
+    a model and batch that cannot fit the device, and choose the batch size when none was given
+    (8 on a CPU; on a GPU the largest power of two up to 64 that fits). Returns the config with its
+    batch size set."""
+    import dataclasses
+
+    from geomprobe.plan import preflight, recommend_batch_size
+
+    planned = preflight(config.model, dataclasses.replace(config, batch_size=config.batch_size or 8), configs,
+                        device=device)
+    if not planned.fits and not config.skip_plan_check:
+        raise ConfigError(f"{planned.why}; see `geomprobe plan --model {config.model} ...`, or pass --skip-plan-check "
+                          "to try anyway")
+    if config.batch_size is None:
+        batch = recommend_batch_size(planned) if planned.arch is not None else 8
+        config = dataclasses.replace(config, batch_size=batch)
+    return config
+
+
 def windtunnel_preview(spec: str):
     """A stand-in for a built-in wind tunnel that is not trained yet (first use trains it for
     minutes), carrying its task, so that suite pairing is checked before that training; None for
@@ -136,6 +156,7 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
     prompts = read_prompts(config.prompts) if config.prompts else None
     out = check_out(config.out if config.out is not None else default_out(config.model), overwrite=config.overwrite)
     device = resolve_device(config.device)
+    config = plan_check(config, configs, device)
     preview = windtunnel_preview(config.model)
     if preview is not None:  # the pairing, before the first-use training of a wind tunnel
         _pairing(specs, preview, config, skip_unsupported)

@@ -287,3 +287,16 @@ def test_temporaries_of_a_killed_write_are_removed_on_the_next_open(finished):
     keep.write_text("mine")
     run(RunConfig(model="tiny-neox", out=str(finished)), "extract", progress=False)
     assert not any(path.exists() for path in stale) and keep.read_text() == "mine"
+
+
+def test_a_run_that_cannot_fit_is_refused_before_loading(tmp_path):
+    out = tmp_path / "r"
+    started = time.perf_counter()
+    with pytest.raises(ConfigError, match=r"needs [0-9.]+ GiB .* but cpu .* has [0-9.]+ GiB.*--skip-plan-check"):
+        run(RunConfig(model="mixtral-8x7b", dtype="float32", out=str(out)), "extract", progress=False)
+    assert time.perf_counter() - started < 20 and not out.exists()
+
+
+def test_the_batch_size_defaults_to_8_on_a_cpu(finished):
+    manifest = json.loads((finished / "manifest.json").read_text())
+    assert manifest["suites"]["extract"]["run_config"]["batch_size"] == 8
