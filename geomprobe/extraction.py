@@ -22,7 +22,15 @@ The residual readouts differ at the last layer only:
 
 Prompts are sorted by length, batched, right-padded; a prompt's results do not depend on its
 batch. With an output directory, each finished batch is written as a shard right away, so an
-interrupted run resumes where it stopped; the arrays above are assembled at the end.
+interrupted run resumes where it stopped; the arrays above are assembled at the end, on disk, one
+shard at a time, and returned memory-mapped, so memory does not grow with the number of prompts.
+Opening the directory again removes what an interruption can leave: temporary files of atomic
+writes, shards beside a finished extraction, and (with a warning) shards that cannot be read,
+whose prompts are recomputed.
+
+NaN or inf in any array is an error (NumericalError), naming the prompt and the first layer where
+it appears (or the next-token logits), with advice for the dtype and the first parameter of the
+model that is not finite, if any.
 
 Two backends produce the same arrays: "hf" (geomprobe's own hooks and attention function) and
 "tl" (TransformerLens 4 TransformerBridge), see geomprobe.backends.
@@ -31,8 +39,15 @@ Two backends produce the same arrays: "hf" (geomprobe's own hooks and attention 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import io
 import json
+import os
 import shutil
+import sys
+import tempfile
+import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +55,8 @@ from pathlib import Path
 import numpy as np
 
 from geomprobe.errors import ConfigError, NumericalError
-from geomprobe.prompts import Prompt, prompts_hash, write_prompts
-from geomprobe.rundir import atomic_save_npy, atomic_save_npz, atomic_write_json
+from geomprobe.prompts import Prompt
+from geomprobe.rundir import FILE_MODE, atomic_save_npz, atomic_write_json, disk_error, remove_temporaries
 
 READOUTS = ("values", "z", "resid", "hidden")
 BACKENDS = ("hf", "tl")
@@ -65,7 +80,9 @@ class ExtractionConfig:
 
 @dataclass
 class Extraction:
-    """Arrays in prompt order (see module docstring) and what they came from."""
+    """Arrays in prompt order (see module docstring) and what they came from. From an extraction with an
+    out_dir (and load_extraction) the arrays are read-only np.memmap views of its .npy files; without
+    one, ordinary in-memory arrays."""
 
     prompt_ids: list[str]
     layers: list[int]
@@ -131,24 +148,365 @@ def make_backend(loaded, config: ExtractionConfig, layers: list[int], token_ids:
     raise ConfigError(f"unknown backend '{config.backend}': choose one of {', '.join(BACKENDS)}")
 
 
-def _check_finite(batch: dict[str, np.ndarray], ids: Sequence[str], loaded) -> None:
+# Per-layer arrays [batch, n_layers, ...] in the order a layer computes them: the value projection,
+# the attention row, the head mix, the block output, and (at the last layer) the final norm's output.
+_PER_LAYER = ("values", "attn_entropy_bits", "z", "resid", "hidden")
+_NEXT_TOKEN = ("next_entropy_bits", "token_probs")  # from the next-token logits, after the last layer
+_HALF = ("float16", "bfloat16")
+
+
+def _kind(values: np.ndarray) -> str:
+    nan, inf = bool(np.isnan(values).any()), bool(np.isinf(values).any())
+    return "NaN and inf" if nan and inf else "NaN" if nan else "inf"
+
+
+def _check_finite(batch: dict[str, np.ndarray], ids: Sequence[str], loaded, layers: Sequence[int],
+                  module=None, index: Sequence[int] | None = None) -> None:
+    """NumericalError (one line) when any float array of a batch holds NaN or inf: the prompt (the first in
+    input order, `index` giving each row's position there), the first layer where non-finite values
+    appear (or the next-token logits) and what to do about it."""
+    position = np.arange(len(ids)) if index is None else np.asarray(index)
+
+    def earliest(rows: np.ndarray) -> int:  # rows: bool [batch]
+        candidates = np.flatnonzero(rows)
+        return int(candidates[np.argmin(position[candidates])])
+
+    bad_rows = np.zeros(len(ids), dtype=bool)
+    first = None  # (sort key, row, description, the offending values)
+    n_layers = loaded.adapter.shape.n_layers
     for name, array in batch.items():
-        if array.dtype.kind == "f" and not np.isfinite(array).all():
-            bad = np.argwhere(~np.isfinite(array.reshape(array.shape[0], -1)).all(axis=1))[0, 0]
-            raise NumericalError(f"non-finite {name} for prompt '{ids[bad]}' (dtype {loaded.dtype}); "
-                                 "try --dtype float32 or bfloat16")
+        if array.dtype.kind != "f" or np.isfinite(array).all():
+            continue
+        bad = ~np.isfinite(array.reshape(array.shape[0], -1)).all(axis=1)
+        bad_rows |= bad
+        if name in _PER_LAYER:
+            per_layer = ~np.isfinite(array.reshape(array.shape[0], array.shape[1], -1)).all(axis=2)  # [batch, L]
+            column = int(np.flatnonzero(per_layer.any(axis=0))[0])
+            row = earliest(per_layer[:, column])
+            layer = layers[column]
+            norm = "the final norm's output, " if name == "hidden" and layer == n_layers - 1 else ""
+            first_of = ("the first layer" if list(layers) == list(range(n_layers))
+                        else f"the first of the extracted layers {', '.join(map(str, layers))}")
+            key = (column, _PER_LAYER.index(name))
+            found = (key, row, f"{name} at layer {layer} ({norm}{first_of} where any readout is not finite)",
+                     array[row, column])
+        else:
+            row = earliest(bad)
+            what = f"the next-token logits (after the last layer; {name})" if name in _NEXT_TOKEN else name
+            key = (len(layers), _NEXT_TOKEN.index(name) if name in _NEXT_TOKEN else len(_NEXT_TOKEN))
+            found = (key, row, what, array[row])
+        if first is None or found[0] < first[0]:
+            first = found
+    if first is None:
+        return
+    _, row, where, values = first
+    others = int(bad_rows.sum()) - 1
+    also = f" and {others} more of its batch's {len(ids)} prompts" if others else ""
+    raise NumericalError(f"{_kind(values)} in {where} for prompt '{ids[row]}'{also} (dtype {loaded.dtype}): "
+                         f"{_numerical_advice(loaded, module if module is not None else loaded.model)}")
+
+
+def _first_bad_tensor(module) -> tuple[str, str, int, int] | None:
+    """(kind of tensor and name, NaN/inf, non-finite entries, entries) of the first floating parameter or
+    buffer of `module` that is not finite, or None. Run once, on error."""
+    import torch
+
+    for what, named in (("parameter", module.named_parameters), ("buffer", module.named_buffers)):
+        for name, tensor in named():
+            if not tensor.is_floating_point() or tensor.device.type == "meta":
+                continue
+            with torch.no_grad():
+                finite = torch.isfinite(tensor)
+                if not bool(finite.all()):
+                    bad = tensor[~finite].float().cpu().numpy()
+                    return f"{what} '{name}'", _kind(bad), int(bad.size), int(tensor.numel())
+    return None
+
+
+def _numerical_advice(loaded, module) -> str:
+    dtype = loaded.dtype
+    try:
+        bad = _first_bad_tensor(module)
+    except Exception:  # noqa: BLE001 - the advice must not hide the error it explains
+        bad = None
+    if bad is not None:
+        name, kind, count, total = bad
+        held = f"{name} of the model holds {kind} ({count:,} of {total:,} entries)"
+        if dtype in _HALF:
+            return f"{held}: if the checkpoint's weights are finite, converting them to {dtype} overflowed; " \
+                   "try --dtype float32"
+        return f"{held}: the weights themselves are not finite (a corrupt checkpoint or an edit); reload the model"
+    if dtype == "float16":
+        return ("the weights are finite, so the activations overflow float16's range (at most 65504): "
+                "try --dtype float32 (or bfloat16)")
+    if dtype == "bfloat16":
+        return "the weights are finite, so the activations are not finite in bfloat16: try --dtype float32"
+    return (f"the weights are all finite, so the model's activations themselves are not finite in {dtype} on this "
+            "input (a lower precision will not help): check the prompt's tokens and length (--max-tokens) and "
+            "the scale of the model's weights")
+
+
+class _ProgressReport:
+    """Progress on stderr: a live rich bar on a terminal (or in Jupyter); otherwise a plain line every
+    ~10% of the batches and at the end, since a live bar on a pipe or a log file shows nothing until
+    it finishes. Nothing at all when disabled."""
+
+    def __init__(self, enabled: bool, label: str, total: int, completed: int, n_batches: int):
+        self.enabled, self.label, self.total, self.completed = enabled, label, total, completed
+        self.n_batches, self.batches = n_batches, 0
+        self.every = max(1, -(-n_batches // 10))
+        self.bar = self.task = None
+        self.start = time.monotonic()
+        self.live = False
+        if enabled:
+            from rich.console import Console
+
+            self.console = Console(stderr=True)
+            self.live = self.console.is_terminal or self.console.is_jupyter
+
+    def __enter__(self) -> _ProgressReport:
+        if not self.enabled:
+            return self
+        if self.live:
+            from rich.markup import escape
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            columns = [TextColumn("[bold]extract[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), TimeRemainingColumn()]
+            self.bar = Progress(*columns, console=self.console, transient=False)
+            self.bar.__enter__()
+            self.task = self.bar.add_task(escape(self.label), total=self.total, completed=self.completed)
+        elif self.completed:
+            self._line(f"resuming, {self.completed}/{self.total} prompts done before")
+        return self
+
+    def advance(self, n: int) -> None:
+        self.completed += n
+        self.batches += 1
+        if self.bar is not None:
+            self.bar.advance(self.task, n)
+        elif self.enabled and (self.batches % self.every == 0 or self.batches == self.n_batches):
+            self._line(f"{self.completed}/{self.total} prompts, {time.monotonic() - self.start:.0f} s")
+
+    def _line(self, text: str) -> None:
+        print(f"extract {self.label}: {text}", file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+class _Encoded:
+    """Token ids of many prompts, tokenized `chunk` prompts at a time into flat int32 arrays (4 bytes a
+    token rather than a Python list of ints; 100,000 prompts of ~20 tokens hold 9 MB)."""
+
+    def __init__(self, tokenizer, prompts: Sequence[Prompt], max_tokens: int | None, chunk: int = 1024):
+        self.chunk = chunk
+        self.ids: list[np.ndarray] = []
+        self.offsets: list[np.ndarray] = []
+        self.lengths = np.zeros(len(prompts), dtype=np.int64)
+        for start in range(0, len(prompts), chunk):
+            part = tokenize(tokenizer, prompts[start: start + chunk], max_tokens)
+            lengths = np.array([len(ids) for ids in part], dtype=np.int64)
+            self.lengths[start: start + len(part)] = lengths
+            self.ids.append(np.fromiter((t for ids in part for t in ids), dtype=np.int32, count=int(lengths.sum())))
+            self.offsets.append(np.concatenate([[0], np.cumsum(lengths)]))
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __getitem__(self, index: int) -> list[int]:
+        part, row = divmod(index, self.chunk)
+        offsets = self.offsets[part]
+        return self.ids[part][offsets[row]: offsets[row + 1]].tolist()
+
+
+def _prompts_sha256(prompts: Sequence[Prompt]) -> str:
+    """geomprobe.prompts.prompts_hash, streamed: the same digest of the same JSON text, without holding
+    the list of dicts and the whole JSON text at once (38 MB for 100,000 prompts)."""
+    digest = hashlib.sha256(b"[")
+    for i, prompt in enumerate(prompts):
+        digest.update(((", " if i else "") + json.dumps(prompt.to_dict(), sort_keys=True)).encode())
+    digest.update(b"]")
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _replacing(path: Path):
+    """Open a temporary file beside `path` (binary, the umask's mode, like rundir.atomic_write_bytes),
+    yield it, then fsync and os.replace it onto `path`; on error it is removed. A full disk or a
+    permission problem is a one-line RunDirectoryError."""
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), FILE_MODE)  # mkstemp makes 0600
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException as error:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        friendly = disk_error(error, path) if isinstance(error, OSError) else None
+        if friendly is not None:
+            raise friendly from None
+        raise
+
+
+def _write_prompts(prompts: Sequence[Prompt], path: Path) -> None:
+    """geomprobe.prompts.write_prompts (the same bytes, atomically), streamed to the file line by line."""
+    with _replacing(path) as handle:
+        for prompt in prompts:
+            handle.write((json.dumps(prompt.to_dict()) + "\n").encode("utf-8"))
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    """np.save straight to a temporary file beside `path`, then os.replace (no in-memory copy)."""
+    with _replacing(path) as handle:
+        np.save(handle, array)
+
+
+class _MemorySink:
+    """Rows written into arrays allocated on the first batch (no out_dir)."""
+
+    def __init__(self, n: int):
+        self.n, self.arrays = n, {}
+        self.done = np.zeros(n, dtype=bool)
+
+    def add(self, batch: list[int], result: dict[str, np.ndarray]) -> None:
+        for name, value in result.items():
+            if name not in self.arrays:
+                self.arrays[name] = np.empty((self.n, *value.shape[1:]), dtype=value.dtype)
+            self.arrays[name][batch] = value
+        self.done[batch] = True
+
+    def finish(self) -> dict[str, np.ndarray]:
+        return {name: self.arrays[name] for name in sorted(self.arrays)}
+
+
+def _read_shard(path: Path, n: int) -> tuple[np.ndarray, dict[str, tuple]]:
+    """A shard's prompt indices and {name: (dtype, row shape)}, reading every array in full (a truncated or
+    damaged shard raises here, not at assembly)."""
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    index = arrays.pop("prompt_index")
+    if index.ndim != 1 or index.size == 0 or index.min() < 0 or index.max() >= n:
+        raise ValueError("prompt_index out of range")
+    if any(value.shape[:1] != index.shape for value in arrays.values()):
+        raise ValueError("arrays of another length than prompt_index")
+    return index, {name: (value.dtype, value.shape[1:]) for name, value in arrays.items()}
+
+
+class _ShardSink:
+    """Each batch written as a shard right away; the final arrays assembled from the shards on disk,
+    one shard at a time, so memory does not grow with the number of prompts."""
+
+    def __init__(self, out_dir: Path, n: int, request: dict):
+        self.out_dir, self.n = out_dir, n
+        self.shard_dir = out_dir / "shards"
+        self.done = np.zeros(n, dtype=bool)
+        self.shards: list[str] = []  # file names in shard_dir
+        self.specs: dict[str, tuple] | None = None
+        request_path = out_dir / "request.json"
+        if request_path.exists() and json.loads(request_path.read_text()) != json.loads(json.dumps(request)):
+            shutil.rmtree(self.shard_dir, ignore_errors=True)  # shards of other prompts or settings: start afresh
+        (out_dir / "meta.json").unlink(missing_ok=True)  # an extraction of other prompts or settings
+        self.shard_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(request_path, request)
+        for shard in sorted(self.shard_dir.glob("shard-*.npz")):
+            try:
+                index, specs = _read_shard(shard, n)
+                if self.specs is not None and specs != self.specs:
+                    raise ValueError("arrays unlike the other shards'")
+            except Exception as err:  # noqa: BLE001 - any unreadable shard is recomputed
+                warnings.warn(f"extraction: shard {shard} cannot be read ({type(err).__name__}: {err}); "
+                              "deleted, its prompts are recomputed", stacklevel=3)
+                shard.unlink(missing_ok=True)
+                continue
+            self.specs = specs
+            self.shards.append(shard.name)
+            self.done[index] = True
+
+    def add(self, batch: list[int], result: dict[str, np.ndarray]) -> None:
+        shard = self.shard_dir / f"shard-{batch[0]:06d}.npz"
+        atomic_save_npz(shard, prompt_index=np.array(batch), **result)
+        if self.specs is None:
+            self.specs = {name: (value.dtype, value.shape[1:]) for name, value in result.items()}
+        self.shards.append(shard.name)
+        self.done[batch] = True
+
+    def finish(self) -> dict[str, np.ndarray]:
+        """Write <name>.npy for every array, atomically (a temporary file in out_dir, then os.replace),
+        row by row from the shards, read one at a time: nothing of size n_prompts is held in memory."""
+        outputs: dict[str, list] = {}  # name -> [fd, temporary path, data offset, bytes a row]
+        try:
+            for name in sorted(self.specs or {}):
+                dtype, row_shape = self.specs[name]
+                fd, tmp = tempfile.mkstemp(prefix=f".{name}.npy.", dir=self.out_dir)
+                outputs[name] = [fd, tmp, 0, 0]
+                os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600
+                header = io.BytesIO()
+                np.lib.format.write_array_header_1_0(header, {"descr": np.lib.format.dtype_to_descr(dtype),
+                                                              "fortran_order": False, "shape": (self.n, *row_shape)})
+                offset, row_bytes = len(header.getvalue()), int(np.prod(row_shape, dtype=np.int64)) * dtype.itemsize
+                os.pwrite(fd, header.getvalue(), 0)
+                os.ftruncate(fd, offset + self.n * row_bytes)
+                outputs[name][2:] = [offset, row_bytes]
+            written = np.zeros(self.n, dtype=bool)
+            for shard in self.shards:
+                with np.load(self.shard_dir / shard) as data:
+                    index = data["prompt_index"]
+                    for name, (fd, _, offset, row_bytes) in outputs.items():
+                        rows = np.ascontiguousarray(data[name])
+                        for row, i in enumerate(index.tolist()):
+                            os.pwrite(fd, rows[row].tobytes(), offset + i * row_bytes)
+                written[index] = True
+            if not written.all():
+                raise RuntimeError(f"extraction: {int((~written).sum())} prompts are in no shard of {self.shard_dir}")
+            for name, output in outputs.items():
+                os.fsync(output[0])
+                os.close(output[0])
+                output[0] = -1
+                os.replace(output[1], self.out_dir / f"{name}.npy")
+                output[1] = None
+        except OSError as error:
+            friendly = disk_error(error, self.out_dir)
+            if friendly is not None:
+                raise friendly from None
+            raise
+        finally:
+            for fd, tmp, _, _ in outputs.values():
+                if fd >= 0:
+                    os.close(fd)
+                if tmp is not None:  # not replaced onto its <name>.npy
+                    Path(tmp).unlink(missing_ok=True)
+        return {}
 
 
 def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None = None,
             out_dir: str | Path | None = None, progress: bool = True,
-            batch_context: Callable | None = None) -> Extraction:
+            batch_context: Callable | None = None, label: str | None = None) -> Extraction:
     """Run extraction over `prompts` with a LoadedModel. With `out_dir` (usually <run>/extraction),
-    finished batches are kept as shards and a rerun resumes; the final arrays are written there.
+    finished batches are kept as shards and a rerun resumes; the final arrays are written there and
+    returned memory-mapped (read-only np.memmap), so memory does not grow with the number of prompts.
+    Without out_dir they are ordinary in-memory arrays.
 
+    progress: report on stderr (a live bar on a terminal, a plain line every ~10% of the batches
+    otherwise), labelled `label` (default: the model spec).
     batch_context: optional function final_index (int64 [batch], positions of each row's last token)
     -> context manager; each batch's forward pass runs inside it. The ablation suite enters
     `edit_values` there, since a final-token edit needs the batch's final positions. Edited passes
-    are not resumable shards, so it cannot be combined with out_dir."""
+    are not resumable shards, so it cannot be combined with out_dir.
+
+    Raises NumericalError (naming the prompt and the first layer) if any array holds NaN or inf."""
     config = config or ExtractionConfig()
     if batch_context is not None and out_dir is not None:
         raise ValueError("extract: batch_context edits the forward pass, so its results cannot be kept as "
@@ -165,69 +523,54 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
         raise ConfigError(f"{loaded.spec} is an encoder ({adapter.family}): it has no next-token probabilities")
     token_ids = resolve_token_ids(loaded.tokenizer, config.tokens)
     prompts = list(prompts)
-    encoded = tokenize(loaded.tokenizer, prompts, config.max_tokens)
+    encoded = _Encoded(loaded.tokenizer, prompts, config.max_tokens)
+    lengths = encoded.lengths
     limit = getattr(loaded.model.config, "max_position_embeddings", None)
-    if limit is not None and max(len(ids) for ids in encoded) > limit:
-        longest = max(range(len(prompts)), key=lambda i: len(encoded[i]))
-        raise ConfigError(f"prompt '{prompts[longest].id}' has {len(encoded[longest])} tokens, more than this model's "
+    if limit is not None and len(prompts) and lengths.max() > limit:
+        longest = int(np.argmax(lengths))
+        raise ConfigError(f"prompt '{prompts[longest].id}' has {lengths[longest]} tokens, more than this model's "
                           f"{limit} positions: shorten it or pass --max-tokens {limit}")
-    if any(len(ids) == 0 for ids in encoded):
-        empty = next(p.id for p, ids in zip(prompts, encoded) if not ids)
-        raise ConfigError(f"prompt '{empty}' has no tokens")
+    if (lengths == 0).any():
+        raise ConfigError(f"prompt '{prompts[int(np.flatnonzero(lengths == 0)[0])].id}' has no tokens")
+    sha256 = _prompts_sha256(prompts)
 
-    shard_dir = None
-    done: dict[int, dict[str, np.ndarray]] = {}
     if out_dir is not None:
         out_dir = Path(out_dir)
-        finished = _finished(out_dir, prompts, config)
+        if out_dir.is_dir():  # left by a process killed mid-write (one writer at a time: geomprobe.locks)
+            remove_temporaries(out_dir)
+        if (out_dir / "meta.json").exists():  # a finished extraction: any shards beside it are orphans
+            shutil.rmtree(out_dir / "shards", ignore_errors=True)
+        finished = _finished(out_dir, prompts, config, sha256)
         if finished is not None:
             return finished
-        shard_dir = out_dir / "shards"
-        request = {"prompts_sha256": prompts_hash(prompts), "layers": layers, **config.fingerprint_fields()}
-        request_path = out_dir / "request.json"
-        if request_path.exists() and json.loads(request_path.read_text()) != json.loads(json.dumps(request)):
-            shutil.rmtree(shard_dir, ignore_errors=True)  # shards of other prompts or settings: start afresh
-            (out_dir / "meta.json").unlink(missing_ok=True)
-        shard_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(request_path, request)
-        for shard in sorted(shard_dir.glob("shard-*.npz")):
-            with np.load(shard) as data:
-                arrays = {k: data[k] for k in data.files}
-            for row, index in enumerate(arrays.pop("prompt_index")):
-                done[int(index)] = {k: v[row] for k, v in arrays.items()}
+        request = {"prompts_sha256": sha256, "layers": layers, **config.fingerprint_fields()}
+        sink = _ShardSink(out_dir, len(prompts), request)
+    else:
+        sink = _MemorySink(len(prompts))
 
-    order = sorted((i for i in range(len(prompts)) if i not in done), key=lambda i: -len(encoded[i]))
-    batches = [order[i: i + config.batch_size] for i in range(0, len(order), config.batch_size)]
-    backend = make_backend(loaded, config, layers, token_ids) if batches else None
+    remaining = np.flatnonzero(~sink.done)
+    order = remaining[np.argsort(-lengths[remaining], kind="stable")]  # longest first
+    batches = (order[i: i + config.batch_size].tolist() for i in range(0, len(order), config.batch_size))
+    n_batches = -(-len(order) // config.batch_size)
+    backend = make_backend(loaded, config, layers, token_ids) if n_batches else None
+    module = getattr(backend, "bridge", None)  # the tl backend runs its own copy of the model
     pad_id = _pad_id(loaded.tokenizer)
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    columns = [TextColumn("[bold]extract[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TimeRemainingColumn()]
-    with Progress(*columns, disable=not progress, transient=False) as bar:
-        task = bar.add_task(loaded.spec, total=len(prompts), completed=len(done))
+    report = _ProgressReport(progress, label or loaded.spec, len(prompts), int(sink.done.sum()), n_batches)
+    with report:
         for batch in batches:
             input_ids, attention_mask, final_index = pad_batch([encoded[i] for i in batch], pad_id)
             with batch_context(final_index) if batch_context is not None else contextlib.nullcontext():
                 result = backend.run_batch(input_ids, attention_mask, final_index)
-            _check_finite(result, [prompts[i].id for i in batch], loaded)
-            if shard_dir is not None:
-                atomic_save_npz(shard_dir / f"shard-{batch[0]:06d}.npz", prompt_index=np.array(batch), **result)
-            for row, index in enumerate(batch):
-                done[index] = {k: v[row] for k, v in result.items()}
-            bar.advance(task, len(batch))
+            _check_finite(result, [prompts[i].id for i in batch], loaded, layers, module, index=batch)
+            sink.add(batch, result)
+            report.advance(len(batch))
 
-    names = sorted(done[0]) if done else []
-    arrays = {name: np.stack([done[i][name] for i in range(len(prompts))]) for name in names}
-    arrays["n_tokens"] = np.array([len(ids) for ids in encoded], dtype=np.int32)
+    arrays = sink.finish()
+    n_tokens = lengths.astype(np.int32)
+    shapes = {name: [len(prompts), *spec[1]] for name, spec in (sink.specs or {}).items()} \
+        if isinstance(sink, _ShardSink) else {name: list(array.shape) for name, array in arrays.items()}
+    shapes["n_tokens"] = list(n_tokens.shape)
     meta = {
         "n_prompts": len(prompts),
         "layers": layers,
@@ -237,46 +580,56 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
         "backend": config.backend,
         "shape": adapter.shape.__dict__,
         "family": adapter.family,
-        "prompts_sha256": prompts_hash(prompts),
+        "prompts_sha256": sha256,
         "max_tokens": config.max_tokens,
         "padding": "right",
         "final_token": "last non-padding token",
         "units": {"attn_entropy_bits": "bits", "next_entropy_bits": "bits", "values": "raw v = W_V x + b_V",
                   "resid": "block output, before any final norm",
                   "hidden": "hidden_states[l + 1]: block output; the last layer after the final norm"},
-        "shapes": {name: list(array.shape) for name, array in arrays.items()},
+        "shapes": dict(sorted(shapes.items())),
     }
-    if out_dir is not None:
-        for name, array in arrays.items():
-            atomic_save_npy(out_dir / f"{name}.npy", array)
-        write_prompts(prompts, out_dir / "prompts.jsonl")
-        if out_dir.name == "extraction":  # <run>/extraction or <run>/<suite>/extraction: the prompts used there
-            write_prompts(prompts, out_dir.parent / "prompts.jsonl")
-        atomic_write_json(out_dir / "meta.json", meta)  # written last: its presence marks completion
-        shutil.rmtree(shard_dir, ignore_errors=True)
-    return Extraction([p.id for p in prompts], layers, arrays, token_ids, meta)
+    if out_dir is None:
+        arrays["n_tokens"] = n_tokens
+        return Extraction([p.id for p in prompts], layers, arrays, token_ids, meta)
+    _save_npy(out_dir / "n_tokens.npy", n_tokens)
+    for stale in out_dir.glob("*.npy"):  # arrays of an earlier extraction with other readouts
+        if stale.stem not in shapes:
+            stale.unlink(missing_ok=True)
+    _write_prompts(prompts, out_dir / "prompts.jsonl")
+    if out_dir.name == "extraction":  # <run>/extraction or <run>/<suite>/extraction: the prompts used there
+        _write_prompts(prompts, out_dir.parent / "prompts.jsonl")
+    atomic_write_json(out_dir / "meta.json", meta)  # written last: its presence marks completion
+    shutil.rmtree(sink.shard_dir, ignore_errors=True)
+    return load_extraction(out_dir, prompt_ids=[p.id for p in prompts])
 
 
-def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig) -> Extraction | None:
+def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig,
+              sha256: str | None = None) -> Extraction | None:
     """A completed extraction of the same prompts and settings in out_dir, or None."""
     meta_path = out_dir / "meta.json"
     if not meta_path.exists():
         return None
     meta = json.loads(meta_path.read_text())
-    same = (meta.get("prompts_sha256") == prompts_hash(list(prompts)) and meta.get("readouts") == list(config.readouts)
+    same = (meta.get("prompts_sha256") == (sha256 or _prompts_sha256(prompts))
+            and meta.get("readouts") == list(config.readouts)
             and meta.get("tokens") == list(config.tokens) and meta.get("backend") == config.backend
             and meta.get("max_tokens") == config.max_tokens
             and (config.layers is None or meta.get("layers") == list(config.layers)))
-    return load_extraction(out_dir) if same else None
+    return load_extraction(out_dir, prompt_ids=[p.id for p in prompts]) if same else None
 
 
-def load_extraction(directory: str | Path) -> Extraction:
-    """Read the arrays a finished extraction wrote (<run>/extraction)."""
+def load_extraction(directory: str | Path, prompt_ids: list[str] | None = None) -> Extraction:
+    """Read the arrays a finished extraction wrote (<run>/extraction), memory-mapped read-only: an
+    array is read from disk as it is used. prompt_ids: the prompts' ids when the caller has them
+    (otherwise read from the prompts.jsonl written beside the arrays)."""
     directory = Path(directory)
     meta = json.loads((directory / "meta.json").read_text())
-    arrays = {path.stem: np.load(path) for path in directory.glob("*.npy")}
-    from geomprobe.prompts import read_prompts
+    names = list(meta["shapes"]) if "shapes" in meta else [path.stem for path in sorted(directory.glob("*.npy"))]
+    arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r") for name in names}
+    if prompt_ids is None:
+        from geomprobe.prompts import read_prompts
 
-    own = directory / "prompts.jsonl"
-    ids = [p.id for p in read_prompts(own if own.exists() else directory.parent / "prompts.jsonl")]
-    return Extraction(ids, meta["layers"], arrays, meta["token_ids"], meta)
+        own = directory / "prompts.jsonl"
+        prompt_ids = [p.id for p in read_prompts(own if own.exists() else directory.parent / "prompts.jsonl")]
+    return Extraction(list(prompt_ids), meta["layers"], arrays, meta["token_ids"], meta)

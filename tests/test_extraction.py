@@ -242,3 +242,154 @@ def test_hidden_is_transformers_hidden_states(load_tiny, varied_prompts, name):
                    progress=False)
     np.testing.assert_allclose(some["hidden"], ex["hidden"][:, [1, n_layers - 1]], atol=1e-5)
     assert "resid" not in some.arrays
+
+
+# Run directories of an extraction: streamed to disk, memory-mapped, and cleaned after an interruption.
+
+class _Interrupt(Exception):
+    pass
+
+
+def _interrupted(loaded, prompts, config, out, after_batches):
+    """Extract into `out`, killed (an exception from the forward pass) after `after_batches` batches."""
+    from geomprobe.hooks import edit_values
+
+    calls = {"n": 0}
+
+    def fail(layer, v):
+        calls["n"] += 1
+        if calls["n"] > after_batches:
+            raise _Interrupt()
+        return v
+
+    with pytest.raises(_Interrupt), edit_values(loaded.adapter, [0], fail):
+        extract(loaded, prompts, config, out_dir=out, progress=False)
+
+
+def _forwards(loaded, prompts, config, out):
+    from geomprobe.hooks import edit_values
+
+    calls = {"n": 0}
+
+    def count(layer, v):
+        calls["n"] += 1
+        return v
+
+    with edit_values(loaded.adapter, [0], count):
+        ex = extract(loaded, prompts, config, out_dir=out, progress=False)
+    return ex, calls["n"]
+
+
+def test_final_arrays_are_memory_mapped_and_equal_the_in_memory_extraction(load_tiny, demo_prompts, tmp_path):
+    from geomprobe.extraction import load_extraction
+
+    loaded = load_tiny("tiny-neox")
+    config = ExtractionConfig(readouts=("values", "z", "resid", "hidden"), tokens=[" the"], batch_size=4)
+    in_memory = extract(loaded, demo_prompts[:18], config, progress=False)
+    on_disk = extract(loaded, demo_prompts[:18], config, out_dir=tmp_path / "extraction", progress=False)
+    again = load_extraction(tmp_path / "extraction")
+    assert sorted(on_disk.arrays) == sorted(in_memory.arrays) == sorted(again.arrays)
+    assert on_disk.meta == in_memory.meta == again.meta
+    for name, array in in_memory.arrays.items():
+        assert type(array) is np.ndarray
+        for mapped in (on_disk[name], again[name]):
+            assert isinstance(mapped, np.memmap) and not mapped.flags.writeable, name
+            assert mapped.dtype == array.dtype
+            np.testing.assert_array_equal(mapped, array, err_msg=name)  # bit for bit
+    assert on_disk.prompt_ids == again.prompt_ids == [p.id for p in demo_prompts[:18]]
+    assert not (tmp_path / "extraction" / "shards").exists()
+    assert not [p.name for p in (tmp_path / "extraction").iterdir() if p.name.startswith(".")]
+
+
+def test_a_damaged_shard_is_dropped_and_recomputed_bit_for_bit(load_tiny, demo_prompts, tmp_path):
+    loaded = load_tiny("tiny-neox")
+    prompts, config = demo_prompts[:20], ExtractionConfig(batch_size=4)  # 5 batches
+    clean, _ = _forwards(loaded, prompts, config, tmp_path / "clean")
+    out = tmp_path / "extraction"
+    _interrupted(loaded, prompts, config, out, after_batches=3)
+    shards = sorted((out / "shards").glob("shard-*.npz"))
+    assert len(shards) == 3
+    shards[0].write_bytes(shards[0].read_bytes()[: shards[0].stat().st_size // 2])  # truncated
+    shards[1].write_bytes(b"not a zip file at all")  # bad zip
+    with pytest.warns(UserWarning, match=r"shard .*shard-0.*cannot be read .*deleted, its prompts are recomputed"):
+        resumed, forwards = _forwards(loaded, prompts, config, out)
+    assert forwards == 4  # the two damaged batches and the two never run; the intact shard is kept
+    for name in clean.arrays:
+        np.testing.assert_array_equal(resumed[name], clean[name], err_msg=name)
+
+
+def test_temporary_files_and_orphaned_shards_are_removed(load_tiny, demo_prompts, tmp_path):
+    loaded = load_tiny("tiny-neox")
+    prompts, config = demo_prompts[:12], ExtractionConfig(batch_size=4)
+    out = tmp_path / "extraction"
+    _interrupted(loaded, prompts, config, out, after_batches=2)
+    shard = sorted((out / "shards").glob("shard-*.npz"))[0]
+    kept_copy = shard.read_bytes()
+    # what atomic_write_bytes (tempfile.mkstemp(prefix=".<name>.")) leaves when killed mid-write
+    stale = [out / ".request.json.k2v9_x0q", out / ".values.npy.abcdefgh", out / "shards" / ".shard-000008.npz.12345678"]
+    for path in stale:
+        path.write_bytes(b"partial")
+    unrelated = [out / "notes.txt", out / ".keep", out / ".values.npy.toolongsuffix"]
+    for path in unrelated:
+        path.write_text("not extraction's")
+    resumed, forwards = _forwards(loaded, prompts, config, out)
+    assert forwards == 1
+    assert not any(path.exists() for path in stale)
+    assert all(path.exists() for path in unrelated)
+
+    # killed between meta.json and the shards' removal: the shards beside a finished extraction are orphans
+    (out / "shards").mkdir()
+    (out / "shards" / shard.name).write_bytes(kept_copy)
+    (out / ".meta.json.zzzzzzzz").write_bytes(b"{")
+    finished, forwards = _forwards(loaded, prompts, config, out)
+    assert forwards == 0  # read back, not recomputed
+    assert not (out / "shards").exists() and not (out / ".meta.json.zzzzzzzz").exists()
+    for name in resumed.arrays:
+        np.testing.assert_array_equal(finished[name], resumed[name])
+
+
+def test_arrays_of_an_earlier_extraction_with_other_readouts_are_not_kept(load_tiny, demo_prompts, tmp_path):
+    from geomprobe.extraction import load_extraction
+
+    loaded = load_tiny("tiny-neox")
+    out = tmp_path / "extraction"
+    extract(loaded, demo_prompts[:6], ExtractionConfig(readouts=("values", "z")), out_dir=out, progress=False)
+    assert (out / "z.npy").exists()
+    ex = extract(loaded, demo_prompts[:6], ExtractionConfig(readouts=("values",)), out_dir=out, progress=False)
+    assert "z" not in ex.arrays and not (out / "z.npy").exists()
+    assert sorted(load_extraction(out).arrays) == sorted(ex.arrays)
+
+
+def test_progress_off_a_terminal_is_plain_lines_on_stderr(tmp_path):
+    """stdout and stderr are pipes: no live bar (which would print nothing until the end), but a line
+    every ~10% of the batches, on stderr, with the caller's label; nothing on stdout."""
+    import re
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from geomprobe.extraction import ExtractionConfig, extract\n"
+        "from geomprobe.models import load_model\n"
+        "from geomprobe.models.builtin import demo_prompts_path\n"
+        "from geomprobe.prompts import read_prompts\n"
+        "prompts = read_prompts(demo_prompts_path())[:40]\n"
+        "extract(load_model('tiny-neox'), prompts, ExtractionConfig(batch_size=2), out_dir=sys.argv[1],\n"
+        "        label='sula: main')\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "extraction")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    lines = re.findall(r"^extract sula: main: (\d+)/40 prompts, \d+ s$", done.stderr, flags=re.M)
+    assert [int(n) for n in lines] == list(range(4, 41, 4))  # 20 batches: every 2nd, i.e. every 10%
+
+
+def test_streamed_prompt_hash_and_file_equal_the_prompts_modules(demo_prompts, tmp_path):
+    from geomprobe.extraction import _prompts_sha256, _write_prompts
+    from geomprobe.prompts import prompts_hash, write_prompts
+
+    for prompts in (demo_prompts, demo_prompts[:1], []):
+        assert _prompts_sha256(prompts) == prompts_hash(prompts)
+    write_prompts(demo_prompts, tmp_path / "a.jsonl")
+    _write_prompts(demo_prompts, tmp_path / "b.jsonl")
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()

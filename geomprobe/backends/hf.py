@@ -21,9 +21,14 @@ LOG2E = 1.4426950408889634
 
 
 def next_token_summary(logits: torch.Tensor, token_ids: list[int]) -> dict[str, np.ndarray]:
-    """logits [batch, vocab] -> next_entropy_bits [batch] and token_probs [batch, n_tokens]."""
+    """logits [batch, vocab] -> next_entropy_bits [batch] and token_probs [batch, n_tokens].
+
+    A token of probability exactly 0 (a logit of -inf, or one that underflows) adds 0 to the
+    entropy, not 0 * -inf = NaN; NaN or +inf logits give NaN, which extraction reports as an error
+    (nothing is masked)."""
     logp = torch.log_softmax(logits.float(), dim=-1)
-    entropy_bits = -(logp.exp() * logp).nan_to_num().sum(-1) * LOG2E
+    p = logp.exp()
+    entropy_bits = -torch.where(p == 0, torch.zeros_like(p), p * logp).sum(-1) * LOG2E
     out = {"next_entropy_bits": entropy_bits.cpu().numpy().astype(np.float32)}
     if token_ids:
         out["token_probs"] = logp[:, token_ids].exp().cpu().numpy().astype(np.float32)

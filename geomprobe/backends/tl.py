@@ -75,8 +75,9 @@ class TLBackend:
         def keep_final_query(layer):
             def hook(tensor, hook):  # pre-softmax scores [batch, heads, q_pos, k_pos], mask added
                 scores = tensor[rows, :, final_index.to(tensor.device)].detach()
-                # A masked key's score is the dtype's most negative value (or -inf).
-                store["visible"][layer] = (scores[:, 0] > torch.finfo(scores.dtype).min / 2).cpu()
+                # A masked key's score is the dtype's most negative value (or -inf). A NaN score counts
+                # as visible, so it reaches the entropy (and the error) instead of being masked away.
+                store["visible"][layer] = ~(scores[:, 0] <= torch.finfo(scores.dtype).min / 2).cpu()
                 store["scores"][layer] = scores.float().cpu()
 
             return hook
@@ -111,11 +112,13 @@ class TLBackend:
         scores = torch.stack([store["scores"][layer] for layer in self.layers], 1)  # [batch, L, H, k_pos]
         visible = torch.stack([store["visible"][layer] for layer in self.layers], 1)  # [batch, L, k_pos]
         log_probs = torch.log_softmax(scores.masked_fill(~visible[:, :, None], float("-inf")), dim=-1)
-        terms = torch.where(visible[:, :, None], log_probs.exp() * log_probs, torch.zeros_like(log_probs))
+        probs = log_probs.exp()  # exactly 0 at masked keys; NaN scores stay NaN
+        terms = torch.where(probs == 0, torch.zeros_like(log_probs), probs * log_probs)
         result["attn_entropy_bits"] = (-terms.sum(-1) * LOG2E).numpy().astype(np.float32)
         result["n_visible_keys"] = visible.sum(-1).numpy().astype(np.int32)
         next_log_probs = torch.log_softmax(final_logits.float(), dim=-1).cpu()
-        next_terms = torch.where(next_log_probs.isfinite(), next_log_probs.exp() * next_log_probs, 0.0)
+        next_probs = next_log_probs.exp()  # 0 * log 0 = 0; NaN or +inf logits stay NaN (extraction raises)
+        next_terms = torch.where(next_probs == 0, torch.zeros_like(next_probs), next_probs * next_log_probs)
         result["next_entropy_bits"] = (-next_terms.sum(-1) * LOG2E).numpy().astype(np.float32)
         if self.token_ids:
             result["token_probs"] = next_log_probs[:, self.token_ids].exp().numpy().astype(np.float32)
