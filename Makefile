@@ -7,7 +7,7 @@ STAMP := $(VENV)/.geomprobe-installed
 # a torch installed first, pip would take PyPI's default build, a multi-GB CUDA one on Linux).
 TORCH := torch==2.13.0
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench gpu-check clean
 
 install: $(STAMP)
 
@@ -32,6 +32,11 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/extraction_overhead.py
+
+# On a CUDA machine: random models of Pythia-410M's, Llama-3.2-1B's and Mistral-7B's exact shapes
+# through extraction and every suite, bf16 vs fp32, tokens/s vs a bare forward, peak memory vs plan.
+gpu-check: $(STAMP)
+	$(BIN)/python benchmarks/gpu_check.py
 
 clean:
 	rm -rf runs .pytest_cache

@@ -44,9 +44,7 @@ import io
 import json
 import os
 import shutil
-import sys
 import tempfile
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
+from geomprobe.console import ProgressReport
 from geomprobe.errors import ConfigError, NumericalError
 from geomprobe.prompts import Prompt
 from geomprobe.rundir import FILE_MODE, atomic_save_npz, atomic_write_json, disk_error, remove_temporaries
@@ -244,63 +243,6 @@ def _numerical_advice(loaded, module) -> str:
     return (f"the weights are all finite, so the model's activations themselves are not finite in {dtype} on this "
             "input (a lower precision will not help): check the prompt's tokens and length (--max-tokens) and "
             "the scale of the model's weights")
-
-
-class _ProgressReport:
-    """Progress on stderr: a live rich bar on a terminal (or in Jupyter); otherwise a plain line every
-    ~10% of the batches and at the end, since a live bar on a pipe or a log file shows nothing until
-    it finishes. Nothing at all when disabled."""
-
-    def __init__(self, enabled: bool, label: str, total: int, completed: int, n_batches: int):
-        self.enabled, self.label, self.total, self.completed = enabled, label, total, completed
-        self.n_batches, self.batches = n_batches, 0
-        self.every = max(1, -(-n_batches // 10))
-        self.bar = self.task = None
-        self.start = time.monotonic()
-        self.live = False
-        if enabled:
-            from rich.console import Console
-
-            self.console = Console(stderr=True)
-            self.live = self.console.is_terminal or self.console.is_jupyter
-
-    def __enter__(self) -> _ProgressReport:
-        if not self.enabled:
-            return self
-        if self.live:
-            from rich.markup import escape
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            columns = [TextColumn("[bold]extract[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                       TimeElapsedColumn(), TimeRemainingColumn()]
-            self.bar = Progress(*columns, console=self.console, transient=False)
-            self.bar.__enter__()
-            self.task = self.bar.add_task(escape(self.label), total=self.total, completed=self.completed)
-        elif self.completed:
-            self._line(f"resuming, {self.completed}/{self.total} prompts done before")
-        return self
-
-    def advance(self, n: int) -> None:
-        self.completed += n
-        self.batches += 1
-        if self.bar is not None:
-            self.bar.advance(self.task, n)
-        elif self.enabled and (self.batches % self.every == 0 or self.batches == self.n_batches):
-            self._line(f"{self.completed}/{self.total} prompts, {time.monotonic() - self.start:.0f} s")
-
-    def _line(self, text: str) -> None:
-        print(f"extract {self.label}: {text}", file=sys.stderr, flush=True)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
 
 
 class _Encoded:
@@ -556,7 +498,7 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
     module = getattr(backend, "bridge", None)  # the tl backend runs its own copy of the model
     pad_id = _pad_id(loaded.tokenizer)
 
-    report = _ProgressReport(progress, label or loaded.spec, len(prompts), int(sink.done.sum()), n_batches)
+    report = ProgressReport(progress, label or loaded.spec, len(prompts), int(sink.done.sum()), n_batches)
     with report:
         for batch in batches:
             input_ids, attention_mask, final_index = pad_batch([encoded[i] for i in batch], pad_id)

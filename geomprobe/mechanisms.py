@@ -339,11 +339,9 @@ def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int 
     out = {"baseline": baseline, "heads": [[None] * shape.n_heads for _ in range(shape.n_layers)],
            "all_heads": [None] * shape.n_layers, "skip_layer": [None] * shape.n_layers}
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from geomprobe.console import ProgressReport
 
-    with Progress(TextColumn("[bold]ablations[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  disable=not progress) as bar:
-        handle = bar.add_task("ablate", total=len(conditions))
+    with ProgressReport(progress, "heads and layers", len(conditions), verb="mechanisms", unit="ablations") as bar:
         for kind, layer, head in conditions:
             if kind == "heads":
                 context = mean_ablate_heads(adapter, {layer: [head]}, means)
@@ -357,7 +355,7 @@ def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int 
                 out["heads"][layer][head] = result
             else:
                 out[kind][layer] = result
-            bar.advance(handle)
+            bar.advance(1)
     blind = evaluate(ContextBlind(len(task.vocab)), task, n_eval, seed=eval_seed)
     out["context_blind"] = {key: blind.get(key) for key in SCORE_KEYS}
     return out

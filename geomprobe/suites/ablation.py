@@ -380,20 +380,11 @@ def run_ablation_suite(ctx) -> dict:
                              {"op": op, **params, "layers": layers, "positions": config.positions,
                               "axis": axis_name, "seed": seed}))
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from geomprobe.console import ProgressReport
 
     passes, reused = {}, 0
-    columns = [TextColumn("[bold]ablation[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TimeRemainingColumn()]
-    with Progress(*columns, disable=not ctx.progress, transient=False) as bar:
-        task = bar.add_task(f"{loaded.spec}, {len(prompts)} prompts a pass", total=len(plan))
+    with ProgressReport(ctx.progress, f"{loaded.spec}, {len(prompts)} prompts a pass", len(plan), verb="ablation",
+                        unit="passes") as bar:
         for file_name, what, key in plan:
             edit = None
             if what is not None:
@@ -405,7 +396,7 @@ def run_ablation_suite(ctx) -> dict:
                 conditions_dir / f"{file_name}.json", {**common, **key},
                 lambda: _one_pass(loaded, prompts, extraction_config, axes, edit))
             reused += was_cached
-            bar.advance(task)
+            bar.advance(1)
 
     results = summarise(passes, operations, sets, H_bayes, config.n_boot, seed, last, config.n_random,
                         config.positions)

@@ -100,7 +100,7 @@ def run_domain_suite(ctx) -> dict:
         chosen[label] = prompts
         n_layers = ctx.loaded.adapter.shape.n_layers
         extraction = extract(ctx.loaded, prompts, ctx.extraction_config(layers=[n_layers - 1]),
-                             out_dir=work / f"extraction-{label}", progress=ctx.progress)
+                             out_dir=work / f"extraction-{label}", progress=ctx.progress, label=f"domain: {label}")
         matrix = readout_matrix(extraction, config.readout)
         matrices[label] = matrix[:, -1].reshape(len(matrix), -1)
         manifold = value_manifold(matrices[label], entropy_bits=extraction.arrays.get("next_entropy_bits"),
@@ -140,7 +140,8 @@ def null_gains(ctx, chosen: dict, matrices: dict) -> dict | None:
         with null_model(ctx.loaded, spec) as copy:
             for label, prompts in chosen.items():
                 extraction = extract(copy, prompts, ctx.extraction_config(layers=[last]),
-                                     out_dir=ctx.work / "nulls" / spec.name / f"extraction-{label}", progress=ctx.progress)
+                                     out_dir=ctx.work / "nulls" / spec.name / f"extraction-{label}", progress=ctx.progress,
+                                     label=f"domain: {spec.name}, {label}")
                 matrix = readout_matrix(extraction, config.readout)
                 rows[label] = matrix[:, -1].reshape(len(matrix), -1)
         null_matrices.append(rows)

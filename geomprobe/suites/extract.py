@@ -46,7 +46,7 @@ def run_extract_suite(ctx) -> dict:
     prompts, source = suite_prompts(ctx)
     ctx.record_prompts(prompts, source)
     extraction = extract(ctx.loaded, prompts, ctx.extraction_config(), out_dir=ctx.run_dir.path / "extraction",
-                         progress=ctx.progress)
+                         progress=ctx.progress, label="extract")
     results = ctx.write_results(summarise(extraction, n_boot=ctx.options.n_boot))
     if ctx.progress:
         print_summary(results)

@@ -129,7 +129,7 @@ def _stratified(ctx, candidates, work_dir, label, config, seed, n_layers):
                         "why": "encoder: no next-token entropy to stratify by; drawn uniformly instead"}
     scores = extract(ctx.loaded, candidates, ctx.extraction_config(layers=[n_layers - 1], readouts=(), tokens=[]),
                      out_dir=work_dir / f"candidates-{label}" if label else work_dir / "candidates",
-                     progress=ctx.progress)
+                     progress=ctx.progress, label=f"{ctx.suite}: candidates" + (f" ({label})" if label else ""))
     entropy = scores["next_entropy_bits"]
     try:
         sample = stratified_sample(entropy, n_per_bin=config.n_per_quintile, n_bins=5, seed=seed)
@@ -245,7 +245,8 @@ def null_results(ctx, prompts, extraction, key_layer_mean) -> dict | None:
     for spec in specs:
         with null_model(ctx.loaded, spec) as copy:
             null_extraction = extract(copy, prompts, ctx.extraction_config(layers=None),
-                                      out_dir=ctx.work / "nulls" / spec.name / "extraction", progress=ctx.progress)
+                                      out_dir=ctx.work / "nulls" / spec.name / "extraction", progress=ctx.progress,
+                                      label=f"geometry: {spec.name}")
             keys = key_orthogonality(key_weight_stack(copy, fold_ln=config.fold_ln), threshold=config.orth_threshold,
                                      ln_folded=config.fold_ln, seed=seed).to_dict()
         stack = readout_matrix(null_extraction, config.readout)
@@ -328,7 +329,7 @@ def run_geometry_suite(ctx) -> dict:
     atomic_write_json(work / "sample.json", {"source": source, **sample})
     ctx.record_prompts(prompts, source)
     extraction = extract(ctx.loaded, prompts, ctx.extraction_config(layers=None), out_dir=work / "extraction",
-                         progress=ctx.progress)
+                         label="geometry: sample", progress=ctx.progress)
     results = ctx.write_results({
         "shape": dict(ctx.loaded.adapter.shape.__dict__),
         "prompts": {"source": source, "n": len(prompts), "stratified": sample["stratified"]},

@@ -216,7 +216,7 @@ def extract_condition(ctx, spec: SulaSpec, choice, records, condition: str, laye
     extraction = extract(ctx.loaded, [r.to_prompt() for r in records],
                          ctx.extraction_config(layers=layers, readouts=(readout,),
                                                tokens=[choice.token_strings[w] for w in spec.pair(condition)]),
-                         out_dir=work / f"extraction-{condition}", progress=ctx.progress)
+                         out_dir=work / f"extraction-{condition}", progress=ctx.progress, label=f"sula: {condition}")
     model = restrict_to_labels(extraction["token_probs"])
     vectors = {layer: extraction[readout][:, column].reshape(len(records), -1)
                for column, layer in enumerate(extraction.layers)}
@@ -321,7 +321,8 @@ def null_results(ctx, spec, choice, records, last: int, readout: str, model_erro
         with null_model(ctx.loaded, null) as copy:
             extraction = extract(copy, [r.to_prompt() for r in records],
                                  ctx.extraction_config(layers=[last], readouts=(readout,), tokens=tokens),
-                                 out_dir=ctx.work / "nulls" / null.name / "extraction-main", progress=ctx.progress)
+                                 out_dir=ctx.work / "nulls" / null.name / "extraction-main", progress=ctx.progress,
+                                 label=f"sula: {null.name}, main")
         side = restrict_to_labels(extraction["token_probs"])
         vectors = extraction[readout][:, 0].reshape(len(records), -1)
         entry = {**null.to_dict(), "mae_bits": float(np.mean(np.abs(side["H_model"] - H_bayes))),

@@ -290,6 +290,7 @@ def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, s
         save_state()  # records the configuration, so even a run killed at once is resumable
     last_state_save = time.perf_counter()
 
+    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = [TextColumn(f"[bold]train[/] {config.arch} on {task.name}"), BarColumn(),
@@ -300,7 +301,8 @@ def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, s
     # boundary_rng holds the RNG states before this step's batch was drawn.
     touched, boundary_step = False, step
     boundary_rng = (rng.bit_generator.state, torch.get_rng_state())
-    with _DeferredInterrupt() as interrupt, Progress(*columns, disable=not progress) as bar:
+    with _DeferredInterrupt() as interrupt, Progress(*columns, disable=not progress,
+                                                                  console=Console(stderr=True)) as bar:
         handle = bar.add_task("train", total=budget, step=step, loss=loss_value, mae=mae)
         try:
             while True:
