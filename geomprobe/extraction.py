@@ -39,7 +39,6 @@ Two backends produce the same arrays: "hf" (geomprobe's own hooks and attention 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
 import json
 import os
@@ -54,7 +53,7 @@ import numpy as np
 
 from geomprobe.console import ProgressReport
 from geomprobe.errors import ConfigError, NumericalError
-from geomprobe.prompts import Prompt
+from geomprobe.prompts import Prompt, prompts_hash
 from geomprobe.rundir import FILE_MODE, atomic_save_npz, atomic_write_json, disk_error, remove_temporaries
 
 READOUTS = ("values", "z", "resid", "hidden")
@@ -277,13 +276,7 @@ class _Encoded:
 
 
 def _prompts_sha256(prompts: Sequence[Prompt]) -> str:
-    """geomprobe.prompts.prompts_hash, streamed: the same digest of the same JSON text, without holding
-    the list of dicts and the whole JSON text at once (38 MB for 100,000 prompts)."""
-    digest = hashlib.sha256(b"[")
-    for i, prompt in enumerate(prompts):
-        digest.update(((", " if i else "") + json.dumps(prompt.to_dict(), sort_keys=True)).encode())
-    digest.update(b"]")
-    return digest.hexdigest()
+    return prompts_hash(prompts)  # streamed: no list of dicts, no whole JSON text
 
 
 @contextlib.contextmanager
