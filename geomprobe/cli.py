@@ -98,24 +98,37 @@ def suites():
 @app.command()
 @user_errors
 def compare(
-    run_dirs: list[Path] = typer.Argument(..., help="run directories with a finished geometry suite"),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="also write OUT.json and OUT.md"),
+    run_dirs: list[Path] = typer.Argument(..., help="run directories with finished suites (any of geometry, "
+                                                    "domain, sula, ablation, mechanisms, extract)"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="also write OUT.csv, OUT.json (and OUT.parquet "
+                                                                 "with pyarrow); --layout table2: OUT.json, OUT.md"),
+    layout: str = typer.Option("tidy", "--layout", help="tidy: one row per run x suite x statistic; table2: paper "
+                                                        "III's Table 2 layout (geometry and domain suites)"),
     basis: bool = typer.Option(False, help="also one PCA across the models over the prompts their geometry "
                                            "runs share (METHODS.md section 2.7)"),
 ):
-    """Cross-model table (paper III Table 2 layout) from existing run directories."""
+    """Aggregate finished suites of run directories: a tidy table (runs labelled model@revision, with
+    training steps) or paper III's Table 2 layout."""
+    from geomprobe.compare import LAYOUTS, aggregate, print_summary, print_table, shared_basis, write_tidy
     from geomprobe.compare import compare as build
-    from geomprobe.compare import print_table, shared_basis
+    from geomprobe.errors import ConfigError
 
+    if layout not in LAYOUTS:
+        raise ConfigError(f"--layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
     shared = shared_basis(run_dirs) if basis else None  # computed once: printed and written
-    rows = build(run_dirs, out, basis=shared)
-    print_table(rows)
+    if layout == "table2":
+        print_table(build(run_dirs, out, basis=shared, layout="table2"))
+    else:
+        table = aggregate(run_dirs)
+        written = write_tidy(table, out, basis=shared) if out is not None else []
+        print_summary(table)
     if shared is not None:
         typer.echo(f"cross-model basis over {shared['n_shared_prompts']} shared prompts: PC1 {shared['pc1']:.3f}, "
                    f"PC1+PC2 {shared['pc12']:.3f}; PC1 loading share "
                    + ", ".join(f"{Path(k).name} {v:.2f}" for k, v in shared["pc1_loading_share"].items()))
     if out is not None:
-        typer.echo(f"table: {out.with_suffix('.md')}")
+        typer.echo(f"table: {out.with_suffix('.md')}" if layout == "table2" else
+                   "table: " + ", ".join(str(path) for path in written))
 
 
 @app.command()

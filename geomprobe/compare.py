@@ -1,21 +1,37 @@
-"""Cross-model table in the layout of paper III's Table 2, built from finished run directories.
+"""Aggregation across run directories: one tidy table over runs, suites and statistics, and the
+cross-model table in the layout of paper III's Table 2.
 
-    geomprobe compare runs/pythia-410m runs/phi-2 -o reports/compare
+    geomprobe compare runs/pythia-410m@step0 runs/pythia-410m -o reports/table   # tidy: CSV, JSON (, parquet)
+    geomprobe compare runs/pythia-410m runs/phi-2 --layout table2 -o reports/t2    # paper III Table 2
 
-Each row reads <run>/geometry/results.json (and <run>/domain/results.json when present). The
+The tidy table has one row per run x suite x statistic, for every finished suite (geometry,
+domain, sula, ablation, mechanisms, extract; a plugin suite's top-level estimates and numbers):
+the run's label `model@revision`, model, revision, training step (from a revision such as
+`step1000` or `step-1000`; for the final model of a wind-tunnel training run, the `steps` of its
+metrics.json), suite, statistic, value, its 95% CI, how it was made, n, and where the suite
+compared the statistic with untrained copies (`untrained_null.comparisons`), the untrained mean,
+model minus untrained with its CI, and the status. Statistics of one condition, prompt set, layer
+or intervention carry it in brackets: `mae_bits[shuffled]`, `pc12[math]`, `delta_mae_bits[cut/multi]`.
+Numbers are copied from the results files, never recomputed.
+
+Table 2 reads <run>/geometry/results.json (and <run>/domain/results.json when present). The
 paper's values sit in their own column, matched by model name; they are reference values, never
 results.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
+import re
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from geomprobe.console import table_console
-from geomprobe.errors import RunDirectoryError
-from geomprobe.rundir import atomic_write_json, atomic_write_text
+from geomprobe.errors import ConfigError, RunDirectoryError
+from geomprobe.rundir import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 # Paper III (METHODS.md sections 2, 4): value manifold PC1+PC2 (mixed / mathematics-only) and
 # attention focusing. Keys: substrings of a hub id.
@@ -27,6 +43,13 @@ PAPER_III = {
 }
 
 EARLY_FRACTION = 1 / 3  # "early layers": the first third of the depth, at least one layer
+LAYOUTS = ("tidy", "table2")
+SUITE_ORDER = ("extract", "geometry", "domain", "sula", "ablation", "mechanisms")
+TIDY_COLUMNS = ("run", "model", "revision", "step", "suite", "statistic", "value", "text", "ci_low", "ci_high",
+                "method", "n", "p_value", "untrained_null_mean", "diff_vs_untrained", "diff_ci_low", "diff_ci_high",
+                "status_vs_untrained", "run_dir", "commit")
+DEFAULT_REVISION = "main"
+_STEP = re.compile(r"^step[-_]?(\d+)$", re.IGNORECASE)
 
 
 def paper_reference(model: str) -> dict | None:
@@ -38,16 +61,602 @@ def paper_reference(model: str) -> dict | None:
 
 
 def _read(path: Path) -> dict | None:
-    return json.loads(path.read_text()) if path.exists() else None
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise RunDirectoryError(f"{path} is not readable JSON ({str(error).splitlines()[0]})") from None
+    return data if isinstance(data, dict) else None
 
 
-def row_for(run_dir: str | Path) -> dict:
+# --------------------------------------------------------------------------------------------
+# which run is which: model@revision, training step
+
+
+def parse_step(revision) -> int | None:
+    """The training step of a checkpoint revision: 'step1000', 'step-1000', 'step_0001000' -> 1000;
+    anything else (main, a commit, None) -> None."""
+    match = _STEP.match(str(revision).strip()) if revision is not None else None
+    return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """A run directory as the tables and the report name it."""
+    run_dir: str
+    label: str  # model@revision, unique among the runs compared (the run directory's name added to duplicates)
+    model: str  # the model spec without its revision (a local directory: its name)
+    revision: str  # manifest model.revision (or the spec's @revision); "main" when there is none
+    step: int | None  # from the revision, or the final step of a wind-tunnel training run
+    spec: str | None = None  # the model spec as given
+    commit: str | None = None  # the hub commit the revision resolved to
+    source: str | None = None  # hub id or local directory the weights came from
+    step_source: str | None = None  # where the step was read: "revision" or the metrics.json path
+
+
+def _looks_local(name: str, source: str | None) -> bool:
+    if "/" not in name and "\\" not in name:
+        return False
+    path = Path(name).expanduser()
+    return (path.is_absolute() or name.startswith((".", "~")) or path.is_dir()
+            or (source is not None and Path(source).is_dir() and Path(source).name == path.name))
+
+
+def _final_step(directories: list[Path]) -> tuple[int | None, str | None]:
+    """steps of the first metrics.json (a `windtunnel train` output) among the directories."""
+    for directory in directories:
+        metrics = directory / "metrics.json"
+        if not metrics.is_file():
+            continue
+        try:
+            steps = json.loads(metrics.read_text()).get("steps")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(steps, int) and not isinstance(steps, bool):
+            return steps, str(metrics)
+    return None, None
+
+
+def identify(run_dir: str | Path, manifest: dict | None = None) -> RunIdentity:
+    """Model, revision and training step of one run directory, read from its manifest (label not
+    yet made unique; `identities` does that)."""
+    from geomprobe.models.registry import parse_model_spec
+
+    run_dir = Path(run_dir)
+    if manifest is None:
+        try:
+            manifest = _read(run_dir / "manifest.json")
+        except RunDirectoryError:  # unreadable: named by its directory (the reader that needs it says why)
+            manifest = None
+    model = (manifest or {}).get("model") if isinstance((manifest or {}).get("model"), dict) else {}
+    spec = model.get("spec") or model.get("source")
+    source = model.get("source")
+    if spec:
+        name, spec_revision = parse_model_spec(str(spec))
+    else:  # a `windtunnel train` output (no manifest): the directory is the model
+        name, spec_revision = run_dir.resolve().name, None
+    short = (Path(name).name or name) if _looks_local(name, source) else name
+    revision = model.get("revision") or spec_revision
+    step, step_source = parse_step(revision), "revision"
+    if step is None:
+        step_source = None
+        if revision is None:  # the final model of a wind-tunnel training run is its last step
+            candidates = [Path(source)] if source else []
+            if spec and _looks_local(name, source):
+                candidates.append(Path(name).expanduser())
+            if not manifest:
+                candidates.append(run_dir)
+            step, step_source = _final_step([c for c in candidates if c.is_dir()])
+    revision = str(revision) if revision else DEFAULT_REVISION
+    return RunIdentity(run_dir=str(run_dir), label=f"{short}@{revision}", model=short, revision=revision, step=step,
+                       spec=spec, commit=model.get("commit"), source=source, step_source=step_source)
+
+
+def unique_labels(runs: list[RunIdentity]) -> list[RunIdentity]:
+    """The same runs, labels made unique: a duplicated model@revision gets the run directory's name,
+    then its parent's, then a number."""
+    from dataclasses import replace
+
+    labels = [run.label for run in runs]
+    for depth in (1, 2):
+        duplicated = {label for label in labels if labels.count(label) > 1}
+        for i, run in enumerate(runs):
+            if labels[i] in duplicated:
+                path = Path(run.run_dir)
+                where = path.name if depth == 1 else str(Path(path.parent.name) / path.name)
+                labels[i] = f"{run.label} ({where})"
+    seen: dict[str, int] = {}
+    for i, label in enumerate(labels):
+        if labels.count(label) > 1:
+            seen[label] = seen.get(label, 0) + 1
+            labels[i] = f"{label} #{seen[label]}"
+    return [replace(run, label=label) for run, label in zip(runs, labels)]
+
+
+def identities(run_dirs: list[str | Path], manifests: list[dict | None] | None = None) -> list[RunIdentity]:
+    manifests = manifests if manifests is not None else [None] * len(run_dirs)
+    return unique_labels([identify(run_dir, manifest) for run_dir, manifest in zip(run_dirs, manifests)])
+
+
+def finished_results(run_dir: str | Path) -> tuple[dict | None, dict[str, dict], list[str]]:
+    """(manifest, suite -> results.json, notes) of a run directory's finished suites: those with a
+    results.json whose manifest entry is complete (or has no entry)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise RunDirectoryError(f"{run_dir} is not a directory: pass a run directory written by `geomprobe run`")
+    manifest = _read(run_dir / "manifest.json")
+    statuses = (manifest or {}).get("suites") or {}
+    found = {path.parent.name: path for path in run_dir.glob("*/results.json")}
+    order = sorted(found, key=lambda s: (SUITE_ORDER.index(s) if s in SUITE_ORDER else len(SUITE_ORDER), s))
+    results, notes = {}, []
+    for suite in order:
+        entry = statuses.get(suite)
+        status = entry.get("status") if isinstance(entry, dict) else None
+        if entry is not None and status != "complete":
+            notes.append(f"{run_dir}: {suite} suite left out (status {status or 'unknown'})")
+            continue
+        data = _read(found[suite])
+        if data is not None:
+            results[suite] = data
+    return manifest, results, notes
+
+
+# --------------------------------------------------------------------------------------------
+# the tidy rows of one suite's results
+
+
+def _number(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _ci(ci) -> tuple:
+    if isinstance(ci, (list, tuple)) and len(ci) == 2:
+        return _number(ci[0]), _number(ci[1])
+    return None, None
+
+
+def _is_estimate(entry) -> bool:
+    return isinstance(entry, dict) and "value" in entry and "ci95" in entry
+
+
+class _Rows:
+    def __init__(self):
+        self.rows: list[dict] = []
+
+    def add(self, statistic: str, value, ci=None, method: str | None = "", n=None, text: str = "", p_value=None):
+        low, high = _ci(ci)
+        self.rows.append({"statistic": statistic, "value": _number(value), "text": text or "", "ci_low": low,
+                          "ci_high": high, "method": method or "", "n": n if isinstance(n, int) else None,
+                          "p_value": _number(p_value), "untrained_null_mean": None, "diff_vs_untrained": None,
+                          "diff_ci_low": None, "diff_ci_high": None, "status_vs_untrained": ""})
+
+    def estimate(self, statistic: str, entry, text: str = "", method_suffix: str = ""):
+        """An Estimate {value, ci95, method, n[, pvalue]}, copied as it is; a scalar estimate only."""
+        if not _is_estimate(entry) or isinstance(entry.get("value"), list):
+            return
+        self.add(statistic, entry.get("value"), entry.get("ci95"), (entry.get("method") or "") + method_suffix,
+                 entry.get("n"), text, entry.get("pvalue"))
+
+    def compare(self, comparison: dict, statistic: str, name: str) -> None:
+        """Fill a statistic's untrained-null columns from an untrained_null.comparisons entry (its own
+        row when no row of that statistic was written)."""
+        if not isinstance(comparison, dict):
+            return
+        row = next((r for r in self.rows if r["statistic"] == statistic), None)
+        if row is None:
+            difference = comparison.get("difference") or {}
+            self.add(statistic, comparison.get("model"), None, comparison.get("statistic") or name,
+                     difference.get("n") if isinstance(difference, dict) else None)
+            row = self.rows[-1]
+        difference = comparison.get("difference") if isinstance(comparison.get("difference"), dict) else {}
+        low, high = _ci(difference.get("ci95"))
+        row.update(untrained_null_mean=_number(comparison.get("null_mean")),
+                   diff_vs_untrained=_number(difference.get("value")), diff_ci_low=low, diff_ci_high=high,
+                   status_vs_untrained=str(comparison.get("status") or ""))
+
+
+def _ci_text(methods: dict, key: str, over: str = "prompts") -> str:
+    method = (methods or {}).get(key) if isinstance(methods, dict) else None
+    return f"{method} 95% CI over {over}" if method else ""
+
+
+def _geometry(r: dict, rows: _Rows) -> dict:
+    vm = r.get("value_manifold") or {}
+    n, methods = vm.get("n_prompts"), vm.get("ci_method") or {}
+    where = f"layer {vm.get('layer')} {vm.get('readout', 'values')}"
+    for key, what in (("pc1", "PC1 share of variance"), ("pc12", "PC1+PC2 share of variance"),
+                      ("pr", "participation ratio")):
+        rows.add(key, vm.get(key), vm.get(f"{key}_ci95"), f"{what}, {where}; " + _ci_text(methods, key), n)
+    for key in ("pc1", "pc12"):
+        null = (vm.get("shuffle_null") or {}).get(key) or {}
+        rows.add(f"{key}_shuffle_null", null.get("median"), [null.get("low"), null.get("high")],
+                 f"median of {(vm.get('shuffle_null') or {}).get('n_draws')} shuffles of the same matrix "
+                 "(columns permuted independently); the interval is their 2.5-97.5th percentiles", n)
+    rows.add("rho_pc1_entropy", vm.get("rho_pc1_entropy_raw", vm.get("rho_pc1_entropy")), None,
+             "Spearman rho(PC1, next-token entropy) over prompts, as computed", n,
+             p_value=vm.get("rho_pc1_entropy_pvalue"))
+    rows.estimate("rho_pc1_entropy_given_length", vm.get("rho_pc1_entropy_given_length"))
+    keys = r.get("key_orthogonality") or {}
+    layer_mean = [v for v in keys.get("layer_mean") or [] if _number(v) is not None]
+    if layer_mean:
+        mean = keys.get("mean") if _number(keys.get("mean")) is not None else sum(layer_mean) / len(layer_mean)
+        rows.add("keys_mean_abs_cos", mean, None, "mean off-diagonal |cos| between W_K columns over heads and layers "
+                 "(lower: more orthogonal)", len(layer_mean))
+        n_early = max(1, math.ceil(len(layer_mean) * EARLY_FRACTION))
+        rows.add("keys_early_mean_abs_cos", sum(layer_mean[:n_early]) / n_early, None,
+                 "mean over the first third of the layers of the per-layer mean |cos| (paper III Table 2)", n_early)
+    rows.add("keys_fraction_below", keys.get("fraction_below"), None,
+             f"fraction of layers with mean |cos| < {keys.get('threshold')}", len(layer_mean) or None)
+    rows.add("keys_analytic_gaussian", keys.get("analytic_gaussian"), None,
+             "baseline: analytic E|cos| of random directions in R^D")
+    for name in ("init", "step0"):
+        baseline = (keys.get("baselines") or {}).get(name) or {}
+        rows.add(f"keys_{name}_mean_abs_cos", baseline.get("mean"), None, f"baseline: {name} W_K, mean |cos|")
+    focus = r.get("attention_focusing") or {}
+    focus_methods = focus.get("ci_method") or {}
+    rows.add("focusing", focus.get("focusing"), focus.get("focusing_ci95"),
+             "1 - H(L-1)/H(0) of the head-mean final-token attention entropy; "
+             + _ci_text(focus_methods, "focusing").replace("CI", "bootstrap CI"), focus.get("n_prompts"))
+    normalised = focus.get("normalised") or {}
+    rows.add("focusing_normalised", normalised.get("focusing"), normalised.get("focusing_ci95"),
+             "the same on entropy / log2(visible keys); "
+             + _ci_text(normalised.get("ci_method") or {}, "focusing").replace("CI", "bootstrap CI"),
+             focus.get("n_prompts"))
+    verdict = r.get("verdict") or {}
+    if verdict:
+        rows.add("verdict", verdict.get("n_met"), None, verdict.get("summary"), verdict.get("n_criteria"),
+                 text=str(verdict.get("label") or ""))
+    return {"pc1": "pc1", "pc12": "pc12", "keys": "keys_mean_abs_cos", "focusing": "focusing"}
+
+
+def _domain(r: dict, rows: _Rows) -> dict:
+    mapping = {}
+    for label, entry in (r.get("sets") or {}).items():
+        if not isinstance(entry, dict):
+            continue
+        methods = entry.get("ci_method") or {}
+        for key in ("pc1", "pc12"):
+            rows.add(f"{key}[{label}]", entry.get(key), entry.get(f"{key}_ci95"),
+                     f"{key.upper()} share of the {label} set, layer {r.get('layer')} {r.get('readout', '')}; "
+                     + _ci_text(methods, key), entry.get("n_prompts", entry.get("n")))
+        for key, gain in (entry.get("gain_over_mixed") or {}).items():
+            rows.estimate(f"{key}_gain[{label}]", gain)
+        mapping[f"pc12_gain_{label}"] = f"pc12_gain[{label}]"
+    return mapping
+
+
+SULA_MAIN = ("mae_bits", "pearson_H_model_H_bayes", "spearman_H_model_H_bayes", "rho_pc1_H_bayes_given_k",
+             "rho_pc1_H_bayes_within_k", "rho_pc1_H_bayes", "rho_k_pc1", "rho_pc1_H_model", "rho_pc1_p_model_l1",
+             "rho_pc1_H_bayes_given_n_tokens", "rho_pc1_H_bayes_given_k_n_tokens", "rho_n_tokens_pc1", "H_bayes",
+             "H_model", "kl_bits", "label_mass")
+SULA_CONTROL = ("mae_bits", "pearson_H_model_H_bayes", "rho_pc1_H_model", "rho_pc1_H_bayes_given_k")
+SULA_BASELINES = ("model", "constant", "k_only", "k_only_median", "zero", "model_minus_k_only")
+
+
+def _sula(r: dict, rows: _Rows) -> dict:
+    conditions = r.get("conditions") or {}
+    main = conditions.get("main") or {}
+    for key in SULA_MAIN:
+        rows.estimate(key, main.get(key))
+    for key in SULA_BASELINES:
+        rows.estimate(f"mae_baseline_{key}", (main.get("mae_baselines") or {}).get(key))
+    axis = r.get("axis") or {}
+    rows.add("axis_pc1_explained", axis.get("pc1_explained"), None,
+             f"PC1 share of the main prompts' layer {axis.get('layer')} {axis.get('readout', '')} (the entropy axis)",
+             main.get("n_prompts"))
+    for name, entry in conditions.items():
+        if name == "main" or not isinstance(entry, dict):
+            continue
+        for key in SULA_CONTROL:
+            rows.estimate(f"{key}[{name}]", entry.get(key))
+        rows.estimate(f"mae_baseline_k_only[{name}]", (entry.get("mae_baselines") or {}).get("k_only"))
+    return {"mae_bits": "mae_bits", "abs_rho_pc1_H_bayes_given_k": "abs_rho_pc1_H_bayes_given_k"}
+
+
+def ablation_headline(ablation: dict) -> dict | None:
+    """The headline condition: the true cut on the largest layer set (paper III's multi-layer
+    cut), else the first condition."""
+    conditions = [c for c in ablation.get("conditions") or [] if isinstance(c, dict)]
+    if not conditions:
+        return None
+    cuts = [c for c in conditions if c.get("op") == "cut"] or conditions
+    return max(cuts, key=lambda c: len(c.get("layers") or []))
+
+
+def _versus_text(where: dict) -> str:
+    if not isinstance(where, dict) or where.get("rank") is None:
+        return ""
+    return (f"{where.get('n_random')} random axes: mean {_g(where.get('random_mean'))}, rank {where.get('rank')}/"
+            f"{where.get('of')} ({where.get('alternative')})")
+
+
+def _g(value) -> str:
+    return "n/a" if _number(value) is None else f"{value:.4g}"
+
+
+def _ablation(r: dict, rows: _Rows) -> dict:
+    baseline = r.get("baseline") or {}
+    rows.estimate("baseline_mae_bits", baseline.get("mae_bits"))
+    rows.estimate("baseline_pearson_H_model_H_bayes", baseline.get("pearson_H_model_H_bayes"))
+    headline = ablation_headline(r)
+    if headline is not None:
+        rows.add("headline_condition", None, None, "the true cut on the largest layer set (paper III's multi-layer "
+                 "cut), else the first condition", text=str(headline.get("id")))
+    for condition in r.get("conditions") or []:
+        if not isinstance(condition, dict):
+            continue
+        cid = condition.get("id")
+        behaviour = (condition.get("true") or {}).get("behaviour") or {}
+        versus = condition.get("vs_random") or {}
+        for key in ("mae_bits", "delta_mae_bits", "delta_pearson", "mean_abs_dH_bits"):
+            where = versus.get(key) if key != "mae_bits" else None
+            rows.estimate(f"{key}[{cid}]", behaviour.get(key), text=_versus_text(where))
+            if where and rows.rows and rows.rows[-1]["statistic"] == f"{key}[{cid}]":
+                rows.rows[-1]["p_value"] = _number(where.get("p_value"))
+        geometry = (condition.get("true") or {}).get("axis_entropy") or {}
+        first = geometry.get("first_downstream_layer")
+        entry = (geometry.get("downstream") or {}).get(str(first)) or {}
+        where = (versus.get("axis_r_downstream_change") or {}).get(str(first)) or {}
+        at = f"Spearman rho(v'.u, H_model) at layer {first}, the first after the edit, on its own axis"
+        rows.add(f"axis_r_before[{cid}]", entry.get("before"), None, f"{at}, unperturbed")
+        rows.add(f"axis_r_after[{cid}]", entry.get("after"), None, f"{at}, under the true axis's edit")
+        rows.add(f"axis_r_change[{cid}]", entry.get("change"), None, f"after - before, {at}",
+                 text=_versus_text(where), p_value=where.get("p_value"))
+    return {}
+
+
+def _mechanisms(r: dict, rows: _Rows) -> dict:
+    qk = r.get("qk_alignment") or {}
+    metrics = qk.get("metrics") or {}
+    layers = qk.get("layers") or []
+    for key in ("evidence_mass", "cos_evidence_minus_other", "attn_entropy_bits"):
+        entry = metrics.get(key)
+        if not _is_estimate(entry) or not isinstance(entry.get("value"), list) or not entry["value"]:
+            continue
+        cis = entry.get("ci95") or []
+        picks = [(-1, key)] if key != "attn_entropy_bits" else [(0, None)] + [(-1, None)] * (len(entry["value"]) > 1)
+        for index, name in picks:
+            layer = layers[index] if layers else (index if index >= 0 else len(entry["value"]) - 1)
+            rows.add(name or f"{key}[L{layer}]", entry["value"][index], cis[index] if len(cis) == len(entry["value"])
+                     else None, f"{entry.get('method') or ''} (layer {layer})", entry.get("n"))
+    rows.add("evidence_uniform_share", qk.get("evidence_uniform_share"), None,
+             "share of the visible keys that are evidence: a uniform row's evidence mass")
+    focus = r.get("attention_focusing") or {}
+    rows.add("focusing", focus.get("focusing"), focus.get("focusing_ci95"),
+             f"1 - H(L-1)/H(0) at {focus.get('rows', 'the rows read')}; "
+             + _ci_text(focus.get("ci_method") or {}, "focusing", "sequences").replace("CI", "bootstrap CI"),
+             focus.get("n_prompts"))
+    for name, group in ((r.get("frame") or {}).get("groups") or {}).items():
+        baselines = group.get("baselines") or {}
+        rows.add(f"frame_orth[{name}]", group.get("orth"), None, "mean |cos| of the centred layer-0 keys of the "
+                 "task's frame tokens", group.get("n_tokens"))
+        rows.add(f"frame_gaussian[{name}]", (baselines.get("gaussian") or {}).get("mean"), None,
+                 "baseline: centred Gaussian keys, mean over draws", group.get("n_tokens"))
+    ablation = r.get("ablation") or {}
+    if ablation:
+        n_eval = ablation.get("n_eval")
+        rows.add("ablation_baseline_entropy_mae_bits", (ablation.get("baseline") or {}).get("entropy_mae_bits"),
+                 None, "held-out entropy MAE against the exact posterior, unablated", n_eval)
+        rows.add("ablation_context_blind_entropy_mae_bits",
+                 (ablation.get("context_blind") or {}).get("entropy_mae_bits"), None,
+                 "the same for a context-blind predictor", n_eval)
+        for key, what in (("all_heads_delta_mae_bits", "all heads of the layer mean-ablated"),
+                          ("skip_layer_delta_mae_bits", "the layer skipped")):
+            for layer, value in enumerate(ablation.get(key) or []):
+                rows.add(f"{key}[L{layer}]", value, None, f"change of the held-out entropy MAE, {what}", n_eval)
+        first = ablation.get("layer0_heads") or {}
+        rows.add("layer0_top_head_share", first.get("share_of_total"), None,
+                 f"share of the summed layer-0 head MAE increases carried by head {first.get('top_head')}",
+                 text=str(first.get("reading") or ""))
+    settling = ((r.get("two_timescale") or {}).get("settling") or {}).get("settling_step") or {}
+    for curve, step in settling.items():
+        rows.add(f"settling_step[{curve}]", step, None, "checkpoint step from which the frame-precision curve stays "
+                 "within the settling fraction of its final value")
+    return {"evidence_mass": "evidence_mass", "cos_evidence_minus_other": "cos_evidence_minus_other",
+            "focusing": "focusing"}
+
+
+def _extract(r: dict, rows: _Rows) -> dict:
+    rows.estimate("next_entropy_bits", r.get("next_entropy_bits"))
+    for layer in r.get("layers") or []:
+        if not isinstance(layer, dict):
+            continue
+        at = f"L{layer.get('layer')}"
+        rows.add(f"attn_entropy_bits[{at}]", layer.get("attn_entropy_bits"), layer.get("ci95"),
+                 "mean over prompts of the head-mean final-token attention entropy (bits); bootstrap 95% CI",
+                 r.get("n_prompts"))
+        rows.add(f"attn_entropy_normalised[{at}]", layer.get("attn_entropy_normalised"), layer.get("normalised_ci95"),
+                 "the same / log2(visible keys); bootstrap 95% CI", r.get("n_prompts"))
+    return {}
+
+
+def _generic(r: dict, rows: _Rows) -> dict:
+    """A suite without its own reader: top-level estimates and numbers, and one level below."""
+    for key, value in r.items():
+        if key in ("schema_version", "suite", "model", "geomprobe_version", "untrained_null"):
+            continue
+        if _is_estimate(value):
+            rows.estimate(key, value)
+        elif _number(value) is not None:
+            rows.add(key, value)
+        elif isinstance(value, dict):
+            for sub, entry in value.items():
+                if _is_estimate(entry):
+                    rows.estimate(f"{key}.{sub}", entry)
+                elif _number(entry) is not None:
+                    rows.add(f"{key}.{sub}", entry)
+    return {}
+
+
+SUITE_READERS = {"geometry": _geometry, "domain": _domain, "sula": _sula, "ablation": _ablation,
+                 "mechanisms": _mechanisms, "extract": _extract}
+
+
+def suite_rows(run: RunIdentity, suite: str, results: dict) -> list[dict]:
+    """The tidy rows of one suite's results.json: the headline statistics, then each
+    untrained_null.comparisons entry (into the row of its statistic, or a row of its own)."""
+    rows = _Rows()
+    mapping = SUITE_READERS.get(suite, _generic)(results, rows)
+    for name, comparison in (((results.get("untrained_null") or {}).get("comparisons")) or {}).items():
+        rows.compare(comparison, mapping.get(name, name), name)
+    head = {"run": run.label, "model": run.model, "revision": run.revision, "step": run.step, "suite": suite}
+    tail = {"run_dir": run.run_dir, "commit": run.commit or ""}
+    kept = [row for row in rows.rows if row["value"] is not None or row["text"] or row["status_vs_untrained"]]
+    return [{**head, **row, **tail} for row in kept]
+
+
+@dataclass
+class Aggregate:
+    runs: list[RunIdentity]
+    rows: list[dict]
+    suites: dict[str, list[str]] = field(default_factory=dict)  # run label -> suites in the table
+    notes: list[str] = field(default_factory=list)  # suites and runs left out, and why
+
+
+def aggregate(run_dirs: list[str | Path]) -> Aggregate:
+    """The tidy table of the runs' finished suites. A run with no finished suite is left out with a
+    note; none at all is a one-line error."""
+    if not run_dirs:
+        raise ConfigError("give at least one run directory")
+    read = [finished_results(run_dir) for run_dir in run_dirs]
+    runs = identities(run_dirs, [manifest for manifest, _, _ in read])
+    table = Aggregate(runs=runs, rows=[])
+    for run, (_, results, notes) in zip(runs, read):
+        table.notes += notes
+        if not results:
+            table.notes.append(f"{run.run_dir}: no finished suite (no <suite>/results.json marked complete); left out")
+            continue
+        table.suites[run.label] = list(results)
+        for suite, data in results.items():
+            table.rows += suite_rows(run, suite, data)
+    if not table.rows:
+        raise RunDirectoryError(f"no finished suite in {', '.join(map(str, run_dirs))}: run `geomprobe run --suite "
+                                "geometry --out RUN_DIR` (or any suite) first")
+    return table
+
+
+def value_of(rows: list[dict], run: str, suite: str, statistic: str) -> dict | None:
+    """The row of one run's statistic (None when the table has none)."""
+    return next((r for r in rows if r["run"] == run and r["suite"] == suite and r["statistic"] == statistic), None)
+
+
+def _cell(value):
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def write_tidy(table: Aggregate, out: str | Path, basis: dict | None = None) -> list[Path]:
+    """OUT.csv and OUT.json (and OUT.parquet when pyarrow is importable); returns the paths written."""
+    out = Path(out)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(TIDY_COLUMNS)
+    for row in table.rows:
+        writer.writerow([_cell(row.get(column)) for column in TIDY_COLUMNS])
+    written = [out.with_suffix(".csv"), out.with_suffix(".json")]
+    atomic_write_text(written[0], buffer.getvalue())
+    payload = {"layout": "tidy", "columns": list(TIDY_COLUMNS), "runs": [asdict(run) for run in table.runs],
+               "suites": table.suites, "notes": table.notes,
+               "rows": [{column: row.get(column) for column in TIDY_COLUMNS} for row in table.rows]}
+    if basis is not None:
+        payload["cross_model_basis"] = basis
+    atomic_write_json(written[1], payload)
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet as pq
+    except ImportError:
+        return written
+    import pyarrow as pa
+
+    columns = {column: [row.get(column) for row in table.rows] for column in TIDY_COLUMNS}
+    types = {"step": pa.int64(), "n": pa.int64(), "value": pa.float64(), "ci_low": pa.float64(),
+             "ci_high": pa.float64(), "p_value": pa.float64(), "untrained_null_mean": pa.float64(),
+             "diff_vs_untrained": pa.float64(), "diff_ci_low": pa.float64(), "diff_ci_high": pa.float64()}
+    arrays = {column: pa.array([None if v is None else float(v) for v in values] if types.get(column) == pa.float64()
+                               else values, type=types.get(column, pa.string()))
+              for column, values in columns.items()}
+    sink = io.BytesIO()
+    pq.write_table(pa.table(arrays), sink)
+    atomic_write_bytes(out.with_suffix(".parquet"), sink.getvalue())
+    return written + [out.with_suffix(".parquet")]
+
+
+# the compact summary: one row per run (the console, and the report's cross-run table)
+SUMMARY_COLUMNS = (
+    ("geometry", "pc12", "PC1+PC2"), ("geometry", "keys_mean_abs_cos", "keys |cos|"),
+    ("geometry", "focusing", "focusing"), ("geometry", "verdict", "verdict"), ("domain", "pc12_gain[math]", "math gain"),
+    ("sula", "mae_bits", "SULA MAE"), ("sula", "rho_pc1_H_bayes_given_k", "rho|k"),
+    ("ablation", "delta_mae_bits[*]", "cut dMAE"), ("mechanisms", "evidence_mass", "evidence"),
+)
+STATUS_MARK = {"above untrained": "^", "below untrained": "v", "indistinguishable from untrained": "="}
+STATUS_WORD = {"above untrained": "above", "below untrained": "below", "indistinguishable from untrained": "same"}
+
+
+def summary_cell(rows: list[dict], run: str, suite: str, statistic: str, with_ci: bool = False,
+                 marks: dict = STATUS_MARK, spec: str = ".3g") -> str:
+    """'0.254 =' (with_ci: '0.254 [0.199, 0.31] ='), the mark saying how it compares with untrained
+    copies (^ above, v below, = indistinguishable); 'partial (2/3)' for a verdict; '' when absent.
+    'delta_mae_bits[*]' is the ablation headline condition's."""
+    if statistic.endswith("[*]"):
+        head = value_of(rows, run, suite, "headline_condition")
+        if head is None:
+            return ""
+        statistic = statistic[:-3] + f"[{head['text']}]"
+    row = value_of(rows, run, suite, statistic)
+    if row is None:
+        return ""
+    if row["text"] and statistic == "verdict":
+        return f"{row['text']} ({row['value']}/{row['n']})"
+    text = "n/a" if row["value"] is None else format(row["value"], spec)
+    if with_ci and row["ci_low"] is not None:
+        text += f" [{format(row['ci_low'], spec)}, {format(row['ci_high'], spec)}]"
+    if row["status_vs_untrained"] in marks:
+        text += f" {marks[row['status_vs_untrained']]}"
+    return text
+
+
+def print_summary(table: Aggregate) -> None:
+    from rich.table import Table
+
+    present = [(s, k, h) for s, k, h in SUMMARY_COLUMNS
+               if any(summary_cell(table.rows, run.label, s, k) for run in table.runs)]
+    summary = Table(title=f"{len(table.rows)} rows (run x suite x statistic) over {len(table.suites)} runs; against "
+                          "untrained copies: ^ above, v below, = indistinguishable")
+    steps = any(run.step is not None for run in table.runs)
+    summary.add_column("run", no_wrap=True)
+    if steps:
+        summary.add_column("step", justify="right", min_width=4)
+    for _, _, header in present:
+        summary.add_column(header)
+    for run in table.runs:
+        if run.label not in table.suites:
+            continue
+        step = ["-" if run.step is None else str(run.step)] if steps else []
+        summary.add_row(run.label, *step, *(summary_cell(table.rows, run.label, s, k) or "-" for s, k, _ in present))
+    console = table_console()
+    console.print(summary)
+    console.print("suites: " + "; ".join(f"{label} {', '.join(suites)}" for label, suites in table.suites.items()),
+                  markup=False, highlight=False)
+    for note in table.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
+
+
+# --------------------------------------------------------------------------------------------
+# paper III's Table 2 layout (geometry and domain)
+
+
+def row_for(run_dir: str | Path, label: str | None = None) -> dict:
     run_dir = Path(run_dir)
     manifest = _read(run_dir / "manifest.json")
     geometry = _read(run_dir / "geometry" / "results.json")
     if manifest is None or geometry is None:
         raise RunDirectoryError(f"{run_dir} has no finished geometry suite (geometry/results.json): run "
-                                f"`geomprobe run --suite geometry --out {run_dir}` first")
+                                f"`geomprobe run --suite geometry --out {run_dir}` first, or use the tidy layout "
+                                "(`geomprobe compare` without --layout table2), which reads every suite")
     domain = _read(run_dir / "domain" / "results.json")
     model = manifest["model"]
     shape = geometry.get("shape") or model.get("shape") or {}
@@ -56,6 +665,7 @@ def row_for(run_dir: str | Path) -> dict:
     n_early = max(1, math.ceil(len(layer_means) * EARLY_FRACTION))
     row = {
         "run": str(run_dir),
+        "label": label or identify(run_dir, manifest).label,
         "model": model.get("spec") or model.get("source"),
         "source": model.get("source"),
         "architecture": model.get("family"),
@@ -113,7 +723,7 @@ def _pct(value) -> str:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    header = ("| model | architecture | value manifold PC1+PC2 mixed | restricted | keys early layers mean abs cos "
+    header = ("| run | architecture | value manifold PC1+PC2 mixed | restricted | keys early layers mean abs cos "
               "(Gaussian) | attention focusing | verdict | paper III (mixed / math / focusing) |")
     lines = [header, "|" + "---|" * 8]
     for row in rows:
@@ -121,16 +731,32 @@ def markdown_table(rows: list[dict]) -> str:
                       ", ".join(f"{k} {_pct(v)}" for k, v in row["pc12_restricted"].items()))
         paper = row["paper_iii"]
         paper_text = "-" if paper is None else f"{paper['pc12_mixed']} / {paper['pc12_math']} / {paper['focusing']}"
-        lines.append(f"| {row['model']} | {row['architecture']} | {_pct(row['pc12_mixed'])} | {restricted} | "
-                     f"{row['keys_early_mean_abs_cos']:.3f} ({row['keys_analytic_gaussian']:.3f}) | "
+        lines.append(f"| {row.get('label') or row['model']} | {row['architecture']} | {_pct(row['pc12_mixed'])} | "
+                     f"{restricted} | {row['keys_early_mean_abs_cos']:.3f} ({row['keys_analytic_gaussian']:.3f}) | "
                      f"{_pct(row['focusing'])} | {row['verdict']} | {paper_text} |")
     return "\n".join(lines) + "\n"
 
 
-def compare(run_dirs: list[str | Path], out: str | Path | None = None, basis: dict | None = None) -> list[dict]:
-    """Rows of the cross-model table; with `out`, also OUT.json and OUT.md (and `basis`, a
-    `shared_basis(run_dirs)` result, in OUT.json)."""
-    rows = [row_for(run_dir) for run_dir in run_dirs]
+def table2(run_dirs: list[str | Path]) -> list[dict]:
+    """Paper III's Table 2 rows, labelled by run (model@revision, unique among the runs)."""
+    runs = identities(run_dirs)
+    return [row_for(run_dir, run.label) for run_dir, run in zip(run_dirs, runs)]
+
+
+def compare(run_dirs: list[str | Path], out: str | Path | None = None, basis: dict | None = None,
+            layout: str = "table2") -> list[dict]:
+    """Rows of the cross-run table. layout "table2" (this function's default, as before): paper III's
+    Table 2 rows, with `out` also OUT.json and OUT.md (and `basis`, a `shared_basis(run_dirs)`
+    result, in OUT.json). layout "tidy" (the CLI's default): the tidy rows of `aggregate`, with
+    `out` also OUT.csv, OUT.json and OUT.parquet (pyarrow)."""
+    if layout not in LAYOUTS:
+        raise ConfigError(f"--layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if layout == "tidy":
+        table = aggregate(run_dirs)
+        if out is not None:
+            write_tidy(table, out, basis)
+        return table.rows
+    rows = table2(run_dirs)
     if out is not None:
         out = Path(out)
         payload = {"rows": rows, "early_layers": "first third of the depth"}
@@ -145,15 +771,15 @@ def print_table(rows: list[dict]) -> None:
     from rich.table import Table
 
     table = Table(title="cross-model geometry (paper III Table 2 layout)")
-    for column in ("model", "arch", "PC1+PC2 mixed", "restricted", "keys early |cos| (Gauss)", "focusing",
+    for column in ("run", "arch", "PC1+PC2 mixed", "restricted", "keys early |cos| (Gauss)", "focusing",
                    "verdict", "paper III mixed/math/focus"):
         table.add_column(column)
     for row in rows:
         restricted = ("-" if not row["pc12_restricted"] else
                       ", ".join(f"{k} {_pct(v)}" for k, v in row["pc12_restricted"].items()))
         paper = row["paper_iii"]
-        table.add_row(row["model"], row["architecture"] or "-", _pct(row["pc12_mixed"]), restricted,
-                      f"{row['keys_early_mean_abs_cos']:.3f} ({row['keys_analytic_gaussian']:.3f})",
+        table.add_row(row.get("label") or row["model"], row["architecture"] or "-", _pct(row["pc12_mixed"]),
+                      restricted, f"{row['keys_early_mean_abs_cos']:.3f} ({row['keys_analytic_gaussian']:.3f})",
                       _pct(row["focusing"]), row["verdict"],
                       "-" if paper is None else f"{paper['pc12_mixed']} / {paper['pc12_math']} / {paper['focusing']}")
     table_console().print(table)

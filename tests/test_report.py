@@ -92,8 +92,11 @@ def test_report_is_self_contained_and_every_figure_is_captioned(report):
     assert not re.search(r"<(script|link|img|iframe|source)\b[^>]*\b(src|href)\s*=\s*[\"']?(https?:)?//", text, re.I)
     assert not re.search(r"@import|url\(\s*[\"']?(https?:)?//", text, re.I)
     body = text.split("</head>", 1)[1]
-    assert body.count("Plotly.newPlot(") == len(figures_of(text))
     figures = figures_of(text)
+    # each figure: a div and its figure JSON; one inline script draws them (lazily in collapsed sections)
+    assert body.count("Plotly.newPlot(") == 1
+    assert body.count('<script type="application/json" id="plot-') == body.count('data-figure="plot-') == len(figures)
+    assert body.count('<script type="application/json" id="gp-template-') == 1  # the plotly template, once
     # tiny-neox: 5 geometry figures; wind tunnel: per position, training, dissociation; the probe run:
     # 5 geometry + 3 SULA + 1 interventions + the same 3 wind-tunnel ones (read from the model's
     # directory); cross-model: 1; each of the two geometry runs and the SULA run: 1 against its
@@ -104,11 +107,15 @@ def test_report_is_self_contained_and_every_figure_is_captioned(report):
     for figure in figures:
         caption = re.search(r"<figcaption><b>Figure \d+\. [^<]+\.</b> ([^<]+)", figure)
         assert caption and len(caption.group(1).split()) >= 8, figure[-400:]
-    assert "Cross-model (paper III Table 2 layout)" in text
+    assert "Paper III Table 2 layout" in text and 'id="cross-run"' in text
     table = text.split('id="cross-model"')[1].split("</table>")[0]
     assert table.count("<tr>") == 3  # header and the two geometry runs
     assert 'class="paper"' in table
     assert text.count('class="badge ') == 2  # two verdicts; the training run shows its Bayes scores instead
+    # several runs: each run's section collapsed, labelled model@revision (duplicates by directory name)
+    assert text.count('<details class="run"') == 3
+    for label in ("tiny-neox@main", "wt-sula@main (wt-sula)", "wt-sula@main (wt-probe)"):
+        assert f"<summary><h2>{html.escape(label)} " in text
     assert "frame-precision dissociation" in text
     assert "present but this version of the report does not draw it" not in text
 
@@ -228,6 +235,43 @@ def test_the_browser_checks_catch_console_errors_and_network_requests(tmp_path):
     assert set(requested) == {"https://example.invalid/x.png"}
 
 
+OPEN_ALL = "<script>document.querySelectorAll('details').forEach(function (d) { d.open = true; });</script>"
+
+
+def with_sections_open(page, tmp_path):
+    """A copy of a report that opens every collapsed <details> once loaded (their figures are drawn
+    on the toggle event, as when a reader opens them)."""
+    opened = tmp_path / f"{page.stem}-opened.html"
+    opened.write_text(page.read_text().replace("</body>", OPEN_ALL + "</body>"))
+    return opened
+
+
+def drawn(figure: str) -> bool:
+    """Plotly drew the figure, traces and not only axes (points, lines, bars or a heatmap's image)."""
+    return ('class="main-svg"' in figure and "plot-container" in figure
+            and re.search(r'class="(scatterlayer|barlayer|hm")', figure) is not None)
+
+
+def check_renders(page, tmp_path) -> tuple[str, list[str]]:
+    """Render a report as it opens (only the figures outside collapsed sections drawn), then with every
+    section opened (every figure drawn): no console message, no network request. Returns the opened
+    DOM and its figures."""
+    text = page.read_text()
+    dom, console, requested = chromium(page, tmp_path, "--dump-dom", "--window-size=1400,3000")
+    assert console == [] and requested == [], "\n".join(console + requested)
+    outside = [f for f in figures_of(re.sub(r'<details class="run".*?</details>', "", text, flags=re.S))]
+    assert sum(drawn(f) for f in figures_of(dom)) == len(outside)
+    dom, console, requested = chromium(with_sections_open(page, tmp_path), tmp_path, "--dump-dom",
+                                       "--window-size=1400,3000")
+    assert console == [], "\n".join(console)
+    assert requested == []
+    rendered = figures_of(dom)
+    assert len(rendered) == len(figures_of(text))
+    for figure in rendered:
+        assert drawn(figure), figure[:300]
+    return dom, rendered
+
+
 @needs_chromium
 def test_report_renders_in_headless_chromium(runs, report, tmp_path):
     pytest.importorskip("PIL", reason="pillow (a dev dependency) reads the screenshot")
@@ -235,15 +279,11 @@ def test_report_renders_in_headless_chromium(runs, report, tmp_path):
     from PIL import Image
 
     page, text = report
+    _, rendered = check_renders(page, tmp_path)
     shot = tmp_path / "report.png"
-    dom, console, requested = chromium(page, tmp_path, "--dump-dom", f"--screenshot={shot}", "--window-size=1400,3000")
+    _, console, _ = chromium(with_sections_open(page, tmp_path), tmp_path, f"--screenshot={shot}",
+                             "--window-size=1400,3000")
     assert console == [], "\n".join(console)
-    assert requested == []
-    rendered = figures_of(dom)
-    assert len(rendered) == len(figures_of(text))
-    for figure in rendered:
-        assert 'class="main-svg"' in figure and "plot-container" in figure, figure[:300]
-        assert re.search(r'class="(scatterlayer|barlayer)', figure)  # traces were drawn, not only axes
     # the SULA and intervention figures drew their markers: per k, every main prompt, every
     # condition's PC1 per k, and the random axes' boxes with the true axis over them
     by_title = {re.search(r"<b>Figure \d+\. ([^<]+)\.</b>", f).group(1): f for f in rendered}

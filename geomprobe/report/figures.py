@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import html
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from geomprobe.compare import paper_reference
+from geomprobe.compare import ablation_headline, paper_reference
 
 from .rundata import RunData
 
@@ -93,12 +94,33 @@ def pct(value) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
+REPORT_TEMPLATE = "plotly_white"
+_deferred_template = False  # True while report.html builds a page: the template is written once there
+
+
+@contextmanager
+def deferred_template():
+    """While building a page: figures get no template of their own (plotly validates and copies a
+    template into every figure, most of a figure's build time); the page adds REPORT_TEMPLATE once."""
+    import plotly.io as pio
+
+    global _deferred_template
+    previous, was = pio.templates.default, _deferred_template
+    pio.templates.default, _deferred_template = "none", True
+    try:
+        yield
+    finally:
+        pio.templates.default, _deferred_template = previous, was
+
+
 def style(fig: go.Figure, height: int = 420, titled: bool = False, **layout) -> go.Figure:
     """The report's look; the legend sits in the top margin of the figure (not over subplot
     titles, which `titled` makes room for)."""
-    defaults = dict(template="plotly_white", height=height, margin=dict(l=70, r=30, t=80 if titled else 50, b=50),
+    defaults = dict(template=REPORT_TEMPLATE, height=height, margin=dict(l=70, r=30, t=80 if titled else 50, b=50),
                     legend=dict(orientation="h", yref="container", y=0.99, yanchor="top", x=0,
                                 traceorder="normal"), font=dict(size=12))
+    if _deferred_template:
+        del defaults["template"]
     fig.update_layout(**{**defaults, **layout})
     return fig
 
@@ -613,6 +635,9 @@ def windtunnel_figures(run: RunData) -> list[Figure]:
 # SULA: in-context Bayesian updating against the exact posterior (METHODS.md section 7)
 
 
+COMPACT_POINTS = 250  # per-prompt points a run's scatter keeps in a report of several runs
+
+
 def _k_colors(n: int) -> list[str]:
     from plotly.colors import sample_colorscale
 
@@ -691,25 +716,31 @@ def _sula_scatter(run: RunData, sula: dict) -> Figure | None:
                          "outputs the sula suite writes)")
         return None
     ks = sorted({r.get("k") for r in rows}, key=lambda k: (k is None, k))
+    n_all, notes = len(rows), []
+    if run.compact and n_all > COMPACT_POINTS:  # a report of several runs: every j-th prompt, no prompt ids
+        stride = -(-n_all // COMPACT_POINTS)
+        rows = rows[::stride]
+        notes.append(f"{len(rows)} of the {n_all} prompts drawn (every {stride}th), to keep a report of several runs "
+                     "small; a report of this run alone draws all of them")
     fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="y = x (Bayes-optimal)", hoverinfo="skip",
                                line=dict(color="#444", dash="dash", width=1.5)))
     for k, color in zip(ks, _k_colors(len(ks))):
         group = [r for r in rows if r.get("k") == k]
+        ids = {} if run.compact else dict(customdata=[esc(str(r.get("id", ""))) for r in group])
         fig.add_trace(go.Scatter(x=[r["H_bayes"] for r in group], y=[r["H_model"] for r in group], mode="markers",
                                  name=f"k = {k}", marker=dict(color=color, size=7, opacity=0.65,
-                                                              line=dict(width=0.5, color="white")),
-                                 customdata=[esc(str(r.get("id", ""))) for r in group],
-                                 hovertemplate=f"k = {k}, %{{customdata}}<br>H_bayes %{{x:.4f}}<br>"
-                                               "H_model %{y:.4f}<extra></extra>"))
+                                                              line=dict(width=0.5, color="white")), **ids,
+                                 hovertemplate=f"k = {k}{'' if run.compact else ', %{customdata}'}<br>H_bayes "
+                                               "%{x:.4f}<br>H_model %{y:.4f}<extra></extra>"))
     style(fig, 480, xaxis_title="H_bayes, exact posterior (bits)", yaxis_title="H_model (bits)",
           xaxis_range=[-0.03, 1.03], yaxis_range=[-0.03, 1.03])
-    caption = (f"Each main-condition prompt's H_model against its exact H_bayes ({len(rows)} prompts, coloured by "
+    caption = (f"Each main-condition prompt's H_model against its exact H_bayes ({n_all} prompts, coloured by "
                f"k): look for the points on the dashed y = x line; as computed, Pearson "
                f"{with_ci(main.get('pearson_H_model_H_bayes'), '.4f')}, Spearman "
                f"{with_ci(main.get('spearman_H_model_H_bayes'), '.4f')}, "
                f"MAE {with_ci(main.get('mae_bits'), '.3g')} bits "
                f"({REF_SULA_MAE}).")
-    return Figure("SULA: H_model vs H_bayes per prompt", caption, fig)
+    return Figure("SULA: H_model vs H_bayes per prompt", caption, fig, notes)
 
 
 def _sula_pc1(sula: dict) -> Figure | None:
@@ -856,12 +887,8 @@ def _first_downstream(condition: dict):
 
 def ablation_summary(ablation: dict) -> dict | None:
     """The headline condition: the true cut on the largest layer set (paper III's multi-layer
-    cut), else the first condition."""
-    conditions = [c for c in ablation.get("conditions") or [] if isinstance(c, dict)]
-    if not conditions:
-        return None
-    cuts = [c for c in conditions if c.get("op") == "cut"] or conditions
-    return max(cuts, key=lambda c: len(c.get("layers") or []))
+    cut), else the first condition (geomprobe.compare.ablation_headline, which the tables use too)."""
+    return ablation_headline(ablation)
 
 
 def _ablation_effects(ablation: dict) -> Figure | None:
@@ -876,6 +903,10 @@ def _ablation_effects(ablation: dict) -> Figure | None:
     settings = ablation.get("settings") or {}
     n_random = settings.get("n_random")
     shown = set()
+    pending = []  # (trace, row, column): added in one call, much faster than one add_trace each
+
+    def add(trace, row, col):
+        pending.append((trace, row, col))
 
     def legend(key):
         first = key not in shown
@@ -904,14 +935,14 @@ def _ablation_effects(ablation: dict) -> Figure | None:
                 continue
             random_values = [v for v in random_values if v is not None]
             if random_values:
-                fig.add_trace(go.Box(x=[label] * len(random_values), y=random_values, boxpoints="all", jitter=0.5,
+                add(go.Box(x=[label] * len(random_values), y=random_values, boxpoints="all", jitter=0.5,
                                      pointpos=0, name=f"random axes ({n_random} per condition)", legendgroup="random",
                                      showlegend=legend("random"), marker=dict(color=NULL_SHUFFLE, size=4),
                                      line=dict(color="#9a9a9a", width=1), fillcolor="rgba(127,127,127,0.15)",
                                      hovertemplate=f"random axis: {what} %{{y:{spec}}} {unit}<extra></extra>"),
                               row=row, col=column)
             if row == 2 and layer_entry.get("before") is not None:
-                fig.add_trace(go.Scatter(x=[label], y=[layer_entry["before"]], mode="markers",
+                add(go.Scatter(x=[label], y=[layer_entry["before"]], mode="markers",
                                          name="unperturbed rho", legendgroup="base", showlegend=legend("base"),
                                          marker=dict(symbol="line-ew-open", size=40, color=MEASURED,
                                                      line=dict(width=3)),
@@ -921,18 +952,19 @@ def _ablation_effects(ablation: dict) -> Figure | None:
             if value is None:
                 continue
             if interval(true_entry):
-                fig.add_trace(ci_whiskers([label], [interval(true_entry)], "true axis 95% CI", "#c0392b",
+                add(ci_whiskers([label], [interval(true_entry)], "true axis 95% CI", "#c0392b",
                                           showlegend=legend("ci"), legendgroup="ci"), row=row, col=column)
             ranked = "|change| " if row == 2 else ""
             rank = (f"{ranked}rank {where.get('rank')}/{where.get('of')}, p {fmt(where.get('p_value'), '.3f')}"
                     if where.get("rank") is not None else "no random axes")
-            fig.add_trace(go.Scatter(x=[label], y=[value], mode="markers", name="true entropy axis",
+            add(go.Scatter(x=[label], y=[value], mode="markers", name="true entropy axis",
                                      legendgroup="true", showlegend=legend("true"),
                                      marker=dict(symbol="diamond", size=14, color="#c0392b",
                                                  line=dict(width=1, color="white")),
                                      hovertemplate=f"{esc(str(condition.get('id')))}, true axis: {what} "
                                                    f"%{{y:{spec}}} {unit}<br>{rank}<extra></extra>"),
                           row=row, col=column)
+    fig.add_traces([t for t, _, _ in pending], rows=[r for _, r, _ in pending], cols=[c for _, _, c in pending])
     for column in range(1, n_ops + 1):
         fig.add_hline(y=0, line=dict(color="#888", width=1, dash="dot"), row=1, col=column)
         fig.add_hline(y=0, line=dict(color="#888", width=1, dash="dot"), row=2, col=column)
@@ -1339,8 +1371,10 @@ def register_figures(section: str, suites: tuple[str, ...], draw: Callable[[RunD
 
 
 def signature_chart(rows: list[dict], thresholds: dict) -> Figure:
-    """rows: geomprobe.compare.row_for(...) of each run; thresholds: the first run's verdict thresholds."""
-    names = [row["model"] for row in rows]
+    """rows: geomprobe.compare.row_for(...) of each run (bars named by its `label`, model@revision,
+    unique per run, so runs of one model at several revisions keep a bar each); thresholds: the first
+    run's verdict thresholds."""
+    names = [esc(row.get("label") or row["model"]) for row in rows]
     panels = (("value manifold PC1+PC2 (mixed)", "pc12_mixed", thresholds.get("pc_threshold"), "pc12_mixed"),
               (f"fraction of layers with key |cos| < {fmt(thresholds.get('orth_threshold'), '.2f')}",
                "keys_fraction_below", thresholds.get("orth_layer_fraction"), None),
@@ -1375,3 +1409,144 @@ def signature_chart(rows: list[dict], thresholds: dict) -> Figure:
                "large fraction of layers with orthogonal keys (red diamonds: paper III's PC1+PC2 and focusing for "
                "the same model, where it reports one).")
     return Figure("Cross-model signatures", caption, fig)
+
+
+# --------------------------------------------------------------------------------------------
+# trajectories: a statistic against training step, one line per model (runs of one model at
+# several checkpoints; the step comes from the revision, geomprobe.compare.identify)
+
+TRAJECTORY_STATISTICS = (
+    ("geometry", "pc1", "value manifold PC1"),
+    ("geometry", "pc12", "value manifold PC1+PC2"),
+    ("geometry", "keys_mean_abs_cos", "mean key |cos| over layers (lower: more orthogonal)"),
+    ("geometry", "focusing", "attention focusing 1 - H(L-1)/H(0)"),
+    ("domain", "pc12_gain[*]", "PC1+PC2 gain over the mixed set"),
+    ("sula", "mae_bits", "SULA MAE |H_model - H_bayes| (bits)"),
+    ("sula", "rho_pc1_H_bayes_given_k", "SULA rho(PC1, H_bayes) given k (controlled)"),
+    ("sula", "rho_pc1_H_bayes", "SULA rho(PC1, H_bayes), raw (confounded with k)"),
+    ("sula", "rho_k_pc1", "SULA rho(k, PC1) (the confound)"),
+    ("ablation", "delta_mae_bits[headline]", "true-axis cut: change in the SULA MAE (bits)"),
+    ("ablation", "axis_r_change[headline]", "true-axis cut: change of the axis-entropy rho after the edit"),
+    ("mechanisms", "evidence_mass", "attention mass on the evidence, last layer"),
+    ("mechanisms", "focusing", "attention focusing on the mechanisms rows"),
+)
+
+
+def step_text(step) -> str:
+    """1 -> '1', 1000 -> '1k', 143000 -> '143k', 2500000 -> '2.5M'."""
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if step >= scale:
+            return f"{step / scale:g}{suffix}"
+    return f"{step:g}"
+
+
+def zero_position(steps: list[int]) -> float:
+    """Where a log axis draws step 0: a decade below the smallest positive step (1 when there is none)."""
+    positive = [s for s in steps if s > 0]
+    return min(positive) / 10 if positive else 1.0
+
+
+def step_axis(steps: list[int], zero_at: float | None = None) -> tuple[dict, float]:
+    """A log x axis for training steps and where step 0 is drawn (zero_position), labelled '0'."""
+    import math
+
+    positive = sorted({s for s in steps if s > 0})
+    zero_at = zero_position(steps) if zero_at is None else zero_at
+    ticks = [zero_at] if any(s == 0 for s in steps) else []
+    if positive and positive[-1] / positive[0] >= 100:  # two decades or more: one tick per decade
+        low, high = math.floor(math.log10(positive[0])), math.ceil(math.log10(positive[-1]))
+        ticks += [10.0 ** e for e in range(low, high + 1)]
+    else:
+        ticks += positive
+    text = ["0" if t == zero_at and 0 in steps else step_text(t) for t in ticks]
+    return dict(type="log", tickmode="array", tickvals=ticks, ticktext=text, title="training step (log; 0 at left)",
+                showgrid=True), zero_at
+
+
+def trajectory_figures(rows: list[dict]) -> list[Figure]:
+    """One figure per headline statistic (TRAJECTORY_STATISTICS) against training step, for every
+    model with runs at two or more steps: one line per model (the model spec without its revision),
+    whiskers the 95% CIs as the suite computed them, grey the untrained copies' mean where the suite
+    compared with them. rows: geomprobe.compare tidy rows (suite_rows / aggregate(...).rows)."""
+    runs: dict[str, tuple] = {}
+    for row in rows:
+        runs.setdefault(row["run"], (row["model"], row["step"]))
+    by_model: dict[str, dict[int, list[str]]] = {}
+    for label, (model, step) in runs.items():
+        if step is not None:
+            by_model.setdefault(model, {}).setdefault(step, []).append(label)
+    models = {model: steps for model, steps in by_model.items() if len(steps) >= 2}
+    if not models:
+        return []
+    single = sorted(model for model, steps in by_model.items() if len(steps) < 2)
+    index = {(row["run"], row["suite"], row["statistic"]): row for row in rows}
+    headline = {row["run"]: row["text"] for row in rows
+                if row["suite"] == "ablation" and row["statistic"] == "headline_condition"}
+    specs = []
+    for suite, statistic, title in TRAJECTORY_STATISTICS:
+        if statistic.endswith("[*]"):
+            prefix = statistic[:-2]
+            found = sorted({row["statistic"] for row in rows if row["suite"] == suite
+                            and row["statistic"].startswith(prefix)})
+            specs += [(suite, name, f"{title}, {name[len(prefix):-1]}") for name in found]
+        else:
+            specs.append((suite, statistic, title))
+    zero_at = zero_position([s for steps in models.values() for s in steps])
+    colors = {model: PALETTE[i % len(PALETTE)] for i, model in enumerate(sorted(models))}
+    figures = []
+    for suite, statistic, title in specs:
+        series = {}
+        for model in sorted(models):
+            points = []
+            for step in sorted(models[model]):
+                for label in models[model][step]:
+                    name = (statistic.replace("[headline]", f"[{headline.get(label)}]") if "[headline]" in statistic
+                            else statistic)
+                    row = index.get((label, suite, name))
+                    if row is not None and row["value"] is not None:
+                        points.append((step, label, row))
+            if points:
+                series[model] = points
+        if not any(len({step for step, _, _ in points}) >= 2 for points in series.values()):
+            continue
+        figures.append(_trajectory(suite, statistic, title, series, colors, zero_at, single))
+    return figures
+
+
+def _trajectory(suite: str, statistic: str, title: str, series: dict, colors: dict, zero_at: float,
+                single: list[str]) -> Figure:
+    fig = go.Figure()
+    steps_drawn = sorted({step for points in series.values() for step, _, _ in points})
+    shown_null = False
+    for model, points in series.items():
+        color = colors[model]
+        x = [step if step > 0 else zero_at for step, _, _ in points]
+        cis = [[row["ci_low"], row["ci_high"]] if row["ci_low"] is not None else None for _, _, row in points]
+        custom = [[step, esc(label), "" if ci is None else f" [{ci[0]:.4g}, {ci[1]:.4g}]",
+                   esc(row["status_vs_untrained"] or "")] for (step, label, row), ci in zip(points, cis)]
+        fig.add_trace(go.Scatter(x=x, y=[row["value"] for _, _, row in points], mode="lines+markers", name=esc(model),
+                                 legendgroup=esc(model), line=dict(color=color, width=2.5),
+                                 marker=dict(size=9, color=color), customdata=custom,
+                                 hovertemplate="%{customdata[1]}<br>step %{customdata[0]}: %{y:.4g}%{customdata[2]}"
+                                               "<br>%{customdata[3]}<extra></extra>"))
+        if any(ci is not None for ci in cis):
+            fig.add_trace(ci_whiskers(x, cis, f"{esc(model)} 95% CI", color, showlegend=False,
+                                      legendgroup=esc(model)))
+        nulls = [(xi, row["untrained_null_mean"]) for xi, (_, _, row) in zip(x, points)
+                 if row["untrained_null_mean"] is not None]
+        if nulls:
+            fig.add_trace(go.Scatter(x=[p[0] for p in nulls], y=[p[1] for p in nulls], mode="lines+markers",
+                                     name="untrained copies (mean)", legendgroup="untrained", showlegend=not shown_null,
+                                     line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"), marker=dict(size=5),
+                                     hovertemplate=f"{esc(model)}, untrained copies: %{{y:.4g}}<extra></extra>"))
+            shown_null = True
+    axis, _ = step_axis(steps_drawn, zero_at)
+    style(fig, 380, xaxis=axis, yaxis_title=esc(title))
+    where = "; ".join(f"{model}: steps " + ", ".join(step_text(step) if step else "0" for step, _, _ in points)
+                      for model, points in series.items())
+    caption = (f"{title} ({suite} suite, statistic {statistic}) of each model against its training step (log axis; "
+               f"step 0 drawn at {zero_at:g} and labelled 0), one line per model, whiskers the 95% CIs as the suite "
+               f"computed them{', grey the mean of the untrained copies' if shown_null else ''}: look for when the "
+               f"statistic leaves its untrained value and where it settles ({where}).")
+    notes = ([f"models with a single checkpoint are not drawn: {', '.join(single)}"] if single else [])
+    return Figure(f"Trajectory: {title}", caption, fig, notes)

@@ -3,38 +3,53 @@
     from geomprobe.report import build_report
     build_report([Path("runs/pythia-410m"), Path("runs/phi-2")], Path("reports/compare.html"))
 
-plotly.js is inlined once in the page head and every figure is a plotly div whose script calls
-it, so the file opens offline and makes no network request (no CDN, fonts or MathJax). Every
-string read from a run directory is HTML-escaped. Layout: a verdict panel, the cross-model table
-and chart (several runs), each run's figures by family (figures.RUN_FIGURES), what is missing,
-and the provenance of every run.
+plotly.js is inlined once in the page head, so the file opens offline and makes no network request
+(no CDN, fonts or MathJax). Each figure is a div and its figure JSON in a
+`<script type="application/json">` tag (floats rounded to what the plot can show, the plotly
+template stored once); one small inline script calls Plotly.newPlot for the figures in view at
+load, and for a collapsed `<details>` section's figures when it is first opened. Every string read
+from a run directory is HTML-escaped. Runs are labelled model@revision (geomprobe.compare.identities,
+unique per run). Layout: a verdict panel; with several runs, the cross-run section (a summary row
+per run, paper III's Table 2 and its chart, and the statistics against training step for models
+run at several checkpoints) and each run's figures collapsed, drawn when opened and without their
+per-prompt detail; with one run, its figures open; what is missing; the provenance of every run.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import html
+import json
+import math
 from pathlib import Path
 
-import plotly.io as pio
+import numpy as np
 import plotly.offline
 
 from geomprobe.analysis.null_comparison import difference_text
+from geomprobe.compare import STATUS_WORD, SUMMARY_COLUMNS, identities, suite_rows, summary_cell
 from geomprobe.errors import ConfigError
 from geomprobe.rundir import atomic_write_text, now
 
 from .figures import (
     REF_ABLATION,
+    REPORT_TEMPLATE,
     RUN_FIGURES,
     Figure,
     Table,
     ablation_summary,
+    deferred_template,
     estimate,
     fmt,
     pct,
     signature_chart,
+    trajectory_figures,
     with_ci,
 )
 from .rundata import RunData, load_run
+
+MANY_RUNS = 4  # above this many runs the verdict cards are collapsed too
 
 # Nothing that would fetch: no plotly.com link, no MathJax typesetting, no topojson.
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "showSendToCloud": False, "typesetMath": False,
@@ -45,12 +60,84 @@ def esc(value) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
+# --------------------------------------------------------------------------------------------
+# figure JSON: rounded, template apart, safe inside a <script> tag
+
+SCALAR_DIGITS = 6  # significant digits of a lone number (a range end, a line's position)
+ARRAY_DIGITS = 4  # at least this many in an array; more when its values sit close together
+
+
+def _significant(value: float, digits: int) -> float:
+    return float(f"{value:.{digits}g}")
+
+
+def _round_array(values: list) -> list:
+    """Round an array's floats to what a plot of it can show: ARRAY_DIGITS significant digits, or
+    enough to resolve a thousandth of the array's own spread (0.99955 and 0.99971 stay apart)."""
+    finite = [v for v in values if isinstance(v, float) and math.isfinite(v)]
+    if not finite:
+        return [None if isinstance(v, float) else v for v in values]
+    top, span = max(abs(v) for v in finite), max(finite) - min(finite)
+    digits = ARRAY_DIGITS
+    if top > 0 and span > 0:
+        digits = min(15, max(ARRAY_DIGITS, math.ceil(math.log10(top / span * 1000))))
+    return [(_significant(v, digits) if math.isfinite(v) else None) if isinstance(v, float) else v for v in values]
+
+
+def _typed_array(entry: dict):
+    """plotly's base64 typed array {"dtype", "bdata"[, "shape"]} back to (nested) lists."""
+    try:
+        array = np.frombuffer(base64.b64decode(entry["bdata"]), dtype=np.dtype(entry["dtype"]))
+        if entry.get("shape"):
+            array = array.reshape([int(n) for n in str(entry["shape"]).split(",")])
+    except (KeyError, TypeError, ValueError):
+        return entry
+    return array.tolist()
+
+
+def compact_json(obj):
+    """Figure JSON with floats rounded (_round_array per array, SCALAR_DIGITS otherwise), numpy and
+    typed arrays as lists, non-finite numbers as null."""
+    if isinstance(obj, np.ndarray):
+        obj = obj.tolist()
+    elif isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, dict):
+        if "bdata" in obj and "dtype" in obj:
+            return compact_json(_typed_array(obj))
+        return {key: compact_json(value) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        items = [compact_json(value) for value in obj]
+        if any(isinstance(v, float) for v in items) and all(v is None or isinstance(v, (int, float, str))
+                                                            for v in items):
+            return _round_array(items)
+        return items
+    if isinstance(obj, float):
+        return _significant(obj, SCALAR_DIGITS) if math.isfinite(obj) else None
+    return obj
+
+
+def script_json(obj) -> str:
+    """JSON for a <script type="application/json"> tag: '</' and '<!--' cannot end or open anything."""
+    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=str)
+    return text.replace("</", "<\\/").replace("<!--", "<\\u0021--")
+
+
+@functools.lru_cache(maxsize=1)
+def _report_template() -> dict:
+    import plotly.io as pio
+
+    return pio.templates[REPORT_TEMPLATE].to_plotly_json()
+
+
 class _Page:
-    """Collects figures and tables and numbers them; ids are deterministic (fig-N, plot-N, table-N)."""
+    """Collects figures and tables and numbers them; ids are deterministic (fig-N, plot-N, table-N).
+    Each distinct plotly template is written once (gp-template-N)."""
 
     def __init__(self):
         self.n_figures = 0
         self.n_tables = 0
+        self.templates: dict[str, str] = {}  # template JSON -> element id
 
     def item(self, item: Figure | Table) -> str:
         return self.table(item) if isinstance(item, Table) else self.figure(item)
@@ -70,13 +157,57 @@ class _Page:
     def figure(self, figure: Figure) -> str:
         self.n_figures += 1
         n = self.n_figures
-        plot = pio.to_html(figure.fig, include_plotlyjs=False, include_mathjax=False, full_html=False,
-                           config=PLOTLY_CONFIG, div_id=f"plot-{n}", default_width="100%",
-                           default_height=f"{figure.fig.layout.height or 420}px")
+        spec = figure.fig.to_plotly_json()
+        layout = dict(spec.get("layout") or {})
+        template = layout.pop("template", None)
+        if not isinstance(template, dict) or "layout" not in template:  # built under deferred_template()
+            template = _report_template()
+        text = script_json(compact_json(template))
+        template_id = self.templates.setdefault(text, f"gp-template-{len(self.templates) + 1}")
+        data = script_json({"data": compact_json(spec.get("data") or []), "layout": compact_json(layout)})
+        height = figure.fig.layout.height or 420
         notes = "".join(f"<li>{esc(note)}</li>" for note in figure.notes)
-        return (f'<figure class="gp-figure" id="fig-{n}">\n<div class="gp-plot">{plot}</div>\n'
+        return (f'<figure class="gp-figure" id="fig-{n}">\n<div class="gp-plot"><div id="plot-{n}" class="gp-lazy" '
+                f'data-figure="plot-{n}-data" data-template="{template_id}" style="height:{height}px; width:100%;">'
+                f'</div><script type="application/json" id="plot-{n}-data">{data}</script></div>\n'
                 f"<figcaption><b>Figure {n}. {esc(figure.title)}.</b> {esc(figure.caption)}"
                 f'{f"<ul class=notes>{notes}</ul>" if notes else ""}</figcaption>\n</figure>')
+
+    def template_scripts(self) -> str:
+        return "".join(f'<script type="application/json" id="{tid}">{text}</script>\n'
+                       for text, tid in self.templates.items())
+
+
+# Draws the figures in view at load and a <details> section's when it is opened (once each);
+# following a link to a run opens its section.
+DRAW_SCRIPT = """(function () {
+  var config = %s;
+  function draw(root) {
+    var plots = root.querySelectorAll('div.gp-lazy');
+    for (var i = 0; i < plots.length; i++) {
+      var div = plots[i];
+      if (div.getAttribute('data-drawn') || div.closest('details:not([open])')) continue;
+      div.setAttribute('data-drawn', '1');
+      var spec = JSON.parse(document.getElementById(div.getAttribute('data-figure')).textContent);
+      var template = div.getAttribute('data-template');
+      if (template) spec.layout.template = JSON.parse(document.getElementById(template).textContent);
+      Plotly.newPlot(div, spec.data, spec.layout, config);
+    }
+  }
+  function openTarget() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    for (var node = id && document.getElementById(id); node; node = node.parentElement) {
+      if (node.tagName === 'DETAILS') node.open = true;
+    }
+  }
+  var sections = document.querySelectorAll('details');
+  for (var j = 0; j < sections.length; j++) {
+    sections[j].addEventListener('toggle', function (event) { if (event.target.open) draw(event.target); });
+  }
+  window.addEventListener('hashchange', openTarget);
+  openTarget();
+  draw(document);
+})();"""
 
 
 def _unique_names(paths: list[Path]) -> list[str]:
@@ -171,7 +302,8 @@ def _ablation_summary(run: RunData) -> str:
 
 def _verdict_body(run: RunData, anchor: str) -> str:
     verdict = (run.results.get("geometry") or {}).get("verdict")
-    title = f'<h3><a href="#{anchor}">{esc(run.name)}</a> <span class="model">{esc(run.model)}</span>'
+    title = (f'<h3><a href="#{anchor}">{esc(run.label)}</a> <span class="model">{esc(run.name)}'
+             f'{"" if run.step is None else f", step {run.step}"}</span>')
     if verdict:
         label = str(verdict.get("label", "?"))
         vm, keys, focus = verdict.get("value_manifold", {}), verdict.get("keys", {}), verdict.get("focusing", {})
@@ -235,39 +367,77 @@ def _yes(value) -> str:
 
 
 def _cross_model(runs: list[RunData], page: _Page) -> str:
+    """Paper III's Table 2 layout and the signature chart, one row and one bar per run (labelled
+    model@revision), for the runs with a geometry suite."""
     from geomprobe.compare import row_for
 
     with_geometry = [run for run in runs if "geometry" in run.results]
-    if len(runs) < 2:
+    if len(runs) < 2 or not with_geometry:  # the verdict panel already says that no run has a geometry suite
         return ""
-    if not with_geometry:  # the verdict panel already says that no run has a geometry suite
-        return ""
-    rows = [row_for(run.path) for run in with_geometry]
+    rows = [row_for(run.path, run.label) for run in with_geometry]
     body = []
-    for row in rows:
+    for row, run in zip(rows, with_geometry):
         restricted = ("-" if not row["pc12_restricted"] else
                       ", ".join(f"{k} {pct(v)}" for k, v in row["pc12_restricted"].items()))
         ci = row.get("pc12_mixed_ci95") or [None, None]
         paper = row["paper_iii"]
         paper_text = "-" if paper is None else f"{paper['pc12_mixed']} / {paper['pc12_math']} / {paper['focusing']}"
-        cells = [row["model"], row["architecture"] or "-", f"{pct(row['pc12_mixed'])} [{pct(ci[0])}, {pct(ci[1])}]",
+        cells = [row["architecture"] or "-", f"{pct(row['pc12_mixed'])} [{pct(ci[0])}, {pct(ci[1])}]",
                  restricted, f"{fmt(row['keys_early_mean_abs_cos'])} ({fmt(row['keys_analytic_gaussian'])})",
                  pct(row["focusing"]), row["verdict"]]
-        body.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells)
-                    + f'<td class="paper">{esc(paper_text)}</td></tr>')
-    header = ("<tr><th>model</th><th>architecture</th><th>value manifold PC1+PC2, mixed [95% CI]</th>"
+        body.append(f'<tr><td><a href="#{run.anchor}">{esc(row["label"])}</a></td>'
+                    + "".join(f"<td>{esc(c)}</td>" for c in cells) + f'<td class="paper">{esc(paper_text)}</td></tr>')
+    header = ("<tr><th>run (model@revision)</th><th>architecture</th><th>value manifold PC1+PC2, mixed [95% CI]</th>"
               "<th>PC1+PC2, restricted</th><th>keys: early-layer mean |cos| (analytic Gaussian)</th>"
               "<th>attention focusing</th><th>verdict</th><th class=\"paper\">paper III reference: mixed / math / "
               "focusing</th></tr>")
     thresholds = (with_geometry[0].results["geometry"].get("verdict") or {}).get("thresholds") or {}
-    chart = signature_chart([{**row, "model": esc(row["model"])} for row in rows], thresholds)
-    missing = [run.name for run in runs if "geometry" not in run.results]
+    chart = signature_chart(rows, thresholds)
+    missing = [run.label for run in runs if "geometry" not in run.results]
     note = (f'<p class="missing">Not in the table (no geometry suite): {esc(", ".join(missing))}.</p>'
             if missing else "")
-    return (f'<section id="cross-model"><h2>Cross-model (paper III Table 2 layout)</h2>'
+    return (f'<div id="cross-model"><h3>Paper III Table 2 layout</h3>'
             f'<table class="wide">{header}{"".join(body)}</table>'
             f'<p class="caption">Early layers: the first third of the depth. The paper\'s values are references in '
-            f"their own column, matched by model name, never results.</p>{note}{page.figure(chart)}</section>")
+            f"their own column, matched by model name, never results.</p>{note}{page.figure(chart)}</div>")
+
+
+def _summary_table(runs: list[RunData], rows: list[dict]) -> str:
+    """One row per run: its label, step, suites and headline statistics (geomprobe.compare.SUMMARY_COLUMNS)."""
+    present = [(suite, statistic, header) for suite, statistic, header in SUMMARY_COLUMNS
+               if any(summary_cell(rows, run.label, suite, statistic) for run in runs)]
+    head = "".join(f"<th>{esc(h)}</th>" for h in ("run (model@revision)", "model", "revision", "step", "suites",
+                                                   *(header for _, _, header in present)))
+    body = []
+    for run in runs:
+        cells = [run.model_name, run.revision, "-" if run.step is None else str(run.step),
+                 ", ".join(run.results) or "-",
+                 *(summary_cell(rows, run.label, suite, statistic, with_ci=True, marks=STATUS_WORD) or "-"
+                   for suite, statistic, _ in present)]
+        body.append(f'<tr><td><a href="#{run.anchor}">{esc(run.label)}</a></td>'
+                    + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
+    return (f'<div class="scroll"><table class="wide summary-table"><tr>{head}</tr>{"".join(body)}</table></div>'
+            '<p class="caption">Headline statistics with their 95% CIs as each suite computed them; above / below / '
+            "same: against untrained copies of the same architecture on the same inputs (the suite's paired "
+            "bootstrap and prediction interval); verdict: criteria met of 3; cut dMAE: the change in SULA MAE under "
+            "the true entropy-axis cut of the headline condition. Every statistic of every suite, one row per run x "
+            "suite x statistic: <code>geomprobe compare RUN_DIR ... -o NAME</code> writes NAME.csv and NAME.json."
+            "</p>")
+
+
+def _cross_run(runs: list[RunData], rows: list[dict], page: _Page) -> str:
+    """With several runs: the summary table, paper III's Table 2 and the signature chart, and the
+    statistics against training step for models run at several checkpoints."""
+    if len(runs) < 2:
+        return ""
+    parts = [f'<section id="cross-run"><h2>Across runs ({len(runs)})</h2>', _summary_table(runs, rows),
+             _cross_model(runs, page)]
+    trajectories = trajectory_figures(rows)
+    if trajectories:
+        parts.append('<div id="trajectories"><h3>Against training step</h3>'
+                     + "".join(page.figure(figure) for figure in trajectories) + "</div>")
+    parts.append("</section>")
+    return "\n".join(parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -285,21 +455,27 @@ def _missing(run: RunData) -> list[str]:
     return notes
 
 
-def _run_section(run: RunData, anchor: str, page: _Page) -> str:
+def _run_section(run: RunData, page: _Page, collapsed: bool) -> str:
+    """A run's figures by family; collapsed (several runs): a <details> drawn when opened."""
     drawn = []
     for family in RUN_FIGURES:
         items = family.draw(run)
         if items:
             drawn.append(f"<h3>{esc(family.section)}</h3>")
             drawn += [page.item(item) for item in items]
-    parts = [f'<section class="run" id="{anchor}"><h2>{esc(run.name)} <span class="model">{esc(run.model)}</span>'
-             "</h2>"]
+    verdict = ((run.results.get("geometry") or {}).get("verdict") or {}).get("label")
+    tag = (f' <span class="tag {esc(verdict if verdict in ("full", "partial", "absent") else "unknown")}">'
+           f"{esc(verdict)}</span>" if verdict else "")
+    heading = (f'<h2>{esc(run.label)} <span class="model">{esc(run.name)} &middot; {esc(run.model)}'
+               f'{"" if run.step is None else f" &middot; step {run.step}"}</span>{tag}</h2>')
+    parts = [f'<details class="run" id="{run.anchor}"><summary>{heading}</summary>' if collapsed
+             else f'<section class="run" id="{run.anchor}">{heading}']
     missing = _missing(run)  # after drawing: a per-prompt file that could not be read is said too
     if missing:
         parts.append('<div class="missing"><b>Not drawn, missing or unfinished:</b><ul>'
                      + "".join(f"<li>{esc(m)}</li>" for m in missing) + "</ul></div>")
     parts += drawn
-    parts.append("</section>")
+    parts.append("</details>" if collapsed else "</section>")
     return "\n".join(parts)
 
 
@@ -340,8 +516,16 @@ def _prompts_text(prompts) -> str | None:
     return f"{prompts.get('source')} (n {prompts.get('n')}, sha256 {str(prompts.get('sha256'))[:12]})"
 
 
-def _provenance(run: RunData) -> str:
-    parts = [f"<h3>{esc(run.name)}</h3>"]
+def _provenance(run: RunData, collapsed: bool = False) -> str:
+    body = _provenance_body(run)
+    if collapsed:
+        return (f'<details class="prov"><summary><b>{esc(run.label)}</b> <span class="model">{esc(run.name)}</span>'
+                f"</summary>{body}</details>")
+    return f"<h3>{esc(run.label)}</h3>\n{body}"
+
+
+def _provenance_body(run: RunData) -> str:
+    parts = []
     manifest = run.manifest
     if manifest:
         model = manifest.get("model") or {}
@@ -415,6 +599,12 @@ figcaption{font-size:13px;margin-top:6px}figcaption ul.notes{margin:4px 0 0;colo
 .missing{background:#fff8e1;border:1px solid #f0d48a;border-radius:6px;padding:6px 12px;font-size:13px}
 .caption{font-size:13px;color:#5b6675}
 code{font-size:12px;background:#eef1f5;padding:1px 4px;border-radius:3px}
+details.run{background:#fff;border:1px solid #d5dae1;border-radius:8px;margin:14px 0;padding:0 16px}
+details.run>summary{cursor:pointer;padding:4px 0}details.run>summary h2{display:inline;border:0;font-size:1.2em}
+details.run[open]{padding-bottom:12px}details.prov{margin:8px 0}details.prov>summary{cursor:pointer}
+.tag{display:inline-block;border-radius:12px;padding:0 9px;font-size:0.65em;color:#fff;background:#7f7f7f;
+vertical-align:middle;font-weight:normal}.tag.full{background:#2e7d32}.tag.partial{background:#c77c02}
+.tag.absent{background:#b23b3b}table.summary-table td{white-space:nowrap}.scroll{overflow-x:auto}
 """
 
 
@@ -422,35 +612,56 @@ def build_report(run_dirs: list[Path], out: Path) -> Path:
     """Write one self-contained HTML report of `run_dirs` to `out` and return `out`.
 
     Draws whatever each run directory holds; says in the page what is missing. A directory with
-    nothing usable raises RunDirectoryError (one line)."""
+    nothing usable raises RunDirectoryError (one line). With several runs, each run's section is
+    collapsed and its figures are drawn when it is opened."""
+    with deferred_template():
+        document = _document(run_dirs)
+    out = Path(out)
+    atomic_write_text(out, document)
+    return out
+
+
+def _document(run_dirs: list[Path]) -> str:
     if not run_dirs:
         raise ConfigError("give at least one run directory to report on")
     paths = [Path(p) for p in run_dirs]
     runs = [load_run(path, name) for path, name in zip(paths, _unique_names(paths))]
+    several = len(runs) > 1
+    named = identities(paths, [run.manifest for run in runs])
+    rows = []
+    for index, (run, identity) in enumerate(zip(runs, named)):
+        run.label, run.step, run.compact = identity.label, identity.step, several
+        run.anchor, run.model_name, run.revision = f"run-{index}", identity.model, identity.revision
+        for suite, results in run.results.items():
+            rows += suite_rows(identity, suite, results)
     page = _Page()
-    anchors = [f"run-{i}" for i in range(len(runs))]
-    cards = "".join(_verdict_card(run, anchor) for run, anchor in zip(runs, anchors))
-    cross = _cross_model(runs, page)
-    sections = [_run_section(run, anchor, page) for run, anchor in zip(runs, anchors)]
-    provenance = "\n".join(_provenance(run) for run in runs)
-    toc = ['<a href="#verdict">verdict</a>'] + (['<a href="#cross-model">cross-model</a>'] if cross else [])
-    toc += [f'<a href="#{anchor}">{esc(run.name)}</a>' for run, anchor in zip(runs, anchors)]
+    cards = f'<div class="cards">{"".join(_verdict_card(run, run.anchor) for run in runs)}</div>'
+    if len(runs) > MANY_RUNS:  # the summary table across runs gives each verdict; the cards on demand
+        cards = f"<details><summary>The {len(runs)} runs' verdict cards</summary>{cards}</details>"
+    cross = _cross_run(runs, rows, page)
+    sections = [_run_section(run, page, collapsed=several) for run in runs]
+    provenance = "\n".join(_provenance(run, collapsed=several) for run in runs)
+    toc = ['<a href="#verdict">verdict</a>'] + (['<a href="#cross-run">across runs</a>'] if cross else [])
+    toc += [f'<a href="#{run.anchor}">{esc(run.label)}</a>' for run in runs]
     toc.append('<a href="#provenance">provenance</a>')
     from geomprobe import __version__
 
+    opened = ("<p class=\"caption\">Each run's figures are in its section below, collapsed: open one (or follow "
+              "its link) to draw them.</p>" if several else "")
     document = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>geomprobe report: {esc(", ".join(run.name for run in runs))}</title>
+<title>geomprobe report: {esc(", ".join(run.label for run in runs))}</title>
 <style>{CSS}</style>
 <script type="text/javascript">{plotly.offline.get_plotlyjs()}</script>
 </head><body>
-<header><h1>geomprobe report</h1><p>{esc(", ".join(f"{run.name} ({run.model})" for run in runs))} &middot;
+<header><h1>geomprobe report</h1><p>{esc(", ".join(f"{run.label} ({run.name})" for run in runs))} &middot;
 generated {esc(now())} by geomprobe {esc(__version__)} &middot; self-contained, works offline</p>
 <p class="caption">"METHODS.md section N" in the captions cites geomprobe's methods document (METHODS.md at the
 root of the geomprobe repository): what each number is, its formula, baselines and nulls.</p></header>
 <main>
 <nav>{" ".join(toc)}</nav>
+{cross}
 <section id="verdict"><h2>Verdict</h2>
 <p class="caption">METHODS.md section 5: value manifold PC1 or PC1+PC2 above threshold and above its shuffle
 null; mean key |cos| below threshold in enough layers; attention entropy reduced from the first to the last layer.
@@ -458,14 +669,14 @@ Each criterion also needs the model to beat untrained copies of the same archite
 paired-bootstrap CI of model minus untrained excludes 0), since a random network passes most thresholds by itself.
 3 of 3 criteria: full, 2: partial, fewer: absent. Where a run has them, a card also gives the SULA scores
 (section 7) and the headline entropy-axis intervention (section 8), each next to paper III's values.</p>
-<div class="cards">{cards}</div></section>
-{cross}
+{cards}</section>
+{opened}
 {"".join(sections)}
 <section id="provenance"><h2>Provenance</h2>
 {provenance}
 </section>
-</main></body></html>
+</main>
+{page.template_scripts()}<script type="text/javascript">{DRAW_SCRIPT % json.dumps(PLOTLY_CONFIG)}</script>
+</body></html>
 """
-    out = Path(out)
-    atomic_write_text(out, document)
-    return out
+    return document

@@ -28,6 +28,15 @@ class RunData:
     windtunnel_dir: Path | None = None  # where metrics.json was found (this run, or its model's directory)
     curves: list | None = None  # curves.json (frame-precision dissociation)
     notes: list[str] = field(default_factory=list)  # what is missing, unfinished or unreadable
+    label: str = ""  # model@revision, unique in the report (geomprobe.compare.identities); the name until set
+    step: int | None = None  # training step (a revision like step1000, or a wind tunnel's final step)
+    compact: bool = False  # in a report of several runs: figures drop what is heavy (per-prompt detail)
+    model_name: str = ""  # the model without its revision (geomprobe.compare.RunIdentity.model)
+    revision: str = ""  # the revision, "main" when none
+    anchor: str = ""  # the id of the run's section in the page
+
+    def __post_init__(self):
+        self.label = self.label or self.name
 
     @property
     def model(self) -> str:
