@@ -399,6 +399,23 @@ def plan_command(
         typer.echo("\n".join(result.lines()))
 
 
+def _sweep(kwargs: dict) -> None:
+    """`geomprobe sweep` (geomprobe.sweep): suites over models x revisions, one run directory per job."""
+    from geomprobe.sweep import sweep_from_cli
+
+    code = sweep_from_cli(kwargs, on_inline=_quiet_libraries)
+    if code:
+        raise typer.Exit(code)
+
+
+from geomprobe.sweep import SweepClickCommand, SweepCommand  # noqa: E402  (light: submitit and torch load lazily)
+
+app.command("sweep", cls=SweepClickCommand)(SweepCommand(
+    user_errors(_sweep), "Run suites over several models and revisions (one run directory each), resuming what is "
+    "done; `--status DIR` shows each job's state.\n\n`geomprobe sweep --suites S --help` lists S's options; README "
+    "'Sweeps'."))
+
+
 def main() -> None:
     try:
         app()

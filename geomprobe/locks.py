@@ -92,3 +92,59 @@ def _read(fd: int) -> str:
     except OSError:
         text = ""
     return text or "pid unknown"
+
+
+def is_locked(path: str | Path) -> str | None:
+    """Whether a geomprobe process holds the lock of directory `path`: its holder ("pid 1234:
+    geomprobe run ...") or None (also when the directory or its lock file does not exist).
+
+    On Linux the kernel's lock table (/proc/locks) is read, which takes no lock, so a probe never
+    makes the holder's own acquire fail; elsewhere (or when the table cannot be matched to the
+    file) a shared non-blocking flock is taken and released at once. Locks held on another machine
+    of a network file system show only through the second way, where the file system supports it."""
+    file = Path(path) / LOCK_NAME
+    if fcntl is None:  # pragma: no cover - not POSIX
+        return None
+    try:
+        fd = os.open(file, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        held = _in_lock_table(os.fstat(fd))
+        if held is None:  # not decidable from /proc/locks: probe
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held = True
+            except OSError:
+                held = False
+            else:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                held = False
+        return _read(fd) if held else None
+    finally:
+        os.close(fd)
+
+
+def _in_lock_table(stat: os.stat_result) -> bool | None:
+    """True / False from /proc/locks for the file with this stat (a FLOCK entry, not a waiter, on its
+    device and inode); None when the table is unreadable or lists the inode on another device (as
+    overlay file systems can), so the caller probes instead."""
+    try:
+        with open("/proc/locks") as table:
+            lines = table.read().splitlines()
+    except OSError:
+        return None
+    device = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}"
+    other_device = False
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 6 or parts[1] == "->" or parts[1] != "FLOCK":
+            continue
+        where = parts[5].rsplit(":", 1)
+        if len(where) != 2 or where[1] != str(stat.st_ino):
+            continue
+        if where[0] == device:
+            return True
+        other_device = True
+    return None if other_device else False

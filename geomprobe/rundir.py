@@ -332,25 +332,37 @@ def model_identity(loaded) -> dict:
     """What the model is, beyond its name: the resolved hub commit, or for a local directory (a
     built-in or wind-tunnel cache included) a hash of its config and weight files. Files up to
     256 MiB are hashed whole; larger ones by size, modification time and their first and last
-    16 MiB (hashing many GB on every run would cost minutes)."""
+    16 MiB (hashing many GB on every run would cost minutes). A wind-tunnel training checkpoint
+    loaded as a revision (`runs/wt@step-200`) adds the revision and its checkpoint file's hash, so
+    two checkpoints of one directory never share a run directory."""
+
+    def hashed(paths: list[Path]) -> str:
+        digest = hashlib.sha256()
+        limit, edge = 256 << 20, 16 << 20
+        for path in paths:
+            size = path.stat().st_size
+            digest.update(f"{path.name}\0{size}\0".encode())
+            with path.open("rb") as handle:
+                if size <= limit:
+                    for block in iter(lambda: handle.read(1 << 20), b""):
+                        digest.update(block)
+                else:
+                    digest.update(str(path.stat().st_mtime_ns).encode())
+                    digest.update(handle.read(edge))
+                    handle.seek(size - edge)
+                    digest.update(handle.read(edge))
+        return digest.hexdigest()[:16]
+
     source = Path(str(loaded.source))
     if not source.is_dir():
         return {"kind": "hub", "source": str(loaded.source), "revision": loaded.revision, "commit": loaded.commit}
-    digest = hashlib.sha256()
     weights = sorted(p for p in source.iterdir() if p.is_file() and (
         p.name == "config.json" or p.suffix in (".safetensors", ".bin", ".pt", ".pth", ".gguf")
         or p.name.endswith(".index.json")))
-    limit, edge = 256 << 20, 16 << 20
-    for path in weights:
-        size = path.stat().st_size
-        digest.update(f"{path.name}\0{size}\0".encode())
-        with path.open("rb") as handle:
-            if size <= limit:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
-            else:
-                digest.update(str(path.stat().st_mtime_ns).encode())
-                digest.update(handle.read(edge))
-                handle.seek(size - edge)
-                digest.update(handle.read(edge))
-    return {"kind": "local", "files": [p.name for p in weights], "sha256": digest.hexdigest()[:16]}
+    identity = {"kind": "local", "files": [p.name for p in weights], "sha256": hashed(weights)}
+    checkpoint = getattr(loaded, "checkpoint", None)
+    if checkpoint:
+        path = Path(checkpoint)
+        identity.update(revision=loaded.revision, checkpoint=f"{path.parent.name}/{path.name}",
+                        checkpoint_sha256=hashed([path]))
+    return identity

@@ -7,6 +7,7 @@ cached nor downloadable gives one line saying how to fix it, never a traceback.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,7 @@ class LoadedModel:
     device_map: str | None
     quantize: str | None
     attn_implementation: str
+    checkpoint: str | None = None  # a wind-tunnel training checkpoint (checkpoints/step-N.pt) loaded as `revision`
 
     @property
     def adapter(self):
@@ -47,7 +49,7 @@ class LoadedModel:
     def describe(self) -> dict:
         return {k: getattr(self, k) for k in ("spec", "source", "revision", "commit", "family", "dtype", "device",
                                               "device_map", "quantize", "attn_implementation")} | {
-            "shape": dict(self.adapter.shape.__dict__)}
+            "shape": dict(self.adapter.shape.__dict__)} | ({"checkpoint": self.checkpoint} if self.checkpoint else {})
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,52 @@ class ResolvedSource:
     revision: str | None
     is_local: bool
     family_hint: str | None
+    checkpoint: str | None = None  # a wind-tunnel checkpoint file, when `revision` names one
+
+
+# A wind-tunnel training directory (`geomprobe windtunnel train`: windtunnel.json, the final model,
+# checkpoints/step-<N>.pt) is the one local directory with revisions: `step-N` (or `stepN`) is
+# the checkpoint saved at step N, loaded into the saved architecture.
+CHECKPOINT_REVISION = re.compile(r"step-?0*(\d+)")
+
+
+def windtunnel_checkpoints(path: str | Path) -> dict[int, Path] | None:
+    """step -> checkpoint file of a wind-tunnel training directory, in training order; None when
+    `path` is not one (no windtunnel.json). Checkpoints past the run's final step (metrics.json
+    `steps`: a directory an older geomprobe trained into twice) are left out."""
+    import json
+
+    path = Path(path)
+    if not (path / "windtunnel.json").is_file():
+        return None
+    final = None
+    try:
+        final = json.loads((path / "metrics.json").read_text()).get("steps")
+    except (OSError, ValueError, AttributeError):
+        pass
+    found = {}
+    for file in (path / "checkpoints").glob("step-*.pt"):
+        match = CHECKPOINT_REVISION.fullmatch(file.stem)
+        if match and (final is None or int(match.group(1)) <= final):
+            found[int(match.group(1))] = file
+    return dict(sorted(found.items()))
+
+
+def windtunnel_revision(path: str | Path, revision: str, name: str | None = None) -> tuple[str, Path] | None:
+    """(canonical revision `step-N`, checkpoint file) for `revision` of a wind-tunnel training
+    directory; None when `path` is no such directory (or has no checkpoints). An unknown step is a
+    one-line ConfigError listing the saved ones."""
+    checkpoints = windtunnel_checkpoints(path)
+    if not checkpoints:
+        return None
+    match = CHECKPOINT_REVISION.fullmatch(revision.strip())
+    if match is not None and int(match.group(1)) in checkpoints:
+        step = int(match.group(1))
+        return f"step-{step}", checkpoints[step]
+    steps = [f"step-{s}" for s in checkpoints]
+    listed = ", ".join(steps) if len(steps) <= 24 else ", ".join(steps[:12] + ["..."] + steps[-11:])
+    raise ConfigError(f"{name or path} has no checkpoint '{revision}': a wind-tunnel training directory's revisions "
+                      f"are its saved steps ({listed}); drop the revision for the final model")
 
 
 def _hf_home() -> str:
@@ -76,11 +124,15 @@ def resolve(spec: str) -> ResolvedSource:
 
             return ResolvedSource(str(ensure_builtin(name)), None, True, info.family)
         if info.hub_id.startswith("windtunnel:"):
-            if revision:
-                raise ConfigError(f"wind-tunnel model '{name}' has no revisions; drop '@{revision}'")
             from geomprobe.windtunnel.builtin import ensure_windtunnel
 
-            return ResolvedSource(str(ensure_windtunnel(info.hub_id.split(":", 1)[1])), None, True, info.family)
+            directory = ensure_windtunnel(info.hub_id.split(":", 1)[1])
+            if revision:  # its training checkpoints
+                found = windtunnel_revision(directory, revision, name)
+                if found is None:
+                    raise ConfigError(f"wind-tunnel model '{name}' has no revisions; drop '@{revision}'")
+                return ResolvedSource(str(directory), found[0], True, info.family, checkpoint=str(found[1]))
+            return ResolvedSource(str(directory), None, True, info.family)
         if name == "all-minilm-l6-v2" and revision is None:
             packaged = _packaged_minilm()
             if packaged is not None:
@@ -91,13 +143,16 @@ def resolve(spec: str) -> ResolvedSource:
         if not (path / "config.json").exists():
             raise ModelNotFoundError(f"'{name}' is a directory but has no config.json: point --model at a "
                                      "Hugging Face model directory (save_pretrained output)")
-        if revision:
+        found = windtunnel_revision(path, revision, name) if revision else None
+        if revision and found is None:
             raise ConfigError(f"'{name}' is a local directory, which has no revisions: drop '@{revision}' / "
                               "--revision (or give the hub id to load a revision)")
         if not any(next(path.glob(pattern), None) for pattern in WEIGHT_FILES):
             raise ModelNotFoundError(f"'{name}' has a config.json but no weights ({', '.join(WEIGHT_FILES)}): "
                                      "save the model there with save_pretrained")
-        return ResolvedSource(str(path), revision, True, None)
+        if found is not None:
+            return ResolvedSource(str(path), found[0], True, None, checkpoint=str(found[1]))
+        return ResolvedSource(str(path), None, True, None)
     if name.count("/") == 1 and not name.startswith((".", "/", "~")):
         return ResolvedSource(name, revision, False, None)
     hint = closest_aliases(name)
@@ -183,11 +238,18 @@ def load_model(spec: str, *, dtype: str = "float32", device: str = "cpu", device
     resolved = resolve(spec)
     if revision:
         if resolved.is_local:
-            raise ConfigError(f"--revision {revision}: {spec} loads from a local directory ({resolved.source}), "
-                              "which has no revisions; drop --revision or give a hub id")
-        resolved = ResolvedSource(resolved.source, revision, resolved.is_local, resolved.family_hint)
+            found = windtunnel_revision(resolved.source, revision, spec) if _has_windtunnel_revisions(spec) else None
+            if found is None:
+                raise ConfigError(f"--revision {revision}: {spec} loads from a local directory ({resolved.source}), "
+                                  "which has no revisions; drop --revision or give a hub id")
+            resolved = ResolvedSource(resolved.source, found[0], True, resolved.family_hint, checkpoint=str(found[1]))
+        else:
+            resolved = ResolvedSource(resolved.source, revision, resolved.is_local, resolved.family_hint)
     if quantize is not None and quantize not in QUANTIZE:
         raise ConfigError(f"unknown quantisation '{quantize}': choose 4bit or 8bit")
+    if quantize is not None and resolved.checkpoint is not None:
+        raise ConfigError(f"--quantize {quantize}: a wind-tunnel checkpoint ({resolved.revision}) loads unquantised; "
+                          "drop --quantize (wind tunnels are small)")
     if quantize is not None:
         from importlib.util import find_spec
 
@@ -219,9 +281,41 @@ def load_model(spec: str, *, dtype: str = "float32", device: str = "cpu", device
     model = _from_pretrained(model_class.from_pretrained, resolved, **kwargs)
     if device_map is None:
         model = model.to(device)
+    if resolved.checkpoint is not None:
+        _load_checkpoint(model, Path(resolved.checkpoint))
     model.eval()
     tokenizer = _from_pretrained(transformers.AutoTokenizer.from_pretrained, resolved)
     commit = getattr(config, "_commit_hash", None)
     return LoadedModel(model=model, tokenizer=tokenizer, spec=spec, source=resolved.source,
                        revision=resolved.revision, commit=commit, family=family, dtype=dtype,
-                       device=str(device), device_map=device_map, quantize=quantize, attn_implementation=attn)
+                       device=str(device), device_map=device_map, quantize=quantize, attn_implementation=attn,
+                       checkpoint=resolved.checkpoint)
+
+
+def _has_windtunnel_revisions(spec: str) -> bool:
+    """Whether `spec` names a model whose local directory may have revisions: a wind-tunnel alias
+    or a directory given by path (not a built-in tiny model, whose cache directory has none)."""
+    name, _ = parse_model_spec(spec)
+    info = MODELS.get(name)
+    return info.hub_id.startswith("windtunnel:") if info is not None else Path(name).expanduser().is_dir()
+
+
+def _load_checkpoint(model, path: Path) -> None:
+    """Put a wind-tunnel training checkpoint's weights (geomprobe.windtunnel.train saves the
+    HFLogits wrapper's state_dict: the HF model's keys under `model.`) into the loaded final model,
+    which has the same architecture; every key must match."""
+    import torch
+
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+        state = {key.removeprefix("model."): value for key, value in saved["state_dict"].items()}
+    except (OSError, RuntimeError, KeyError, TypeError, AttributeError) as error:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        raise ModelNotFoundError(f"{path} cannot be read as a wind-tunnel checkpoint ({first}): it is damaged, or "
+                                 "not written by `geomprobe windtunnel train`") from None
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as error:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        raise ModelNotFoundError(f"{path} does not fit the model saved in {path.parent.parent} ({first}): the "
+                                 "directory mixes two training runs; retrain it with --overwrite") from None
