@@ -309,6 +309,95 @@ class ContextBlind(torch.nn.Module):
 SCORE_KEYS = ("entropy_mae_bits", "kl_bits", "mass_on_feasible", "accuracy_determined")
 
 
+class _RecordingLogits(TaskLogits):
+    """TaskLogits that also keeps, for each call, its tokens and what every block receives
+    (geomprobe.prefix.recording_inputs: observed, nothing changed), and the first call's logits:
+    the unablated pass that the layer walk of ablation_scores starts from. Stops keeping (and
+    says why) past the prefix budget."""
+
+    def __init__(self, model, adapter, budget: int):
+        super().__init__(model)
+        self.adapter, self.budget = adapter, budget
+        self.calls: list = []  # (tokens, BlockInputs)
+        self.first_logits = None
+        self.nbytes = 0
+        self.why: str | None = None
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        from geomprobe.prefix import recording_inputs
+
+        if self.why is not None:
+            return super().forward(tokens)
+        with recording_inputs(self.adapter) as record:
+            logits = super().forward(tokens)
+        if len(record) != 1:
+            self.why, self.calls = f"a forward pass entered the first block {len(record)} times", []
+            return logits
+        inputs = record[0]
+        inputs.hidden = inputs.hidden.detach().cpu()
+        self.nbytes += inputs.nbytes()
+        if self.nbytes > self.budget:
+            from geomprobe.prefix import BUDGET_ENV
+
+            self.why, self.calls = (f"the evaluation sequences' residual streams take more than the budget of "
+                                    f"{self.budget / 2**20:.0f} MiB ({BUDGET_ENV})"), []
+            return logits
+        if not self.calls:
+            self.first_logits = logits
+        self.calls.append((tokens.clone(), inputs))
+        return logits
+
+
+class _LayerWalk:
+    """The residual stream entering one layer for every evaluation batch, from the unablated pass
+    (_RecordingLogits), advanced one unablated block at a time: an ablation at layer l (a head's
+    z, a skipped block) changes nothing below l, so its pass runs only blocks l..L-1."""
+
+    def __init__(self, model, adapter, calls):
+        from geomprobe.prefix import final_norm
+
+        self.model, self.adapter, self.calls = model, adapter, calls
+        self.norm, self.unembed = final_norm(adapter), model.get_output_embeddings()
+        self.layer = 0
+        self.hidden = [inputs.hidden for _, inputs in calls]
+
+    def logits(self, index: int) -> torch.Tensor:
+        """Batch `index`'s logits (float32, CPU) from the stream entering self.layer, with whatever
+        ablation is active."""
+        from geomprobe.prefix import run_blocks
+
+        inputs = self.calls[index][1]
+        hidden = run_blocks(self.adapter, inputs, start=self.layer, hidden=self.hidden[index])
+        return self.unembed(self.norm(hidden)).float().cpu()
+
+    @torch.no_grad()
+    def advance(self) -> None:
+        """Through block self.layer, unablated."""
+        from geomprobe.prefix import run_blocks
+
+        for index, (_, inputs) in enumerate(self.calls):
+            self.hidden[index] = run_blocks(self.adapter, inputs, start=self.layer, stop=self.layer + 1,
+                                            hidden=self.hidden[index]).cpu()
+        self.layer += 1
+
+
+class _FromLayer(torch.nn.Module):
+    """tokens -> logits like TaskLogits, from the walk's stream entering its layer; a call whose
+    tokens are not the recorded batch's (another sampling) runs the full model instead."""
+
+    def __init__(self, walk: _LayerWalk, fallback: TaskLogits):
+        super().__init__()
+        self.walk, self.fallback, self.n_calls, self.full_calls = walk, fallback, 0, 0
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        index, self.n_calls = self.n_calls, self.n_calls + 1
+        calls = self.walk.calls
+        if index >= len(calls) or not torch.equal(tokens, calls[index][0]):
+            self.full_calls += 1
+            return self.fallback(tokens)
+        return self.walk.logits(index)
+
+
 def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int = 256, seed: int = 0,
                     eval_seed: int = 12345, progress: bool = False) -> dict:
     """Held-out entropy MAE against the exact posterior (geomprobe.windtunnel.train.evaluate, the
@@ -317,7 +406,16 @@ def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int 
     predictor. Head means come from n_reference sequences drawn with `seed` (never the evaluation
     sequences, which evaluate draws with eval_seed).
     Returns {"baseline": score, "context_blind": score, "heads": [L][H] score, "all_heads": [L]
-    score, "skip_layer": [L] score}, each score the SCORE_KEYS plus delta_mae_bits."""
+    score, "skip_layer": [L] score, "prefix_reuse": how the ablated passes ran}, each score the
+    SCORE_KEYS plus delta_mae_bits.
+
+    Prefix reuse (geomprobe.prefix): an ablation at layer l changes nothing below it, so the
+    ablations run layer by layer from the unablated residual stream entering l (kept from the
+    baseline pass, advanced one block per layer) through blocks l..L-1 only; the same numbers as
+    full passes (checked on the first batch). Where it is not proven (geomprobe.prefix.why_not,
+    GEOMPROBE_PREFIX_REUSE=0, over the budget) every ablation is a full pass, as
+    out["prefix_reuse"] says."""
+    from geomprobe.prefix import budget_bytes, max_difference, why_not
     from geomprobe.windtunnel.train import evaluate
 
     model = _model(loaded_or_model)
@@ -325,22 +423,43 @@ def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int 
     shape = adapter.shape
     module = TaskLogits(model)
 
-    def score(context=None) -> dict:
+    def score(context=None, on=None) -> dict:
         with context if context is not None else contextlib.nullcontext():
-            result = evaluate(module, task, n_eval, seed=eval_seed)
+            result = evaluate(on if on is not None else module, task, n_eval, seed=eval_seed)
         return {key: result.get(key) for key in SCORE_KEYS}
 
     reference = task.sample(n_reference, np.random.default_rng([seed, 8]))
     means = head_output_means(model, reference.tokens, reference.tokens != task.pad_id)
-    baseline = score()
+    why = why_not(model, adapter, attention=False)
+    recorder = None if why else _RecordingLogits(model, adapter, budget_bytes(model))
+    baseline = score(on=recorder)
+    walk, reuse = None, {"used": False, "why": why}
+    if recorder is not None:
+        if recorder.why is not None or not recorder.calls:
+            reuse["why"] = recorder.why or "no evaluation batch was recorded"
+        else:
+            walk = _LayerWalk(model, adapter, recorder.calls)
+            with torch.no_grad():
+                largest, close = max_difference({"logits": walk.logits(0).numpy()},
+                                                {"logits": recorder.first_logits.numpy()})
+            reuse.update(check={"max_abs_diff": largest})
+            if close:
+                reuse.update(used=True, why=None)
+            else:
+                reuse["why"] = f"the run from layer 0 differs from the full pass by up to {largest:.3g} on the first batch"
+                walk = None
+        del recorder
     conditions = [("heads", layer, head) for layer in range(shape.n_layers) for head in range(shape.n_heads)]
     conditions += [("all_heads", layer, None) for layer in range(shape.n_layers)]
     conditions += [("skip_layer", layer, None) for layer in range(shape.n_layers)]
+    if walk is not None:  # layer by layer, so that one residual stream is held at a time
+        conditions.sort(key=lambda condition: condition[1])
     out = {"baseline": baseline, "heads": [[None] * shape.n_heads for _ in range(shape.n_layers)],
            "all_heads": [None] * shape.n_layers, "skip_layer": [None] * shape.n_layers}
 
     from geomprobe.console import ProgressReport
 
+    full_calls = 0
     with ProgressReport(progress, "heads and layers", len(conditions), verb="mechanisms", unit="ablations") as bar:
         for kind, layer, head in conditions:
             if kind == "heads":
@@ -349,13 +468,25 @@ def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int 
                 context = mean_ablate_heads(adapter, {layer: range(shape.n_heads)}, means)
             else:
                 context = skip_layers(adapter, [layer])
-            result = score(context)
+            on = None
+            if walk is not None:
+                while walk.layer < layer:
+                    walk.advance()
+                on = _FromLayer(walk, module)
+            result = score(context, on)
+            full_calls += 0 if on is None else on.full_calls
             result["delta_mae_bits"] = result["entropy_mae_bits"] - baseline["entropy_mae_bits"]
             if kind == "heads":
                 out["heads"][layer][head] = result
             else:
                 out[kind][layer] = result
             bar.advance(1)
+    walk = None
+    if reuse["used"]:
+        reuse["full_batches"] = full_calls  # evaluation batches not among the recorded ones (run in full)
+        reuse["note"] = ("each ablation at layer l ran blocks l..L-1 from the unablated residual stream entering l "
+                         "(checked against the full pass on the first batch)")
+    out["prefix_reuse"] = reuse
     blind = evaluate(ContextBlind(len(task.vocab)), task, n_eval, seed=eval_seed)
     out["context_blind"] = {key: blind.get(key) for key in SCORE_KEYS}
     return out

@@ -48,6 +48,9 @@ def hidden_states_at(resid: dict[int, torch.Tensor], final_hidden: torch.Tensor,
 
 class HFBackend:
     name = "hf"
+    # Set by geomprobe.prefix.PrefixBackend while a batch runs from a prefix state (issue 17):
+    # fn(input_ids, attention_mask, final_index) -> the same arrays, without rerunning the blocks below it.
+    from_prefix = None
 
     def __init__(self, loaded, layers, readouts, token_ids):
         if loaded.model.config._attn_implementation != ATTN_IMPLEMENTATION:
@@ -61,8 +64,15 @@ class HFBackend:
         self.token_ids = list(token_ids)
         self.device = loaded.model.get_input_embeddings().weight.device
 
-    @torch.no_grad()
     def run_batch(self, input_ids, attention_mask, final_index) -> dict[str, np.ndarray]:
+        """The arrays of one right-padded batch: the entry point of every batch a suite extracts
+        (a full forward pass, or the run from a prefix state that geomprobe.prefix has set)."""
+        if self.from_prefix is not None:
+            return self.from_prefix(input_ids, attention_mask, final_index)
+        return self.full_batch(input_ids, attention_mask, final_index)
+
+    @torch.no_grad()
+    def full_batch(self, input_ids, attention_mask, final_index) -> dict[str, np.ndarray]:
         adapter = self.adapter
         input_ids, attention_mask = input_ids.to(self.device), attention_mask.to(self.device)
         final_index = final_index.to(self.device)

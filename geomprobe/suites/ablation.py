@@ -24,7 +24,12 @@
    (geomprobe.hooks.edit_values): the unperturbed baseline, then for every operation (cut, only,
    shift +1, shift -1) and layer set the true axis and n_random random axes (default 19, so the
    smallest empirical p is 1/20 = 0.05). Each pass is cached in
-   <run>/ablation/conditions/<name>.json, so a rerun skips finished ones.
+   <run>/ablation/conditions/<name>.json, so a rerun skips finished ones. An edit changes nothing
+   below its first edited layer l0, so the edited passes sharing l0 run blocks 0..l0-1 once per
+   batch and then only blocks l0..L-1 each (geomprobe.prefix; the same numbers as full passes,
+   checked against one on the first batch); where that is not proven (another model type, a
+   model dispatched over devices, GEOMPROBE_PREFIX_REUSE=0, ...) they are full passes, and
+   settings.prefix_reuse and prefix_reuse_note say which ran and why.
 5. Metrics against the baseline (geomprobe.analysis.ablation_metrics): the output (SULA MAE and
    Pearson(H_model, H_bayes), their changes, |change in H_model|), and the axis-entropy correlation
    rho(v'.u, H_model), Spearman like the orientation, re-extracted at every layer after the last
@@ -269,10 +274,12 @@ def _axes_digest(axes: dict[int, InterventionAxis]) -> str:
 # Passes
 
 
-def _one_pass(loaded, prompts, extraction_config, true_axes, edit) -> dict:
+def _one_pass(loaded, prompts, extraction_config, true_axes, edit, shared=None) -> dict:
     """One forward pass over the prompts; edit = (op, parameters, {layer: axis}, positions) or None.
     Returns the labels' next-token probabilities and the axis-entropy correlation at every extracted
-    layer (values projected on the true axis, re-extracted after the edit)."""
+    layer (values projected on the true axis, re-extracted after the edit). shared: a
+    geomprobe.prefix.SharedPrefix below the first edited layer (or below), so that only the blocks
+    from there on run; None runs the full pass through extract."""
     batch_context = None
     if edit is not None:
         op, params, edit_axes, positions = edit
@@ -281,7 +288,12 @@ def _one_pass(loaded, prompts, extraction_config, true_axes, edit) -> dict:
             return edit_values(loaded.adapter, sorted(edit_axes),
                                make_editor(edit_axes, op, positions, final_index, **params))
 
-    extraction = extract(loaded, prompts, extraction_config, progress=False, batch_context=batch_context)
+    if shared is not None:
+        if edit is not None and min(edit[2]) < shared.start:
+            raise ValueError(f"an edit at layer {min(edit[2])} cannot run from the prefix below layer {shared.start}")
+        extraction = shared.extract(batch_context)
+    else:
+        extraction = extract(loaded, prompts, extraction_config, progress=False, batch_context=batch_context)
     side = restrict_to_labels(extraction["token_probs"])
     n = len(prompts)
     geometry = {}
@@ -290,6 +302,80 @@ def _one_pass(loaded, prompts, extraction_config, true_axes, edit) -> dict:
             coords = true_axes[layer].project(extraction["values"][:, column].reshape(n, -1))
             geometry[str(layer)] = axis_entropy_correlation(coords, side["H_model"], true_axes[layer].sigma_u)
     return {"token_probs": extraction["token_probs"].astype(np.float64).tolist(), "axis_entropy": geometry}
+
+
+def _prefix_order(plan):
+    """The plan with the baseline first and the edited passes grouped by their first edited layer,
+    lowest first (plan order within a group), so that one prefix state is held at a time and each
+    group's is the previous one moved up (results do not depend on the order)."""
+    return sorted(plan, key=lambda entry: -1 if entry[1] is None else min(entry[1][2]))
+
+
+class _Prefixes:
+    """Prefix reuse for the edited passes (geomprobe.prefix): one SharedPrefix below the first
+    edited layer at a time, built when the first pass of its group is computed, and moved up to
+    the next group's first edited layer from there (the groups come lowest first); where it
+    cannot be built or moved (or its first-batch check against a full pass fails) the passes run
+    in full, and settings say which was used and why."""
+
+    def __init__(self, loaded, prompts, extraction_config):
+        from geomprobe.prefix import why_not
+
+        self.loaded, self.prompts, self.config = loaded, prompts, extraction_config
+        self.why = why_not(loaded)
+        self.start, self.shared = None, None
+        self.groups: dict[int, dict] = {}
+        self.n_layers = loaded.adapter.shape.n_layers
+
+    def below(self, start: int | None):
+        """The SharedPrefix for edits from `start` on (None: a full pass); called when a pass is computed."""
+        if start is None:
+            return None
+        group = self.groups.get(start)
+        if group is None:
+            from geomprobe.prefix import PrefixUnavailable, SharedPrefix
+
+            shared, self.shared, self.start = self.shared, None, None
+            group = self.groups[start] = {"first_edited_layer": start, "computed_passes": 0, "used": False,
+                                          "why": self.why}
+            if self.why is None:
+                try:
+                    if shared is not None and shared.start <= start:
+                        shared.advance(start)
+                        group["from"] = "the previous group's prefix, moved up"
+                    else:
+                        shared = SharedPrefix(self.loaded, self.prompts, self.config, start)
+                    self.shared, self.start = shared, start
+                    group.update(used=True, check=dict(shared.check))
+                except PrefixUnavailable as error:
+                    group["why"] = str(error)
+                except Exception as error:  # noqa: BLE001 - a prefix that cannot be built runs full passes
+                    group["why"] = f"{type(error).__name__}: {error}"
+        group["computed_passes"] += 1
+        return self.shared if group["used"] and self.start == start else None
+
+    def release(self):
+        self.start, self.shared = None, None
+
+    def settings(self) -> dict:
+        groups = list(self.groups.values())
+        used = [g for g in groups if g["used"]]
+        computed = sum(g["computed_passes"] for g in groups)
+        if not groups:
+            note = "no edited pass was computed in this run (every one was read back)"
+        elif len(used) == len(groups):
+            note = ("every edited pass computed here ran blocks from its first edited layer on, from the unedited "
+                    "blocks below it run once per batch (checked against a full pass on the first batch)")
+        elif not used:
+            note = f"full passes: {groups[0]['why']}"
+        else:
+            note = "; ".join(f"first edited layer {g['first_edited_layer']}: "
+                             + ("prefix reuse" if g["used"] else f"full passes ({g['why']})") for g in groups)
+        cost = sum(g["computed_passes"] * ((self.n_layers - g["first_edited_layer"]) if g["used"] else self.n_layers)
+                   for g in groups)
+        return {"prefix_reuse": bool(used), "prefix_reuse_note": note,
+                "prefix_reuse_groups": groups,
+                "edited_block_runs_fraction": cost / (computed * self.n_layers) if computed else None}
 
 
 def _cached_pass(path, key: dict, compute) -> tuple[dict, bool]:
@@ -383,20 +469,22 @@ def run_ablation_suite(ctx) -> dict:
     from geomprobe.console import ProgressReport
 
     passes, reused = {}, 0
+    prefixes = _Prefixes(loaded, prompts, extraction_config)
     with ProgressReport(ctx.progress, f"{loaded.spec}, {len(prompts)} prompts a pass", len(plan), verb="ablation",
                         unit="passes") as bar:
-        for file_name, what, key in plan:
-            edit = None
+        for file_name, what, key in _prefix_order(plan):
+            edit, start = None, None
             if what is not None:
                 op, params, layers, draw = what
                 edit_axes = {layer: axes[layer] if draw is None else axes[layer].with_direction(randoms[layer][draw])
                              for layer in layers}
-                edit = (op, params, edit_axes, config.positions)
+                edit, start = (op, params, edit_axes, config.positions), min(layers)
             passes[file_name], was_cached = _cached_pass(
                 conditions_dir / f"{file_name}.json", {**common, **key},
-                lambda: _one_pass(loaded, prompts, extraction_config, axes, edit))
+                lambda: _one_pass(loaded, prompts, extraction_config, axes, edit, prefixes.below(start)))
             reused += was_cached
             bar.advance(1)
+    prefixes.release()
 
     results = summarise(passes, operations, sets, H_bayes, config.n_boot, seed, last, config.n_random,
                         config.positions)
@@ -419,6 +507,7 @@ def run_ablation_suite(ctx) -> dict:
                                  "output; at an edited layer a cut makes it 0 by construction (kept apart, labelled)",
                      "dropped_layers": dropped_layers, "dropped_sets": dropped_sets,
                      "n_forward_passes": len(plan), "reused_passes": int(reused),
+                     **prefixes.settings(),
                      "random_axes": SHIFT_NOTE, "dropped_columns": DROPPED_NOTE},
         "axis": {"source": source, "file": "axis.npz", "random_axes_file": "random_axes.npz",
                  "orientation": "Spearman rho(z . u, H_model) >= 0 over the SULA main prompts (the axis-entropy "
