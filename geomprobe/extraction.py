@@ -279,27 +279,10 @@ def _prompts_sha256(prompts: Sequence[Prompt]) -> str:
     return prompts_hash(prompts)  # streamed: no list of dicts, no whole JSON text
 
 
-@contextlib.contextmanager
 def _replacing(path: Path):
-    """Open a temporary file beside `path` (binary, the umask's mode, like rundir.atomic_write_bytes),
-    yield it, then fsync and os.replace it onto `path`; on error it is removed. A full disk or a
-    permission problem is a one-line RunDirectoryError."""
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), FILE_MODE)  # mkstemp makes 0600
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as error:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        friendly = disk_error(error, path) if isinstance(error, OSError) else None
-        if friendly is not None:
-            raise friendly from None
-        raise
+    from geomprobe.rundir import atomic_writer
+
+    return atomic_writer(path)
 
 
 def _write_prompts(prompts: Sequence[Prompt], path: Path) -> None:

@@ -7,6 +7,7 @@ what produced the directory; its `fingerprint` decides whether a rerun may resum
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import io
@@ -55,9 +56,11 @@ def disk_error(error: OSError, path: Path) -> RunDirectoryError | None:
     return None
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically (a temporary file beside it, then os.replace), with the
-    mode an ordinary file would get (the umask honoured). A full disk is a one-line error."""
+@contextlib.contextmanager
+def atomic_writer(path: Path):
+    """A binary file handle on a temporary file beside `path` (the umask's mode), fsynced and
+    os.replace'd onto `path` on exit; removed on error. A full disk or a permission problem is a
+    one-line RunDirectoryError."""
     path = Path(path)
     tmp = None
     try:
@@ -65,7 +68,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), FILE_MODE)  # mkstemp makes 0600
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -76,6 +79,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if friendly is not None:
             raise friendly from None
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically (geomprobe.rundir.atomic_writer)."""
+    with atomic_writer(path) as handle:
+        handle.write(data)
 
 
 TEMPORARY = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}")  # what atomic_write_bytes leaves if killed mid-write
