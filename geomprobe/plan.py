@@ -532,6 +532,7 @@ class Sweep:
     readout_width: int = 0  # floats per layer kept
     on: str = "model"  # "model" | "null" (an untrained copy: unquantised, on the CPU under --device-map)
     full_logits: bool = False  # the module computes [batch, T, vocab] logits (wind-tunnel scoring)
+    blocks: float = 1.0  # the share of the decoder blocks a pass runs (prefix reuse: < 1)
 
     @property
     def n_prompts(self) -> int:
@@ -549,7 +550,8 @@ class Sweep:
         return {"what": self.what, "n_prompts_per_pass": self.lengths.n, "passes": self.repeat,
                 "n_prompts": self.n_prompts, "batch_size": self.batch_size, "n_batches": self.n_batches,
                 "tokens_mean": round(self.lengths.mean, 2), "tokens_max": self.lengths.max,
-                "tokens": round(self.tokens), "tokens_how": self.lengths.how, "on": self.on}
+                "tokens": round(self.tokens), "tokens_how": self.lengths.how, "on": self.on,
+                "blocks": round(self.blocks, 4)}
 
 
 @dataclass
@@ -905,11 +907,39 @@ def plan_ablation(ctx: _Context, options, sula_options=None) -> SuitePlan:
         out.notes.append("axis fit skipped when a finished sula suite in the run directory used the same settings")
     n_conditions = len(operations) * len(sets) * (1 + options.n_random)
     out.sweeps.append(Sweep("baseline (unedited)", lengths, ctx.batch, layers=len(needed), readout_width=width))
+    blocks, how = ablation_blocks(ctx, sets, len(operations) * (1 + options.n_random), lengths.n)
+    out.notes.append(how)
     out.sweeps.append(Sweep(f"conditions: {len(operations)} ops ({', '.join(n for n, _, _ in operations)}) x "
                             f"{len(sets)} layer sets ({', '.join(n for n, _ in sets)}) x (1 true + "
                             f"{options.n_random} random axes)", lengths, ctx.batch, repeat=n_conditions,
-                            layers=len(needed), readout_width=width))
+                            layers=len(needed), readout_width=width, blocks=blocks))
     return out
+
+
+def ablation_blocks(ctx: _Context, sets, per_set: int, n_prompts: int) -> tuple[float, str]:
+    """(the share of the decoder blocks an edited pass runs on average, how): with prefix reuse
+    (geomprobe.prefix) the passes whose first edited layer is l0 run blocks l0..L-1, the blocks
+    below the highest l0 run once per batch (the state moved up group to group), and each group
+    checks its first batch against a full pass; 1.0 where the suite will run full passes."""
+    from geomprobe.prefix import PROVEN, enabled
+
+    L = ctx.arch.n_layers
+    why = ("turned off (GEOMPROBE_PREFIX_REUSE)" if not enabled() else
+           f"not proven for model type '{ctx.arch.model_type}'" if ctx.arch.model_type not in PROVEN else
+           "--device-map dispatches the model over devices" if ctx.run.device_map is not None else None)
+    if why is not None:
+        return 1.0, f"edited passes: full forward passes ({why})"
+    starts: dict[int, int] = {}
+    for _, layers in sets:
+        starts[min(layers)] = starts.get(min(layers), 0) + per_set
+    n_passes = sum(starts.values())
+    batches = max(1, -(-n_prompts // ctx.batch))
+    runs = sum(n * (L - l0) for l0, n in starts.items())  # block runs, in passes
+    prefix = max(starts)  # the blocks below the highest first edited layer, once
+    checks = sum(L + (L - l0) for l0 in starts) / batches  # one batch of a full pass and of the run from l0
+    share = (runs + prefix + checks) / (n_passes * L)
+    return share, (f"edited passes: prefix reuse, {share:.3f} of a full pass each on average (first edited layers "
+                   f"{', '.join(map(str, sorted(starts)))} of {L}; the blocks below run once per batch)")
 
 
 def plan_mechanisms(ctx: _Context, options) -> SuitePlan:
@@ -1135,11 +1165,11 @@ def activation_per_prompt(arch: Architecture, T: int, dtype: str, device_kind: s
 def sweep_flops(arch: Architecture, sweep: Sweep) -> float:
     """2 x active matmul params x tokens + the final-position unembedding + causal attention."""
     a = arch
-    dense = 2.0 * a.matmul_params * sweep.tokens
+    dense = 2.0 * a.matmul_params * sweep.tokens * sweep.blocks
     positions = sweep.tokens if sweep.full_logits else sweep.n_prompts
     unembed = 2.0 * a.vocab * a.d_model * positions if a.causal else 0.0
     T = sweep.lengths.mean
-    attention = 2.0 * a.n_layers * a.n_heads * a.d_head * T * T * sweep.n_prompts  # 2 x 2 x H dh T^2 / 2
+    attention = 2.0 * a.n_layers * a.n_heads * a.d_head * T * T * sweep.n_prompts * sweep.blocks  # 2 x 2 x H dh T^2 / 2
     return dense + unembed + attention
 
 
@@ -1559,10 +1589,10 @@ def _assemble(target: ModelTarget, run, device: str, suite_plans: list[SuitePlan
             streamed = null_weights if sweep.on == "null" else gpu_weights * tl_factor
             quant = 1.0 if sweep.on == "null" else slow
             compute_s += flops / (rate * quant)
-            memory_s += sweep.n_batches * streamed / bandwidth
+            memory_s += sweep.n_batches * streamed * sweep.blocks / bandwidth
             if sweep.on == "model" and offloaded:
                 memory_s += sweep.n_batches * offloaded / PCIE_BYTES_PER_S
-            overhead_s += sweep.n_batches * arch.n_layers * OVERHEAD_S_PER_LAYER_BATCH
+            overhead_s += sweep.n_batches * arch.n_layers * sweep.blocks * OVERHEAD_S_PER_LAYER_BATCH
     sweeps_low = max(compute_s, memory_s)
     sweeps_high = 2 * (compute_s + memory_s) + overhead_s
     load_low, load_high = weights / DISK_BYTES_PER_S[1], weights / DISK_BYTES_PER_S[0]
@@ -1594,6 +1624,8 @@ def _assemble(target: ModelTarget, run, device: str, suite_plans: list[SuitePlan
     time_how = (f"sweeps {_fmt_range(sweeps_low, sweeps_high)}: [max(compute {_fmt_time(compute_s)}, "
                 f"weight reads {_fmt_time(memory_s)} ({sum(s.n_batches for s in suite_plans):,} forward calls x "
                 f"{_fmt_bytes(gpu_weights * tl_factor)} / bandwidth"
+                + (" x the share of blocks a call runs" if any(s.blocks < 1 for p in suite_plans for s in p.sweeps)
+                   else "")
                 + (f", + {_fmt_bytes(offloaded)} offloaded over PCIe each" if offloaded else "")
                 + ")), 2 x (compute + reads) + 1 ms per layer and call]"
                 + (f" at {QUANT_SLOWDOWN[run.quantize]} x the dense rate for {run.quantize} kernels" if run.quantize else "")

@@ -131,6 +131,47 @@ def test_ablation_pass_count_equals_what_the_suite_runs(tmp_path, forward_calls)
     assert sum(t for _, t in forward_calls) == ablation.tokens  # wind-tunnel lengths are exact
 
 
+def test_ablation_block_runs_equal_the_plans_prefix_share(tmp_path, monkeypatch):
+    """Prefix reuse in the estimate: the decoder-block calls the suite makes (batches x blocks)
+    equal the plan's, the edited passes' share of blocks included; with reuse off every pass
+    runs every block."""
+    import geomprobe.models as models
+    import geomprobe.prefix as prefix
+
+    calls, recording = [], []
+    real_load, real_inputs = models.load_model, prefix.block_inputs
+
+    def counting(*args, **kwargs):
+        loaded = real_load(*args, **kwargs)
+        for index, block in enumerate(loaded.adapter.layers()):
+            block.register_forward_pre_hook(
+                lambda module, inputs, index=index: None if recording and index >= recording[-1] else calls.append(1))
+        return loaded
+
+    def stubbed(adapter, start, forward):  # blocks start.. are stubs there that record their inputs: not runs
+        recording.append(start)
+        try:
+            return real_inputs(adapter, start, forward)
+        finally:
+            recording.pop()
+
+    monkeypatch.setattr(models, "load_model", counting)
+    monkeypatch.setattr(prefix, "block_inputs", stubbed)
+    options = dict(n_per_k=3, n_random=2, ops="cut,shift", n_boot=20)
+    for reuse in ("0", "1"):
+        monkeypatch.setenv("GEOMPROBE_PREFIX_REUSE", reuse)
+        calls.clear()
+        ablation = plan("windtunnel-sula", "ablation", device="cpu", **options).suite("ablation")
+        run(RunConfig(model="windtunnel-sula", out=str(tmp_path / reuse)), AblationConfig(**options), progress=False)
+        n_layers = json.loads((tmp_path / reuse / "manifest.json").read_text())["model"]["shape"]["n_layers"]
+        planned = sum(s.n_batches * n_layers * s.blocks for s in ablation.sweeps)
+        conditions = ablation.sweeps[-1]
+        assert len(calls) == pytest.approx(planned, abs=1e-9)
+        # one set (L1) of 3 layers: the 9 edited passes run blocks 1-2 (2 batches of 8 and 7 prompts), the prefix
+        # block 0 once per batch, and one batch of the check runs 3 + 2 blocks
+        assert conditions.blocks == (pytest.approx((9 * 2 * 2 + 2 * 1 + 5) / (9 * 3 * 2)) if reuse == "1" else 1.0)
+
+
 def test_sula_prompt_count_equals_what_the_suite_runs(tmp_path, load_tiny, forward_calls):
     out = tmp_path / "sula"
     options = dict(n_per_k=3, k_values="0,1,2", null="init:1", n_boot=20)
