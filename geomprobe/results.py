@@ -242,7 +242,7 @@ class AblationCondition(_AblationConditionRequired, total=False):
 
 
 class AblationResults(Header):
-    settings: dict  # SULA spec, ops, layer sets with their downstream layers, n_random, smallest_p, axis_entropy_statistic
+    settings: dict  # SULA spec, ops, layer sets, n_random, smallest_p, prefix_reuse, stacked_conditions (+ notes, groups)
     axis: dict  # where the axes came from, their orientation (Spearman), sigma_u and columns per layer
     baseline: dict  # the unedited pass: MAE, Pearson, axis-entropy Spearman rho per layer
     conditions: list[AblationCondition]  # per operation and layer set: output and downstream layers vs random axes, reading

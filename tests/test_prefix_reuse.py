@@ -5,7 +5,10 @@ set, a random axis and a final-position shift give the same arrays (token probab
 entropies, values and their projected coordinates) within 1e-5 (in practice bit for bit); the
 ablation suite gives the same results.json with it on and off (GEOMPROBE_PREFIX_REUSE=0) on
 windtunnel-sula; the mechanisms suite's head and layer ablations give the same scores within
-1e-6; and every case it cannot prove falls back to full passes and says why."""
+1e-6; and every case it cannot prove falls back to full passes and says why. Stacked conditions
+(GEOMPROBE_STACK_CONDITIONS, several edits of one state in one call) give every family's arrays
+and pass numbers within 1e-5 of one-by-one passes, the suite the same results (a rerun recomputes
+only the missing passes), and a stack that differs from one by one falls back."""
 
 import json
 
@@ -17,12 +20,13 @@ from conftest import CAUSAL_TINY
 from geomprobe import prefix
 from geomprobe.analysis.sula_metrics import fit_axis
 from geomprobe.backends.hf import HFBackend
+from geomprobe.errors import ConfigError
 from geomprobe.extraction import ExtractionConfig, _pad_id, extract, pad_batch, tokenize
 from geomprobe.hooks import edit_values
 from geomprobe.interventions import InterventionAxis, make_editor, random_directions
 from geomprobe.prefix import PrefixBackend, PrefixUnavailable, SharedPrefix, max_difference, why_not
 from geomprobe.runner import RunConfig, run
-from geomprobe.suites.ablation import AblationConfig, _one_pass
+from geomprobe.suites.ablation import AblationConfig, _one_pass, _Prefixes, _Stacking, stacked_conditions
 from geomprobe.suites.sula import SulaConfig
 
 TOL = 1e-5
@@ -41,6 +45,7 @@ def one_thread():
 def reuse_on(monkeypatch):
     monkeypatch.delenv(prefix.ENV, raising=False)
     monkeypatch.delenv(prefix.BUDGET_ENV, raising=False)
+    monkeypatch.delenv(prefix.STACK_ENV, raising=False)
 
 
 def _hooks(adapter):
@@ -250,7 +255,8 @@ def _read(path):
     return json.loads(path.read_text())
 
 
-PREFIX_SETTINGS = ("prefix_reuse", "prefix_reuse_note", "prefix_reuse_groups", "edited_block_runs_fraction")
+PREFIX_SETTINGS = ("prefix_reuse", "prefix_reuse_note", "prefix_reuse_groups", "edited_block_runs_fraction",
+                   "stacked_conditions", "stacked_conditions_note", "stacked_groups")
 
 
 def _without_prefix_settings(results):
@@ -260,7 +266,8 @@ def _without_prefix_settings(results):
     return results
 
 
-def _suite(tmp_path, name, monkeypatch, env=None, budget=None, model="windtunnel-sula", ops="cut,shift"):
+def _suite(tmp_path, name, monkeypatch, env=None, budget=None, model="windtunnel-sula", ops="cut,shift", stack=None,
+           **options):
     out = tmp_path / name
     common = dict(n_per_k=3, n_boot=20)
     config = RunConfig(model=model, out=str(out))
@@ -269,9 +276,12 @@ def _suite(tmp_path, name, monkeypatch, env=None, budget=None, model="windtunnel
         monkeypatch.setenv(prefix.ENV, env)
     if budget is not None:
         monkeypatch.setenv(prefix.BUDGET_ENV, budget)
-    run(config, AblationConfig(n_random=3, ops=ops, **common), progress=False)
+    if stack is not None:
+        monkeypatch.setenv(prefix.STACK_ENV, stack)
+    run(config, AblationConfig(**{"n_random": 3, "ops": ops, **common, **options}), progress=False)
     monkeypatch.delenv(prefix.ENV, raising=False)
     monkeypatch.delenv(prefix.BUDGET_ENV, raising=False)
+    monkeypatch.delenv(prefix.STACK_ENV, raising=False)
     return out / "ablation"
 
 
@@ -330,6 +340,201 @@ def test_ablation_suite_moves_one_prefix_up_through_its_layer_sets(tmp_path, mon
     assert all(g["check"]["max_abs_diff"] <= TOL for g in groups)
     assert results_on["settings"]["edited_block_runs_fraction"] == pytest.approx((8 * 3 + 8 * 2) / (16 * 4))
     assert _without_prefix_settings(results_on) == _without_prefix_settings(results_off)
+
+
+# ----------------------------------------------------------------------------------------------
+# Stacked conditions (issue 17 item 2): the passes of one op and layer set, which differ in their
+# axis only, run m at a time from the same prefix state, m x batch rows a call
+
+
+def _assert_same_pass(a, b, what):
+    """Two passes' JSON numbers (token probabilities, axis-entropy statistics) within TOL."""
+    np.testing.assert_allclose(a["token_probs"], b["token_probs"], rtol=0, atol=TOL, err_msg=what)
+    assert a["axis_entropy"].keys() == b["axis_entropy"].keys(), what
+    for layer, stats in a["axis_entropy"].items():
+        assert stats.keys() == b["axis_entropy"][layer].keys(), (what, layer)
+        for stat, value in stats.items():
+            other = b["axis_entropy"][layer][stat]
+            if isinstance(value, float) and isinstance(other, float):
+                assert value == pytest.approx(other, abs=TOL), (what, layer, stat)
+            else:
+                assert value == other, (what, layer, stat)
+
+
+def _stack_cases(axes, n_layers, n_random=4):
+    """Per case, the conditions of one stack group: the true axis and n_random random ones."""
+    def group(layers, op, positions, params):
+        draws = {layer: random_directions(axes[layer], n_random, seed=7, layer=layer) for layer in layers}
+        return [(op, params, {layer: axes[layer] if draw is None else axes[layer].with_direction(draws[layer][draw])
+                              for layer in layers}, positions) for draw in [None, *range(n_random)]]
+
+    return {"shift -1 at final positions, multi-layer set": group(list(range(1, n_layers - 1)), "shift", "final",
+                                                                 {"shift_c": -1.0}),
+            "true and random cuts, middle layer": group([n_layers // 2], "cut", "all", {"cut_lambda": 1.0})}
+
+
+@pytest.mark.parametrize("name", CAUSAL_TINY)
+def test_stacked_conditions_equal_one_by_one_on_every_family(fitted_by_family, monkeypatch, name):
+    """GEOMPROBE_STACK_CONDITIONS=3 on groups of 5 conditions (a call of 3, then one of 2; batches of 8
+    and 4 prompts): every array of every condition, and the suite's pass numbers, equal the
+    condition's own full pass within 1e-5."""
+    loaded, prompts, config, _, axes = fitted_by_family(name)
+    hooks = _hooks(loaded.adapter)
+    n_layers = loaded.adapter.shape.n_layers
+    monkeypatch.setenv(prefix.STACK_ENV, "3")
+    m, note = stacked_conditions(loaded, RunConfig(model=name), AblationConfig(n_random=4), len(prompts), 5,
+                                 why_not(loaded))
+    assert (m, note) == (3, f"{prefix.STACK_ENV}=3")
+    prefixes, stacking = _Prefixes(loaded, prompts, config), _Stacking(m, note)
+    for case, edits in _stack_cases(axes, n_layers).items():  # the multi-layer set (from layer 1) first
+        start, layers = min(edits[0][2]), sorted(edits[0][2])
+        contexts = [_context(loaded, edit_axes, op, positions, **params) for op, params, edit_axes, positions in edits]
+        full = [extract(loaded, prompts, config, progress=False, batch_context=context) for context in contexts]
+        # the extraction: every array, condition by condition
+        shared = prefixes.below(start, passes=0)
+        assert shared is not None and shared.start == start
+
+        def editor_of(op, params, edit_axes, positions):
+            return lambda final_index: make_editor(edit_axes, op, positions, final_index, **params)
+
+        stacked = (shared.extract_stacked(layers, [editor_of(*edit) for edit in edits[:3]])
+                   + shared.extract_stacked(layers, [editor_of(*edit) for edit in edits[3:]]))
+        assert shared.stack_check["conditions"] == 2 and shared.stack_check["max_abs_diff"] <= TOL
+        for number, (a, b) in enumerate(zip(full, stacked)):
+            _assert_same(a, b, f"{name}, {case}, condition {number}")
+        # the conditions differ from one another where they are edited, so rows handed to the wrong one would show
+        column = full[0].layers.index(start)
+        assert min(np.abs(full[j]["values"][:, column] - full[k]["values"][:, column]).max()
+                   for j in range(len(edits)) for k in range(j)) > 1e-3, case
+        # the suite's passes: 3 stacked and checked, then the other 2 stacked
+        written = {}
+        todo = [(f"condition{j}", edit, start, {"j": j}) for j, edit in enumerate(edits)]
+        left = stacking.run(case, todo, prefixes, axes, lambda file_name, key, numbers: written.update({file_name: numbers}))
+        assert left == [] and stacking.why_off is None
+        record = stacking.groups[-1]
+        assert (record["group"], record["stacked_passes"], record["calls"]) == (case, 5, 2)
+        assert record["check"]["conditions"] == 3 and record["check"]["max_abs_diff"] <= TOL
+        for j, edit in enumerate(edits):
+            _assert_same_pass(written[f"condition{j}"], _one_pass(loaded, prompts, config, axes, edit),
+                              f"{name}, {case}, condition {j}")
+    assert [(g["first_edited_layer"], g["computed_passes"]) for g in prefixes.groups.values()] == [(1, 5), (2, 5)]
+    prefixes.release()
+    _no_stubs_or_hooks(loaded.adapter, hooks)
+
+
+def test_repeat_rows_repeats_the_batch_and_keeps_what_the_rows_share():
+    hidden = torch.arange(3 * 5 * 2.0).reshape(3, 5, 2)
+    mask = torch.rand(3, 1, 5, 5) > 0.5
+    position_ids = torch.arange(5)[None]
+    rotary = (torch.rand(1, 5, 4), torch.rand(1, 5, 4))
+    cache_position = torch.arange(3)  # 1-D, even where its length is the batch's
+    kwargs = {"attention_mask": mask, "position_ids": position_ids, "position_embeddings": rotary, "cache": None,
+              "use_cache": False, "cache_position": cache_position}
+    out = prefix.repeat_rows({"hidden": hidden, **kwargs}, rows=3, times=4)
+    assert out["hidden"].shape == (12, 5, 2) and out["attention_mask"].shape == (12, 1, 5, 5)
+    for j in range(4):
+        assert torch.equal(out["hidden"][3 * j: 3 * j + 3], hidden) and torch.equal(out["attention_mask"][3 * j: 3 * j + 3], mask)
+    assert out["position_ids"] is position_ids and out["cache_position"] is cache_position
+    assert out["position_embeddings"][0] is rotary[0] and out["position_embeddings"][1] is rotary[1]
+    assert out["cache"] is None and out["use_cache"] is False
+    assert prefix.repeat_rows(position_ids, rows=1, times=2).shape == (2, 5)  # a batch of one: repeated, harmless
+
+
+def test_how_many_conditions_a_call_stacks(load_tiny, monkeypatch):
+    loaded = load_tiny("tiny-neox")
+    config, options = RunConfig(model="tiny-neox"), AblationConfig(n_random=3)
+
+    def decide(why=None):
+        return stacked_conditions(loaded, config, options, 15, 4, why)
+
+    size, note = decide()
+    assert size == 1 and note.startswith("one condition a call on the CPU: it keeps the numbers bit for bit")
+    monkeypatch.setenv(prefix.STACK_ENV, "3")
+    assert decide() == (3, f"{prefix.STACK_ENV}=3")
+    assert decide("turned off")[0] == 1 and "turned off" in decide("turned off")[1]  # no prefix, no stacking
+    monkeypatch.setenv(prefix.STACK_ENV, "50")
+    assert decide() == (4, f"{prefix.STACK_ENV}=50, capped at the 4 conditions of a group")
+    for bad in ("0", "two"):
+        monkeypatch.setenv(prefix.STACK_ENV, bad)
+        with pytest.raises(ConfigError, match="not a whole number"):
+            decide()
+
+
+@pytest.fixture(scope="module")
+def unstacked_suite(tmp_path_factory):
+    """windtunnel-sula's ablation with final-position cuts and shifts, one condition a call (the default
+    on a CPU): 3 groups (cut, shift +1, shift -1 at L1) of 4 conditions."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for env in (prefix.ENV, prefix.BUDGET_ENV, prefix.STACK_ENV):
+            monkeypatch.delenv(env, raising=False)
+        return _suite(tmp_path_factory.mktemp("unstacked"), "alone", monkeypatch, positions="final")
+
+
+def _assert_same_suite(a, b):
+    names = sorted(path.name for path in (a / "conditions").glob("*.json"))
+    assert names == sorted(path.name for path in (b / "conditions").glob("*.json")) and len(names) == 13
+    for file_name in names:
+        _assert_same_pass(_read(a / "conditions" / file_name), _read(b / "conditions" / file_name), file_name)
+    results_a, results_b = (_without_prefix_settings(_read(work / "results.json")) for work in (a, b))
+    results_a["settings"].pop("reused_passes"), results_b["settings"].pop("reused_passes")
+    assert results_a == results_b
+
+
+def test_ablation_suite_stacked_equals_unstacked_and_resumes(tmp_path, monkeypatch, unstacked_suite):
+    alone = _read(unstacked_suite / "results.json")["settings"]
+    assert alone["stacked_conditions"] == 1 and alone["stacked_groups"] == []
+    assert alone["stacked_conditions_note"].startswith("one condition a call on the CPU")
+    stacked = _suite(tmp_path, "stacked", monkeypatch, stack="3", positions="final")
+    settings = _read(stacked / "results.json")["settings"]
+    assert settings["stacked_conditions"] == 3 and settings["stacked_conditions_note"] == f"{prefix.STACK_ENV}=3"
+    # groups of 4 at 3 a call: a stacked call of 3, checked on the first batch, and the fourth alone
+    assert [(g["group"], g["stacked_passes"], g["calls"]) for g in settings["stacked_groups"]] == [
+        ("cut_L1", 3, 1), ("shift+1_L1", 3, 1), ("shift-1_L1", 3, 1)]
+    assert all(g["check"]["max_abs_diff"] <= TOL and "fell_back" not in g for g in settings["stacked_groups"])
+    assert settings["prefix_reuse_groups"][0]["computed_passes"] == 12
+    _assert_same_suite(stacked, unstacked_suite)
+    # resume: two passes of one group and one of another are gone; only they are computed again
+    conditions = stacked / "conditions"
+    original = {path.name: (_read(path), path.stat().st_mtime_ns) for path in conditions.glob("*.json")}
+    gone = ["shift+1_L1_random00.json", "shift+1_L1_random02.json", "cut_L1_true.json"]
+    for file_name in gone:
+        (conditions / file_name).unlink()
+    monkeypatch.setenv(prefix.STACK_ENV, "3")
+    run(RunConfig(model="windtunnel-sula", out=str(stacked.parent)),
+        AblationConfig(n_random=3, ops="cut,shift", n_per_k=3, n_boot=20, positions="final"), progress=False)
+    settings = _read(stacked / "results.json")["settings"]
+    assert settings["reused_passes"] == 10 and settings["prefix_reuse_groups"][0]["computed_passes"] == 3
+    assert [(g["group"], g["stacked_passes"], g["calls"]) for g in settings["stacked_groups"]] == [("shift+1_L1", 2, 1)]
+    for path in conditions.glob("*.json"):
+        if path.name in gone:
+            _assert_same_pass(_read(path), original[path.name][0], path.name)
+        else:
+            assert path.stat().st_mtime_ns == original[path.name][1], f"{path.name} was computed again"
+    _assert_same_suite(stacked, unstacked_suite)
+
+
+def test_stacking_that_differs_from_one_by_one_falls_back(tmp_path, monkeypatch, unstacked_suite):
+    """A stacked state that is off by about 1e-2 fails the first group's check: every pass then runs
+    one condition a call, with the same numbers as the unstacked run, and the settings say why."""
+    real = prefix.repeat_state
+
+    def off(state, times):  # not a constant offset, which the norms would remove
+        stacked = real(state, times)
+        noise = torch.randn(stacked.inputs.hidden.shape, generator=torch.Generator().manual_seed(0))
+        stacked.inputs.hidden = stacked.inputs.hidden + 1e-2 * noise
+        return stacked
+
+    monkeypatch.setattr(prefix, "repeat_state", off)
+    fallen = _suite(tmp_path, "fallen", monkeypatch, stack="3", positions="final")
+    settings = _read(fallen / "results.json")["settings"]
+    assert settings["stacked_conditions"] == 3 and len(settings["stacked_groups"]) == 1
+    group = settings["stacked_groups"][0]
+    assert group["group"] == "cut_L1" and group["stacked_passes"] == 0 and "differ" in group["fell_back"]
+    assert group["check"]["max_abs_diff"] > TOL
+    assert "from cut_L1 on, one condition a call (stacking fell back: 3 conditions run stacked differ" in \
+        settings["stacked_conditions_note"]
+    assert settings["prefix_reuse_groups"][0]["computed_passes"] == 12
+    _assert_same_suite(fallen, unstacked_suite)
 
 
 # ----------------------------------------------------------------------------------------------

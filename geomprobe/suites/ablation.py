@@ -29,7 +29,19 @@
    batch and then only blocks l0..L-1 each (geomprobe.prefix; the same numbers as full passes,
    checked against one on the first batch); where that is not proven (another model type, a
    model dispatched over devices, GEOMPROBE_PREFIX_REUSE=0, ...) they are full passes, and
-   settings.prefix_reuse and prefix_reuse_note say which ran and why.
+   settings.prefix_reuse and prefix_reuse_note say which ran and why. The passes of one operation
+   and layer set differ only in their axis (true and random), so from a prefix m of them can run
+   in one call, each batch's state repeated m times along the batch and each chunk of rows edited
+   by its own condition (SharedPrefix.extract_stacked; the pass files are the same within 1e-5,
+   and only the passes not read back are stacked). m (settings.stacked_conditions, with
+   stacked_conditions_note saying why; `stacked_conditions`) is GEOMPROBE_STACK_CONDITIONS when
+   set, else 1 on a CPU (4 stacked measured 0.84x the time per condition, but stacked rows round
+   differently, up to 3e-6 in float32, and one at a time keeps the numbers bit for bit those of
+   full passes; GEOMPROBE_STACK_CONDITIONS=4 opts in) and on CUDA the memory planner's recommended
+   batch over the rows of a call. Each group's first call is checked on the first batch against its
+   conditions run one by one; a difference beyond prefix.STACK_TOLERANCE of the model's dtype (1e-5
+   in float32), or any error, turns stacking off for the rest of the run (settings.stacked_groups
+   says where and why).
 5. Metrics against the baseline (geomprobe.analysis.ablation_metrics): the output (SULA MAE and
    Pearson(H_model, H_bayes), their changes, |change in H_model|), and the axis-entropy correlation
    rho(v'.u, H_model), Spearman like the orientation, re-extracted at every layer after the last
@@ -43,9 +55,10 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -123,6 +136,9 @@ REFERENCE_PAPER_III = {
 
 SHIFT_NOTE = ("random axes are Gaussian over the columns that vary, orthogonalised against u and normalised; a "
               "random shift moves the values by the true axis's distance c sigma_u")
+STACK_CPU_NOTE = ("it keeps the numbers bit for bit those of full passes: stacking 4 measured 0.84x the time per "
+                  "condition on a Pythia-410M-shaped model (benchmarks/stacked_conditions.py) with float32 "
+                  "results up to 3e-6 from one-by-one runs; GEOMPROBE_STACK_CONDITIONS=N stacks N")
 DROPPED_NOTE = "columns with zero variance over the SULA prompts (dropped from the axis fit) are never edited"
 
 
@@ -294,8 +310,34 @@ def _one_pass(loaded, prompts, extraction_config, true_axes, edit, shared=None) 
         extraction = shared.extract(batch_context)
     else:
         extraction = extract(loaded, prompts, extraction_config, progress=False, batch_context=batch_context)
+    return _pass_numbers(extraction, true_axes)
+
+
+def _stacked_passes(true_axes, edits, shared, verify: bool = True) -> list[dict]:
+    """_one_pass(..., edit, shared) for each of `edits`, run together (SharedPrefix.extract_stacked:
+    len(edits) conditions in one call per batch). The edits differ in their axes only: the same op,
+    parameters, layers and positions. verify: check the first batch against the unstacked runs
+    (raises geomprobe.prefix.PrefixUnavailable on a difference)."""
+    op, params, first_axes, positions = edits[0]
+    layers = sorted(first_axes)
+    for other in edits[1:]:
+        if (other[0], other[1], sorted(other[2]), other[3]) != (op, params, layers, positions):
+            raise ValueError("stacked passes must share their op, parameters, layers and positions")
+    if layers[0] < shared.start:
+        raise ValueError(f"an edit at layer {layers[0]} cannot run from the prefix below layer {shared.start}")
+
+    def editor_of(edit_axes):
+        return lambda final_index: make_editor(edit_axes, op, positions, final_index, **params)
+
+    extractions = shared.extract_stacked(layers, [editor_of(edit_axes) for _, _, edit_axes, _ in edits], verify)
+    return [_pass_numbers(extraction, true_axes) for extraction in extractions]
+
+
+def _pass_numbers(extraction, true_axes) -> dict:
+    """A pass's JSON numbers: the labels' next-token probabilities, and the axis-entropy correlation
+    at every extracted layer that has an axis (the values projected on the true axis)."""
     side = restrict_to_labels(extraction["token_probs"])
-    n = len(prompts)
+    n = len(extraction["token_probs"])
     geometry = {}
     for column, layer in enumerate(extraction.layers):
         if layer in true_axes:
@@ -327,8 +369,9 @@ class _Prefixes:
         self.groups: dict[int, dict] = {}
         self.n_layers = loaded.adapter.shape.n_layers
 
-    def below(self, start: int | None):
-        """The SharedPrefix for edits from `start` on (None: a full pass); called when a pass is computed."""
+    def below(self, start: int | None, passes: int = 1):
+        """The SharedPrefix for edits from `start` on (None: a full pass); called when `passes` passes
+        are computed (0: only asked for, see counted)."""
         if start is None:
             return None
         group = self.groups.get(start)
@@ -351,8 +394,12 @@ class _Prefixes:
                     group["why"] = str(error)
                 except Exception as error:  # noqa: BLE001 - a prefix that cannot be built runs full passes
                     group["why"] = f"{type(error).__name__}: {error}"
-        group["computed_passes"] += 1
+        group["computed_passes"] += passes
         return self.shared if group["used"] and self.start == start else None
+
+    def counted(self, start: int, passes: int) -> None:
+        """`passes` more passes computed from the prefix below `start` (after below(start, 0))."""
+        self.groups[start]["computed_passes"] += passes
 
     def release(self):
         self.start, self.shared = None, None
@@ -378,16 +425,136 @@ class _Prefixes:
                 "edited_block_runs_fraction": cost / (computed * self.n_layers) if computed else None}
 
 
-def _cached_pass(path, key: dict, compute) -> tuple[dict, bool]:
-    """(the pass, whether it was read from path): a pass whose fingerprint matches is not rerun."""
-    key = json.loads(json.dumps(key))  # as it reads back
+def stacked_conditions(loaded, run_config, options, n_prompts: int, group_size: int,
+                       prefix_why: str | None) -> tuple[int, str]:
+    """(m, why in one line): how many conditions of a stack group (one op and layer set: its true
+    and random axes, which share their prefix state) one call runs. 1 without prefix reuse
+    (prefix_why: why there is none); else GEOMPROBE_STACK_CONDITIONS=N when set; on a CPU 1
+    (STACK_CPU_NOTE), and on MPS; on CUDA the planner's recommended batch (geomprobe.plan.recommend_batch_size,
+    in the memory free now plus what this process's torch holds, the weights among it) over the
+    rows a call holds unstacked, min(batch size, prompts). Never more than group_size."""
+    from geomprobe.prefix import STACK_ENV, stack_env
+
+    if prefix_why is not None:
+        return 1, f"one condition a call: stacking runs from a prefix state, and there is none ({prefix_why})"
+    given = stack_env()
+    if given is not None:
+        m = min(given, group_size)
+        return m, f"{STACK_ENV}={given}" + (f", capped at the {group_size} conditions of a group" if given > m else "")
+    device = loaded.model.get_input_embeddings().weight.device
+    if device.type == "cpu":
+        return 1, f"one condition a call on the CPU: {STACK_CPU_NOTE}"
+    if device.type != "cuda":
+        return 1, f"one condition a call on {device.type}: stacking is planned on CUDA only"
+    rows = max(1, min(run_config.batch_size or 8, n_prompts))
+    try:
+        import torch
+
+        from geomprobe.plan import plan, recommend_batch_size
+
+        free, _ = torch.cuda.mem_get_info(device)
+        memory = free + torch.cuda.memory_reserved(device)
+        planned = plan(suites=options, run_config=replace(run_config, device=str(device)),
+                       device=str(device), device_memory=memory, device_name=torch.cuda.get_device_name(device),
+                       tokenizer=loaded.tokenizer)
+        recommended = recommend_batch_size(planned)
+    except Exception as error:  # noqa: BLE001 - no plan, no stacking
+        return 1, f"one condition a call: the memory plan failed ({type(error).__name__}: {error})"
+    m = max(1, min(recommended // rows, group_size))
+    return m, (f"CUDA: the planner's recommended batch of {recommended} rows (geomprobe.plan.recommend_batch_size, "
+               f"{memory / 2**30:.1f} GiB free or held by this process) over {rows} rows a call"
+               + (f", capped at the {group_size} conditions of a group" if recommended // rows > group_size else ""))
+
+
+class _Stacking:
+    """Stacked conditions (geomprobe.prefix.SharedPrefix.extract_stacked): the passes of a stack
+    group still to compute run `size` at a time from the group's prefix state. Each group's first
+    call is checked on the first batch against the same conditions run one by one; a failed check
+    or any error turns stacking off for the rest of the run (why_off says why), and those passes
+    run one at a time. settings() records what ran."""
+
+    def __init__(self, size: int, note: str):
+        self.size, self.note = size, note
+        self.why_off: str | None = None
+        self.groups: list[dict] = []
+
+    def run(self, group_name: str, todo: list, prefixes: _Prefixes, true_axes, write) -> list:
+        """Compute what it can of `todo` ([(file name, edit, first edited layer, key)], one group's
+        passes not read back) stacked, handing each pass to write(file name, key, numbers); returns
+        the entries left for one-by-one passes."""
+        if self.size < 2 or len(todo) < 2 or self.why_off is not None:
+            return todo
+        start = todo[0][2]
+        record = {"group": group_name, "first_edited_layer": start, "stacked_passes": 0, "calls": 0}
+        self.groups.append(record)
+        shared = prefixes.below(start, passes=0)
+        if shared is None:
+            record["why_not"] = "no prefix state below its first edited layer (prefix_reuse_groups says why)"
+            return todo
+        while todo:
+            chunk = todo[:self.size]
+            if len(chunk) < 2:
+                break
+            try:
+                results = _stacked_passes(true_axes, [edit for _, edit, _, _ in chunk], shared,
+                                          verify=record["calls"] == 0)
+            except Exception as error:  # noqa: BLE001 - stacking that fails or differs runs the passes one by one
+                from geomprobe.prefix import PrefixUnavailable
+
+                why = str(error) if isinstance(error, PrefixUnavailable) else f"{type(error).__name__}: {error}"
+                self.why_off = record["fell_back"] = why
+                if shared.stack_check:
+                    record["check"] = dict(shared.stack_check)
+                break
+            if record["calls"] == 0:
+                record["check"] = dict(shared.stack_check)
+            for (file_name, _, _, key), numbers in zip(chunk, results):
+                write(file_name, key, numbers)
+            prefixes.counted(start, len(chunk))
+            record["calls"] += 1
+            record["stacked_passes"] += len(chunk)
+            todo = todo[len(chunk):]
+        return todo
+
+    def settings(self) -> dict:
+        note = self.note
+        if self.why_off is not None:
+            fell = next(g for g in self.groups if "fell_back" in g)
+            note += (f"; from {fell['group']} on, one condition a call (stacking fell back: {self.why_off})")
+        return {"stacked_conditions": self.size, "stacked_conditions_note": note, "stacked_groups": self.groups}
+
+
+def _read_pass(path, key: dict) -> dict | None:
+    """The pass cached at path if its fingerprint is `key` (as it reads back from JSON), else None."""
     if path.exists():
         cached = json.loads(path.read_text())
-        if cached.get("fingerprint") == key:
-            return cached, True
-    result = {"fingerprint": key, **compute()}
+        if cached.get("fingerprint") == json.loads(json.dumps(key)):
+            return cached
+    return None
+
+
+def _write_pass(path, key: dict, numbers: dict) -> dict:
+    result = {"fingerprint": json.loads(json.dumps(key)), **numbers}
     atomic_write_text(path, json.dumps(result) + "\n")
-    return result, False
+    return result
+
+
+def _cached_pass(path, key: dict, compute) -> tuple[dict, bool]:
+    """(the pass, whether it was read from path): a pass whose fingerprint matches is not rerun."""
+    cached = _read_pass(path, key)
+    if cached is not None:
+        return cached, True
+    return _write_pass(path, key, compute()), False
+
+
+def _stack_groups(ordered):
+    """The plan entries (in _prefix_order) in runs of one op, parameters and layer set: the passes
+    that differ in their axis only (the baseline alone)."""
+    def same(entry):
+        what = entry[1]
+        return entry[0] if what is None else (what[0], json.dumps(what[1], sort_keys=True), tuple(what[2]))
+
+    return [list(group) for _, group in itertools.groupby(ordered, key=same)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -470,20 +637,39 @@ def run_ablation_suite(ctx) -> dict:
 
     passes, reused = {}, 0
     prefixes = _Prefixes(loaded, prompts, extraction_config)
+    stacking = _Stacking(*stacked_conditions(loaded, ctx.run, config, len(prompts), 1 + config.n_random,
+                                             prefixes.why))
+
+    def edit_of(what):
+        if what is None:
+            return None, None
+        op, params, layers, draw = what
+        edit_axes = {layer: axes[layer] if draw is None else axes[layer].with_direction(randoms[layer][draw])
+                     for layer in layers}
+        return (op, params, edit_axes, config.positions), min(layers)
+
     with ProgressReport(ctx.progress, f"{loaded.spec}, {len(prompts)} prompts a pass", len(plan), verb="ablation",
                         unit="passes") as bar:
-        for file_name, what, key in _prefix_order(plan):
-            edit, start = None, None
-            if what is not None:
-                op, params, layers, draw = what
-                edit_axes = {layer: axes[layer] if draw is None else axes[layer].with_direction(randoms[layer][draw])
-                             for layer in layers}
-                edit, start = (op, params, edit_axes, config.positions), min(layers)
-            passes[file_name], was_cached = _cached_pass(
-                conditions_dir / f"{file_name}.json", {**common, **key},
-                lambda: _one_pass(loaded, prompts, extraction_config, axes, edit, prefixes.below(start)))
-            reused += was_cached
+        def write(file_name, key, numbers):
+            passes[file_name] = _write_pass(conditions_dir / f"{file_name}.json", key, numbers)
             bar.advance(1)
+
+        for group in _stack_groups(_prefix_order(plan)):
+            todo = []  # the group's passes not read back: (file name, edit, first edited layer, key)
+            for file_name, what, key in group:
+                key = {**common, **key}
+                cached = _read_pass(conditions_dir / f"{file_name}.json", key)
+                if cached is not None:
+                    passes[file_name], reused = cached, reused + 1
+                    bar.advance(1)
+                else:
+                    todo.append((file_name, *edit_of(what), key))
+            todo = stacking.run(group[0][0].rsplit("_", 1)[0], todo, prefixes, axes, write)
+            for file_name, edit, start, key in todo:
+                passes[file_name], _ = _cached_pass(
+                    conditions_dir / f"{file_name}.json", key,
+                    lambda: _one_pass(loaded, prompts, extraction_config, axes, edit, prefixes.below(start)))
+                bar.advance(1)
     prefixes.release()
 
     results = summarise(passes, operations, sets, H_bayes, config.n_boot, seed, last, config.n_random,
@@ -507,7 +693,7 @@ def run_ablation_suite(ctx) -> dict:
                                  "output; at an edited layer a cut makes it 0 by construction (kept apart, labelled)",
                      "dropped_layers": dropped_layers, "dropped_sets": dropped_sets,
                      "n_forward_passes": len(plan), "reused_passes": int(reused),
-                     **prefixes.settings(),
+                     **prefixes.settings(), **stacking.settings(),
                      "random_axes": SHIFT_NOTE, "dropped_columns": DROPPED_NOTE},
         "axis": {"source": source, "file": "axis.npz", "random_axes_file": "random_axes.npz",
                  "orientation": "Spearman rho(z . u, H_model) >= 0 over the SULA main prompts (the axis-entropy "
