@@ -545,7 +545,7 @@ DEFINITIONS: dict[str, dict] = {
     "value_pc1_fraction": {
         "geomprobe": "lambda_1 / sum(lambda) of the standardised last-layer final-token values v = W_V x + b_V "
                      "(per kv head, per-head split), zero-variance columns dropped (METHODS.md section 2)",
-        "paper_text": "PCA of the standardised last-layer final-token value vectors (PROTOCOL.md section 2)",
+        "paper_text": "PCA of the standardised last-layer final-token value vectors (METHODS.md section 2)",
         "released_code": "standardised PCA(10) of the code's last-layer final-token 'values': for Pythia columns "
                          "2048-3071 of query_key_value read as (3, H, d), i.e. v of head 10 and q, k, v of heads 11-15; "
                          "model in bfloat16; other scripts use raw PCA or post-norm hidden_states[-1]",
@@ -558,7 +558,7 @@ DEFINITIONS: dict[str, dict] = {
     "rho_pc1_entropy_sula": {
         "geomprobe": "Spearman partial rho(PC1, H_bayes) given k (headline); raw Spearman labelled confounded; "
                      "PC1 oriented so that rho >= 0 (METHODS.md section 7)",
-        "paper_text": "|rho(PC1, H_bayes)| 0.65-0.80 across models (paper III, as PROTOCOL.md section 7 records)",
+        "paper_text": "|rho(PC1, H_bayes)| 0.65-0.80 across models (paper III, as METHODS.md section 7 records)",
         "released_code": "Pearson r between the PC1 coordinate (scikit-learn's arbitrary sign) of the standardised "
                          "as-released values and H_bayes, pooled over k (run_sula_main.py: raw PCA, sign flipped to "
                          "r >= 0; sula_experiments.py: Spearman on post-norm hidden states)",
@@ -572,7 +572,7 @@ DEFINITIONS: dict[str, dict] = {
         "geomprobe": "mean |cos| between the d columns of each W_K [D, d] (per kv head, raw weights), mean over "
                      "heads per layer, beside analytic/empirical Gaussian and untrained baselines (METHODS.md section 3)",
         "paper_text": "off-diagonal cosine of key vectors; trained models 0.034-0.18, random baselines stated as "
-                      "0.02-0.04, about 0.11 (d = 64) and 0.40-0.45 at initialisation (PROTOCOL.md section 3)",
+                      "0.02-0.04, about 0.11 (d = 64) and 0.40-0.45 at initialisation (METHODS.md section 3)",
         "released_code": "(a) mean |cos| of raw token embeddings of 100 ids drawn with torch.randint, unseeded, no W_K "
                          "(analyze_geometry.py); (b) mean |cos| between the H heads' final-token keys of the code's own "
                          "split, per prompt then averaged (analyze_icl_sula.py); (c) signed mean cosine of E W_K over "
@@ -586,7 +586,7 @@ DEFINITIONS: dict[str, dict] = {
     },
     "participation_ratio": {
         "geomprobe": "(sum lambda)^2 / sum lambda^2 over the whole spectrum of the standardised values",
-        "paper_text": "(sum lambda)^2 / sum lambda^2 (PROTOCOL.md section 2)",
+        "paper_text": "(sum lambda)^2 / sum lambda^2 (METHODS.md section 2)",
         "released_code": "the same formula over the top 10 eigenvalues of PCA(n_components=10) only (so at most 10), "
                          "+1e-12 in the denominator",
         "released_file": "experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py",
@@ -597,7 +597,7 @@ DEFINITIONS: dict[str, dict] = {
     "sula_mae": {
         "geomprobe": "mean |H_model - H_bayes| (bits), H_model over {L1, L2} renormalised, bootstrap CI, beside "
                      "k-only and constant baselines (METHODS.md section 7)",
-        "paper_text": "MAE |H_model - H_bayes| in bits (PROTOCOL.md section 7)",
+        "paper_text": "MAE |H_model - H_bayes| in bits (METHODS.md section 7)",
         "released_code": "the same MAE per k and overall, with Pearson r(H_model, H_bayes); H_model with 1e-12 terms; "
                          "matches geomprobe to rounding on the same prompts",
         "released_file": "experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py, compare_sula_interventions.py",
@@ -628,7 +628,7 @@ DEFINITIONS: dict[str, dict] = {
     "intervention_cut": {
         "geomprobe": "on standardised values z = (v - mean) / scale of the true value columns, mapped back; columns "
                      "that did not vary are left alone (METHODS.md section 8)",
-        "paper_text": "remove the entropy axis from the value vectors at the chosen layers (PROTOCOL.md section 8)",
+        "paper_text": "remove the entropy axis from the value vectors at the chosen layers (METHODS.md section 8)",
         "released_code": "on raw, uncentred values in the model's dtype (bfloat16); for Pythia on the as-released "
                          "columns (v of head 10 and q, k, v of heads 11-15); the axis file (u_ent, sigma_pc1) is "
                          "written by no released script",
@@ -640,7 +640,7 @@ DEFINITIONS: dict[str, dict] = {
     "intervention_random_axes": {
         "geomprobe": "Gaussian over the kept columns, orthogonalised against u, seeded by (seed, layer, draw), "
                      "same standardisation and sigma_u, at least 19 draws",
-        "paper_text": "random-axis controls change the correlation by about 0.01 (PROTOCOL.md section 8)",
+        "paper_text": "random-axis controls change the correlation by about 0.01 (METHODS.md section 8)",
         "released_code": "one float32 Gaussian unit axis per layer from default_rng(seed + layer), not orthogonalised "
                          "against u; a shift reuses the true axis's sigma_pc1 when the file is readable, else 1",
         "released_file": "experiments/paper3_llm/sula_pipeline/hf_activations.py",
@@ -670,7 +670,7 @@ DEFINITIONS: dict[str, dict] = {
     },
     "final_hidden_state": {
         "geomprobe": "readout `hidden` at the last layer (last_hidden_state, after the final norm); `resid` is before it",
-        "paper_text": "the final hidden state (PROTOCOL.md section 2, Ambiguity)",
+        "paper_text": "the final hidden state (METHODS.md section 2, Ambiguity)",
         "released_code": "hidden_states[-1][0, -1] with output_hidden_states=True: after the final norm",
         "released_file": "experiments/paper3_llm/analyze_geometry.py, experiments/paper3_llm/sula_experiments.py",
         "reference_value": None,
@@ -678,3 +678,107 @@ DEFINITIONS: dict[str, dict] = {
         "functions": ("post_final_norm",),
     },
 }
+
+
+# ----------------------------------------------------------------------------------------------
+# Side by side: each headline number under geomprobe's definition and the released code's
+
+DEFINITION_CHOICES = ("geomprobe", "paper-code")
+SIDE_BY_SIDE_NOTE = ("each row: geomprobe's number as the suite reports it, the same quantity as the papers' released "
+                     "code defines it (computed by geomprobe on the same prompts and arrays; the NeoX and Llama split "
+                     "errors are not reproduced: the values are the model's own), and the published figure where one "
+                     "exists; METHODS.md section 11 says what each definition does and why geomprobe's differs")
+
+
+def _number(entry):
+    """A plain float from a results entry (an Estimate dict with "value", a number, or None)."""
+    if isinstance(entry, dict):
+        entry = entry.get("value")
+    return None if entry is None else float(entry)
+
+
+def side_by_side_row(quantity: str, label: str, geomprobe, paper_code, how_geomprobe: str, how_paper_code: str,
+                     published=None, published_source: str | None = None, same_definition: bool = False) -> dict:
+    """One row of the side-by-side table (results["paper_code"]["rows"])."""
+    return {"quantity": quantity, "label": label, "geomprobe": _number(geomprobe), "paper_code": _number(paper_code),
+            "geomprobe_how": how_geomprobe, "paper_code_how": how_paper_code, "published": published,
+            "published_source": published_source, "same_definition": bool(same_definition),
+            "released_file": DEFINITIONS.get(quantity, {}).get("released_file")}
+
+
+def sula_side_by_side(values_last, hidden_last, H_bayes, H_model, k, main_metrics: dict, axis_summary: dict) -> dict:
+    """results["paper_code"] of the sula suite. values_last [n, p]: the main prompts' last-layer
+    final-token values (the model's own split); hidden_last [n, D]: hidden_states[-1] (after the
+    final norm); H_bayes, H_model, k [n]; main_metrics: results["conditions"]["main"];
+    axis_summary: results["axis"]."""
+    values_last = np.asarray(values_last, dtype=np.float64).reshape(len(values_last), -1)
+    hidden_last = np.asarray(hidden_last, dtype=np.float64).reshape(len(hidden_last), -1)
+    scripts = {"analyze_icl_sula": released_value_manifold(values_last, H_bayes, "analyze_icl_sula"),
+               "run_sula_main": released_value_manifold(values_last, H_bayes, "run_sula_main"),
+               "sula_experiments": released_value_manifold(hidden_last, H_bayes, "sula_experiments")}
+    calibration = sula_calibration(H_model, H_bayes, k)
+    icl, hidden = scripts["analyze_icl_sula"], scripts["sula_experiments"]
+    eig = pc_eigenvalues(values_last, standardise=True)
+    published = DEFINITIONS["value_pc1_fraction"]["reference_source"]
+    rows = [
+        side_by_side_row("value_pc1_fraction", "value PC1 fraction, last layer", axis_summary.get("pc1_explained"),
+                         icl["pc1"], "standardised values, zero-variance columns dropped, exact SVD",
+                         "analyze_icl_sula.py: standardised values, PCA(10)", 0.264, published),
+        side_by_side_row("value_pc1_fraction", "PC1 fraction of the final hidden state", None, hidden["pc1"],
+                         "geomprobe reads values (before the final norm: --readout resid; after it: --readout hidden)",
+                         "sula_experiments.py: standardised hidden_states[-1], after the final norm"),
+        side_by_side_row("rho_pc1_entropy_sula", "rho(PC1, H_bayes), values", main_metrics.get("rho_pc1_H_bayes_given_k"),
+                         icl["rho_pc1_entropy"], "Spearman partial rho given k, PC1 oriented rho(PC1, H_model) >= 0",
+                         "analyze_icl_sula.py: Pearson over all k, scikit-learn's sign", -0.77,
+                         DEFINITIONS["rho_pc1_entropy_sula"]["reference_source"]),
+        side_by_side_row("rho_pc1_entropy_sula", "rho(PC1, H_bayes) over all k, values",
+                         main_metrics.get("rho_pc1_H_bayes"), scripts["run_sula_main"]["rho_pc1_entropy"],
+                         "Spearman over all k (confounded with k), PC1 oriented by H_model",
+                         "run_sula_main.py: Pearson on raw-PCA PC1, sign flipped to r >= 0"),
+        side_by_side_row("rho_pc1_entropy_sula", "rho(PC1, H_bayes), final hidden state", None,
+                         hidden["rho_pc1_entropy"], "not a geomprobe headline",
+                         "sula_experiments.py: Spearman, standardised hidden_states[-1], scikit-learn's sign"),
+        side_by_side_row("participation_ratio", "participation ratio, last-layer values",
+                         participation_ratio(eig), icl["participation_ratio"], "over the whole spectrum",
+                         "analyze_icl_sula.py: over the top 10 eigenvalues only (at most 10)"),
+        side_by_side_row("sula_mae", "SULA MAE (bits)", main_metrics.get("mae_bits"), calibration["all"]["mae_bits"],
+                         "mean |H_model - H_bayes|, labels renormalised", "the same, 1e-12 terms", 0.44,
+                         DEFINITIONS["sula_mae"]["reference_source"], same_definition=True),
+        side_by_side_row("sula_mae", "Pearson(H_model, H_bayes)", main_metrics.get("pearson_H_model_H_bayes"),
+                         calibration["all"]["pearson"], "Pearson over all prompts", "the same",
+                         same_definition=True),
+    ]
+    return {"definitions": "paper-code", "note": SIDE_BY_SIDE_NOTE, "rows": rows, "scripts": scripts,
+            "calibration_per_k": calibration}
+
+
+def geometry_side_by_side(hidden_last, next_entropy_bits, embeddings, manifold: dict, keys: dict, focusing: dict,
+                          seed: int, vocab_size: int | None = None) -> dict:
+    """results["paper_code"] of the geometry suite. hidden_last [n, D]: the sample's
+    hidden_states[-1] (after the final norm); next_entropy_bits [n]; embeddings [vocab, D]: the
+    input embedding matrix; manifold, keys, focusing: the suite's own results entries; seed: the
+    run's seed (the released code draws its token ids unseeded)."""
+    hidden_last = np.asarray(hidden_last, dtype=np.float64).reshape(len(hidden_last), -1)
+    script = released_value_manifold(hidden_last, next_entropy_bits, "analyze_geometry")
+    draws = embedding_key_orthogonality(embeddings, seed, vocab_size=vocab_size, n_layers=10)
+    rows = [
+        side_by_side_row("value_pc1_fraction", "PC1 fraction, last layer", manifold.get("pc1"), script["pc1"],
+                         f"standardised {manifold.get('readout', 'values')} (METHODS.md section 2)",
+                         "analyze_geometry.py: standardised hidden_states[-1], after the final norm"),
+        side_by_side_row("rho_pc1_entropy", "rho(PC1, next-token entropy), last layer", manifold.get("rho_pc1_entropy"),
+                         script["rho_pc1_entropy"], "Spearman, PC1 oriented rho >= 0",
+                         "analyze_geometry.py: Spearman, scikit-learn's sign"),
+        side_by_side_row("participation_ratio", "participation ratio, last layer", manifold.get("pr"),
+                         script["participation_ratio"], "over the whole spectrum",
+                         "analyze_geometry.py: over the whole spectrum, post-norm hidden state"),
+        side_by_side_row("key_orthogonality", "key orthogonality (mean |cos|)", keys.get("mean"),
+                         float(np.mean(draws)), "columns of W_K per kv head, mean over heads and layers",
+                         "analyze_geometry.py: raw token embeddings of 100 random ids, no W_K (mean of 10 seeded "
+                         "draws)", 0.0297, DEFINITIONS["key_orthogonality"]["reference_source"]),
+        side_by_side_row("attention_focusing", "attention focusing 1 - Hbar(L-1) / Hbar(0)", focusing.get("focusing"),
+                         focusing.get("focusing"), "final-token attention entropy, mean over heads and prompts",
+                         "the same per-layer entropies (analyze_icl_sula.py), so the same focusing",
+                         same_definition=True),
+    ]
+    return {"definitions": "paper-code", "note": SIDE_BY_SIDE_NOTE, "rows": rows, "scripts": {"analyze_geometry": script},
+            "embedding_key_draws": [float(x) for x in draws]}

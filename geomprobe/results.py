@@ -91,7 +91,29 @@ class UntrainedNull(TypedDict):
     note: str  # how the comparison is made
 
 
-class GeometryResults(Header):
+class PaperCodeRow(TypedDict):
+    quantity: str  # the geomprobe.paper_code.DEFINITIONS key
+    label: str  # what the row shows, in words
+    geomprobe: float | None  # geomprobe's number as the suite reports it (None: not a geomprobe headline)
+    paper_code: float | None  # the same quantity as the papers' released code defines it, on the same arrays
+    geomprobe_how: str  # geomprobe's definition, in one line
+    paper_code_how: str  # the released script and its definition, in one line
+    published: float | None  # the figure the papers or their code report, where one exists
+    published_source: str | None  # where that figure comes from
+    same_definition: bool  # both define the quantity alike (the numbers then agree to rounding)
+    released_file: str | None  # the released code's file
+
+
+class PaperCodeTable(TypedDict, total=False):
+    definitions: str  # paper-code
+    note: str  # how to read the rows
+    rows: list[PaperCodeRow]  # the side-by-side table
+    scripts: dict  # each released script's value-manifold numbers (geomprobe.paper_code.released_value_manifold)
+    calibration_per_k: dict  # sula: the released MAE and Pearson per k and "all"
+    embedding_key_draws: list  # geometry: the embedding-cosine key statistic of 10 seeded draws
+
+
+class _GeometryRequired(Header):
     shape: dict  # the adapter's shape: n_layers, n_heads, n_kv_heads, d_head, d_model, ...
     prompts: PromptsUsed  # the stratified sample
     value_manifold: dict  # pc1, pc1_ci95, pc12, pc12_ci95, pr, shuffle_null, gaussian_null, final_tokens, ...
@@ -99,6 +121,11 @@ class GeometryResults(Header):
     attention_focusing: dict  # focusing, focusing_ci95, layer_entropy_bits, normalised, ...
     untrained_null: UntrainedNull | None  # the model against untrained copies (None with --null off)
     verdict: dict  # per criterion: met, the numbers, vs_untrained; label, n_met, null, summary
+
+
+class GeometryResults(_GeometryRequired, total=False):
+    definitions: str  # geomprobe | paper-code (--definitions)
+    paper_code: PaperCodeTable  # with --definitions paper-code: geomprobe's and the released code's numbers
 
 
 class DomainResults(Header):
@@ -155,13 +182,18 @@ class SulaCondition(_SulaConditionRequired, total=False):
     rho_n_tokens_pc1: Estimate  # Spearman rho of the prompt length in tokens with the axis coordinate: the length confound
 
 
-class SulaResults(Header):
+class _SulaRequired(Header):
     settings: dict  # the SULA spec, controls, label choice, example prompts, n_boot
     axis: dict  # layer, readout, pc1_explained, sign, file ("axis.npz"), note
     conditions: dict[str, SulaCondition]  # main and each control
     per_layer: list  # per main layer: pc1_explained, rho_pc1_H_bayes, rho_pc1_H_model
     untrained_null: UntrainedNull | None  # main prompts on untrained copies: mae_bits, abs_rho_pc1_H_bayes_given_k
     reference_paper_iii: dict  # paper values, for comparison only
+
+
+class SulaResults(_SulaRequired, total=False):
+    definitions: str  # geomprobe | paper-code (--definitions)
+    paper_code: PaperCodeTable  # with --definitions paper-code: geomprobe's and the released code's numbers
 
 
 class RandomAxesComparison(TypedDict):

@@ -447,3 +447,105 @@ def test_definitions_registry_is_complete_and_agrees_with_the_recorded_figures()
     assert pc.DEFINITIONS["rho_pc1_entropy_sula"]["reference_value"] == official["rho_pc1_entropy"]
     assert pc.DEFINITIONS["key_orthogonality"]["reference_value"] == 0.0297
     assert pc.DEFINITIONS["sula_mae"]["reference_value"] == REFERENCE_PAPER_III["mae_bits"]["pythia-410m"]
+
+
+# ----------------------------------------------------------------------------------------------
+# --definitions paper-code in the suites: the side-by-side numbers against independent recomputation
+
+
+@pytest.fixture(scope="module")
+def paper_code_run(tmp_path_factory):
+    from geomprobe.config import RunConfig
+    from geomprobe.runner import run
+    from geomprobe.suites.geometry import GeometryConfig
+    from geomprobe.suites.sula import SulaConfig
+
+    out = tmp_path_factory.mktemp("paper-code") / "run"
+    run(RunConfig(model="windtunnel-sula", out=str(out)),
+        [SulaConfig(n_per_k=8, definitions="paper-code", null="off", n_boot=20),
+         GeometryConfig(definitions="paper-code", null="off", n_boot=20, n_null=10, init_seeds=0, n_per_quintile=6)],
+        progress=False)
+    return out
+
+
+def _rows(results):
+    return {row["label"]: row for row in results["paper_code"]["rows"]}
+
+
+def _hf_final_hidden(out, prompts):
+    """hidden_states[-1] at each prompt's final token from a plain transformers forward, batch 1."""
+    from geomprobe.models import load_model
+
+    manifest = __import__("json").loads((out / "manifest.json").read_text())
+    loaded = load_model(manifest["config"]["model"])
+    rows = []
+    with torch.no_grad():
+        for prompt in prompts:
+            ids = loaded.tokenizer(prompt["text"], return_tensors="pt")["input_ids"]
+            rows.append(loaded.model(ids, output_hidden_states=True).hidden_states[-1][0, -1].numpy())
+    return np.array(rows, dtype=np.float64)
+
+
+def test_sula_side_by_side_against_scikit_learn_and_a_plain_forward(paper_code_run):
+    import json
+
+    from sklearn.decomposition import PCA
+    from sklearn.preprocessing import StandardScaler
+
+    from geomprobe.extraction import load_extraction
+
+    results = json.loads((paper_code_run / "sula" / "results.json").read_text())
+    assert results["definitions"] == "paper-code"
+    rows, main = _rows(results), results["conditions"]["main"]
+    extraction = load_extraction(paper_code_run / "sula" / "extraction-main")
+    last = extraction.layers.index(max(extraction.layers))
+    values = np.asarray(extraction["values"][:, last], dtype=np.float64).reshape(len(extraction["values"]), -1)
+    hidden = np.asarray(extraction["hidden"][:, last], dtype=np.float64)
+    prompts = [json.loads(line) for line in (paper_code_run / "sula" / "prompts-main.jsonl").read_text().splitlines()]
+    # the readout behind "final hidden state" is transformers' hidden_states[-1]
+    np.testing.assert_allclose(hidden, _hf_final_hidden(paper_code_run, prompts), atol=2e-5)
+    H_bayes = np.array([p["H_bayes"] for p in prompts])
+    kept = values[:, values.std(axis=0) > 1e-9]
+    pca = PCA().fit(StandardScaler().fit_transform(kept))
+    icl = rows["value PC1 fraction, last layer"]
+    assert icl["paper_code"] == pytest.approx(pca.explained_variance_ratio_[0], rel=1e-6)
+    assert icl["geomprobe"] == pytest.approx(results["axis"]["pc1_explained"]) and icl["published"] == 0.264
+    scores = pca.transform(StandardScaler().fit_transform(kept))[:, 0]
+    pearson = abs(np.corrcoef(scores, H_bayes)[0, 1])
+    assert abs(rows["rho(PC1, H_bayes), values"]["paper_code"]) == pytest.approx(pearson, rel=1e-6)
+    assert rows["rho(PC1, H_bayes), values"]["geomprobe"] == pytest.approx(main["rho_pc1_H_bayes_given_k"]["value"])
+    hidden_kept = hidden[:, hidden.std(axis=0) > 1e-9]
+    hidden_pca = PCA().fit(StandardScaler().fit_transform(hidden_kept))
+    assert rows["PC1 fraction of the final hidden state"]["paper_code"] == pytest.approx(
+        hidden_pca.explained_variance_ratio_[0], rel=1e-6)
+    top = pca.explained_variance_[:10]
+    assert rows["participation ratio, last-layer values"]["paper_code"] == pytest.approx(
+        top.sum() ** 2 / (top ** 2).sum(), rel=1e-6)
+    mae = rows["SULA MAE (bits)"]
+    assert mae["same_definition"] and mae["paper_code"] == pytest.approx(mae["geomprobe"], abs=1e-12)
+    assert mae["geomprobe"] == pytest.approx(main["mae_bits"]["value"])
+
+
+def test_geometry_side_by_side_and_the_default_has_none(paper_code_run, tmp_path):
+    import json
+
+    from geomprobe.config import RunConfig
+    from geomprobe.runner import run
+    from geomprobe.suites.geometry import GeometryConfig
+
+    results = json.loads((paper_code_run / "geometry" / "results.json").read_text())
+    rows = _rows(results)
+    focus = rows["attention focusing 1 - Hbar(L-1) / Hbar(0)"]
+    assert focus["same_definition"] and focus["geomprobe"] == focus["paper_code"]
+    assert focus["geomprobe"] == pytest.approx(results["attention_focusing"]["focusing"])
+    keys = rows["key orthogonality (mean |cos|)"]
+    assert keys["geomprobe"] == pytest.approx(results["key_orthogonality"]["mean"]) and keys["published"] == 0.0297
+    draws = results["paper_code"]["embedding_key_draws"]
+    assert len(draws) == 10 and keys["paper_code"] == pytest.approx(np.mean(draws)) and len(set(draws)) > 1
+    assert rows["PC1 fraction, last layer"]["geomprobe"] == pytest.approx(results["value_manifold"]["pc1"])
+
+    plain = tmp_path / "plain"
+    run(RunConfig(model="windtunnel-sula", out=str(plain)),
+        GeometryConfig(null="off", n_boot=20, n_null=10, init_seeds=0, n_per_quintile=6), progress=False)
+    default = json.loads((plain / "geometry" / "results.json").read_text())
+    assert default["definitions"] == "geomprobe" and "paper_code" not in default

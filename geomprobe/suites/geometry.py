@@ -70,6 +70,12 @@ class GeometryConfig(ManifoldOptions):
     null: str = option("init:3", "untrained null models measured on the same prompts, which each verdict criterion "
                                  "must beat: init:N (fresh initialisations) | step0 | a model spec | off; "
                                  "comma-separated for several")
+    definitions: Literal["geomprobe", "paper-code"] = option(
+        "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
+                     "side by side (METHODS.md section 11)")
+
+    def readouts(self) -> tuple[str, ...]:
+        return (self.readout,) if self.definitions == "geomprobe" else tuple(dict.fromkeys((self.readout, "hidden")))
 
     def check(self):
         from geomprobe.nulls import null_specs
@@ -318,8 +324,27 @@ def geometry_results(ctx, extraction, prompts=None) -> dict:
     judged = verdict(manifold["pc1"], manifold["pc12"], manifold["above_shuffle_null"], keys["fraction_below"],
                      focusing["focusing"], thresholds=thresholds_of(config), untrained=usable,
                      null=None if nulls is None else nulls["description"])
-    return {"value_manifold": manifold, "key_orthogonality": keys, "attention_focusing": focusing,
-            "untrained_null": nulls, "verdict": judged.to_dict()}
+    out = {"value_manifold": manifold, "key_orthogonality": keys, "attention_focusing": focusing,
+           "untrained_null": nulls, "verdict": judged.to_dict(), "definitions": getattr(config, "definitions", "geomprobe")}
+    if out["definitions"] == "paper-code":
+        out["paper_code"] = paper_code_results(ctx, extraction, manifold, keys, focusing)
+    return out
+
+
+def paper_code_results(ctx, extraction, manifold, keys, focusing) -> dict:
+    """The side-by-side table (geomprobe.paper_code.geometry_side_by_side) on this sample."""
+    from geomprobe.paper_code import geometry_side_by_side
+
+    if "hidden" not in extraction.arrays:
+        raise ConfigError("--definitions paper-code reads the final hidden state: the extraction has no 'hidden' "
+                          "readout (rerun with --overwrite)")
+    if not ctx.loaded.adapter.has_next_token:
+        raise ConfigError(f"--definitions paper-code correlates PC1 with the next-token entropy: {ctx.loaded.spec} has "
+                          "no next-token head")
+    embeddings = ctx.loaded.model.get_input_embeddings().weight.detach().float().cpu().numpy()
+    vocab = getattr(ctx.loaded.tokenizer, "vocab_size", None)
+    return geometry_side_by_side(extraction["hidden"][:, -1], entropy_of(extraction), embeddings, manifold, keys,
+                                 focusing, seed=ctx.seed, vocab_size=min(vocab, len(embeddings)) if vocab else None)
 
 
 def run_geometry_suite(ctx) -> dict:

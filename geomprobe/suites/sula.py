@@ -87,9 +87,12 @@ class SulaConfig(SulaPromptOptions):
     null: str = option("init:3", "untrained null models measured on the main prompts (MAE and the controlled "
                                  "rho): init:N (fresh initialisations) | step0 | a model spec | off; "
                                  "comma-separated for several")
+    definitions: Literal["geomprobe", "paper-code"] = option(
+        "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
+                     "side by side (METHODS.md section 11)")
 
     def readouts(self) -> tuple[str, ...]:
-        return (self.readout,)
+        return (self.readout,) if self.definitions == "geomprobe" else tuple(dict.fromkeys((self.readout, "hidden")))
 
     def check(self):
         super().check()
@@ -209,12 +212,13 @@ def main_layers(adapter, layers) -> list[int]:
                   | {last})
 
 
-def extract_condition(ctx, spec: SulaSpec, choice, records, condition: str, layers: list[int], work, readout: str):
+def extract_condition(ctx, spec: SulaSpec, choice, records, condition: str, layers: list[int], work, readout: str,
+                      also: tuple[str, ...] = ()):
     """One condition's extraction, resumable in work/extraction-<condition>: the next-token probabilities
-    of its two labels and the final-token `readout` at `layers`.
+    of its two labels and the final-token `readout` (and `also`) at `layers`.
     Returns (extraction, model side {p_model_l1, H_model, label_mass} [n], vectors {layer: [n, p]})."""
     extraction = extract(ctx.loaded, [r.to_prompt() for r in records],
-                         ctx.extraction_config(layers=layers, readouts=(readout,),
+                         ctx.extraction_config(layers=layers, readouts=tuple(dict.fromkeys((readout, *also))),
                                                tokens=[choice.token_strings[w] for w in spec.pair(condition)]),
                          out_dir=work / f"extraction-{condition}", progress=ctx.progress, label=f"sula: {condition}")
     model = restrict_to_labels(extraction["token_probs"])
@@ -245,8 +249,10 @@ def run_sula_suite(ctx) -> dict:
     axes, metrics, per_layer = {}, {}, []
     for condition in conditions:
         pair, records = spec.pair(condition), prompts[condition]
+        paper_code = condition == "main" and getattr(config, "definitions", "geomprobe") == "paper-code"
         extraction, model, vectors = extract_condition(ctx, spec, choice, records, condition,
-                                                       layers if condition == "main" else [last], work, readout)
+                                                       layers if condition == "main" else [last], work, readout,
+                                                       also=("hidden",) if paper_code else ())
         ctx.record_prompts([r.to_prompt() for r in records], f"sula:{condition} (seed {spec.seed})",
                            key="prompts" if condition == "main" else f"prompts_{condition}")
         H_bayes = np.array([r.H_bayes for r in records])
@@ -256,6 +262,9 @@ def run_sula_suite(ctx) -> dict:
         pc1 = axes[last].project(vectors[last])
         if condition == "main":
             main_error, main_pc1 = np.abs(model["H_model"] - H_bayes), pc1
+            if paper_code:
+                side_inputs = (vectors[last], extraction["hidden"][:, extraction.layers.index(last)], H_bayes,
+                               model["H_model"], np.array([r.k for r in records]))
         kl = binary_kl_bits([r.target_l1 for r in records], model["p_model_l1"])
         metrics[condition] = {
             "labels": list(pair), "bayes": BAYES_NOTES[condition],
@@ -286,7 +295,12 @@ def run_sula_suite(ctx) -> dict:
         "per_layer": per_layer,
         "untrained_null": nulls,
         "reference_paper_iii": REFERENCE_PAPER_III,
+        "definitions": getattr(config, "definitions", "geomprobe"),
     }
+    if results["definitions"] == "paper-code":
+        from geomprobe.paper_code import sula_side_by_side
+
+        results["paper_code"] = sula_side_by_side(*side_inputs, metrics["main"], results["axis"])
     results = ctx.write_results(results)
     if ctx.progress:
         print_summary(results)
