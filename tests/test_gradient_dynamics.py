@@ -134,7 +134,7 @@ def test_em_dataset_is_seeded_and_shaped():
 
 
 def test_em_like_schedule_beats_sgd_at_step_100():
-    config = EMConfig(seq_len=300, steps=100, seeds=(0, 1))
+    config = EMConfig(seq_len=120, steps=100, seeds=(0, 1))  # shorter than the default 300: the same ordering, faster
     result = em_experiment(config)
     for seed in result.seeds:
         assert seed.em_final_loss < seed.sgd_final_loss
