@@ -782,3 +782,61 @@ def geometry_side_by_side(hidden_last, next_entropy_bits, embeddings, manifold: 
     ]
     return {"definitions": "paper-code", "note": SIDE_BY_SIDE_NOTE, "rows": rows, "scripts": {"analyze_geometry": script},
             "embedding_key_draws": [float(x) for x in draws]}
+
+
+def released_final_token_values(loaded, prompts, layer: int, max_tokens: int | None = None,
+                                batch_size: int = 8) -> tuple[np.ndarray, str]:
+    """([n_prompts, p] the released code's "values" at `layer` and each prompt's final token, what
+    they are): one extra forward over the prompts with a hook on the attention projection.
+
+    GPT-NeoX: columns [2 H d, 3 H d) of the fused query_key_value output (neox_split as released:
+    for Pythia-410M head 10's v, then q, k, v of heads 11-15; before the rotary embedding, as the
+    released hook reads them). Other families: the v_proj output, which the released reshape by
+    query heads only regroups, so that flattened it equals the model's own values."""
+    import torch
+
+    from geomprobe.errors import ConfigError
+    from geomprobe.extraction import _pad_id, pad_batch, tokenize
+
+    adapter = loaded.adapter
+    attention = adapter.attention(layer)
+    shape = adapter.shape
+    if adapter.family == "gpt_neox":
+        module, what = attention.query_key_value, (
+            f"query_key_value columns {2 * shape.n_heads * shape.d_head}-{3 * shape.n_heads * shape.d_head - 1} "
+            f"read as (3, H, d): {', '.join(f'{kind}{head}' for head, kind in neox_released_blocks(shape.n_heads))}")
+    elif hasattr(attention, "v_proj"):
+        module, what = attention.v_proj, "v_proj output (the released reshape by query heads regroups the same numbers)"
+    else:
+        raise ConfigError(f"--definitions paper-code-as-released knows the released layouts of GPT-NeoX and "
+                          f"Llama-like attention, not {type(attention).__name__}")
+    encoded = tokenize(loaded.tokenizer, prompts, max_tokens)
+    pad_id, rows, device = _pad_id(loaded.tokenizer), [], loaded.model.get_input_embeddings().weight.device
+    for start in range(0, len(encoded), batch_size):
+        input_ids, attention_mask, final_index = pad_batch(encoded[start:start + batch_size], pad_id)
+        seen = {}
+        handle = module.register_forward_hook(lambda mod, args, out: seen.__setitem__("out", out))
+        try:
+            with torch.no_grad():
+                adapter.backbone()(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device),
+                                   use_cache=False)
+        finally:
+            handle.remove()
+        out = seen["out"]
+        rows.append(out[torch.arange(len(final_index)), final_index.to(out.device)].float().cpu().numpy())
+    matrix = np.concatenate(rows).astype(np.float64)
+    if adapter.family == "gpt_neox":
+        matrix = neox_split(matrix, shape.n_heads, shape.d_head, as_released=True)[2].reshape(len(matrix), -1)
+    return matrix, what
+
+
+def released_values_rows(released_values, H_bayes, what: str) -> list[dict]:
+    """The side-by-side rows of the as-released "values" (analyze_icl_sula.py on them)."""
+    icl = released_value_manifold(released_values, H_bayes, "analyze_icl_sula")
+    how = f"analyze_icl_sula.py on the values as released ({what})"
+    return [side_by_side_row("value_pc1_fraction", "value PC1 fraction, values as released", None, icl["pc1"],
+                             "not a geomprobe number: the released split mixes queries and keys into the values", how,
+                             0.264, DEFINITIONS["value_pc1_fraction"]["reference_source"]),
+            side_by_side_row("rho_pc1_entropy_sula", "rho(PC1, H_bayes), values as released", None,
+                             icl["rho_pc1_entropy"], "not a geomprobe number", how, -0.77,
+                             DEFINITIONS["rho_pc1_entropy_sula"]["reference_source"])]

@@ -105,12 +105,13 @@ class PaperCodeRow(TypedDict):
 
 
 class PaperCodeTable(TypedDict, total=False):
-    definitions: str  # paper-code
+    definitions: str  # paper-code | paper-code-as-released
     note: str  # how to read the rows
     rows: list[PaperCodeRow]  # the side-by-side table
     scripts: dict  # each released script's value-manifold numbers (geomprobe.paper_code.released_value_manifold)
     calibration_per_k: dict  # sula: the released MAE and Pearson per k and "all"
     embedding_key_draws: list  # geometry: the embedding-cosine key statistic of 10 seeded draws
+    released_values: str  # sula, paper-code-as-released: what the released code's "values" are on this model
 
 
 class _GeometryRequired(Header):
@@ -124,7 +125,7 @@ class _GeometryRequired(Header):
 
 
 class GeometryResults(_GeometryRequired, total=False):
-    definitions: str  # geomprobe | paper-code (--definitions)
+    definitions: str  # geomprobe | paper-code | paper-code-as-released (--definitions)
     paper_code: PaperCodeTable  # with --definitions paper-code: geomprobe's and the released code's numbers
 
 
@@ -192,7 +193,7 @@ class _SulaRequired(Header):
 
 
 class SulaResults(_SulaRequired, total=False):
-    definitions: str  # geomprobe | paper-code (--definitions)
+    definitions: str  # geomprobe | paper-code | paper-code-as-released (--definitions)
     paper_code: PaperCodeTable  # with --definitions paper-code: geomprobe's and the released code's numbers
 
 

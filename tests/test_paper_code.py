@@ -549,3 +549,49 @@ def test_geometry_side_by_side_and_the_default_has_none(paper_code_run, tmp_path
         GeometryConfig(null="off", n_boot=20, n_null=10, init_seeds=0, n_per_quintile=6), progress=False)
     default = json.loads((plain / "geometry" / "results.json").read_text())
     assert default["definitions"] == "geomprobe" and "paper_code" not in default
+
+
+def test_released_values_of_a_tiny_neox_are_one_heads_v_then_the_next_heads_q_k_v(load_tiny, demo_prompts):
+    """tiny-neox (H heads of width d): the released "values" are fused columns [2Hd, 3Hd), read by
+    a hook of their own; against geomprobe's own value extraction, their blocks that are values
+    are the model's v of those heads, and the others are not values at all."""
+    from geomprobe.extraction import ExtractionConfig, extract
+
+    loaded = load_tiny("tiny-neox")
+    shape, last = loaded.adapter.shape, loaded.adapter.shape.n_layers - 1
+    prompts = demo_prompts[:12]
+    released, what = pc.released_final_token_values(loaded, prompts, last, batch_size=5)
+    own = extract(loaded, prompts, ExtractionConfig(layers=[last], readouts=("values",)), progress=False)["values"]
+    own = np.asarray(own[:, 0], dtype=np.float64)  # [n, kv heads, d]
+    d = shape.d_head
+    blocks = pc.neox_released_blocks(shape.n_heads)
+    assert released.shape == (12, shape.n_heads * d) and "read as (3, H, d)" in what
+    n_values = 0
+    for index, (head, kind) in enumerate(blocks):
+        block = released[:, index * d:(index + 1) * d]
+        if kind == "v":
+            np.testing.assert_allclose(block, own[:, head], atol=1e-5)
+            n_values += 1
+        else:
+            assert not np.allclose(block, own[:, head], atol=1e-3)
+    assert 0 < n_values < shape.n_heads  # a mix: some blocks are values, the rest queries and keys
+
+
+def test_sula_as_released_adds_labelled_rows(tmp_path):
+    import json
+
+    from geomprobe.config import RunConfig
+    from geomprobe.runner import run
+    from geomprobe.suites.sula import SulaConfig
+
+    out = tmp_path / "run"
+    run(RunConfig(model="tiny-neox", out=str(out)),
+        SulaConfig(n_per_k=4, definitions="paper-code-as-released", null="off", n_boot=20, controls=()),
+        progress=False)
+    table = json.loads((out / "sula" / "results.json").read_text())["paper_code"]
+    assert table["definitions"] == "paper-code-as-released" and table["note"].startswith("AS RELEASED")
+    rows = {row["label"]: row for row in table["rows"]}
+    released = rows["value PC1 fraction, values as released"]
+    assert released["geomprobe"] is None and released["published"] == 0.264
+    assert released["paper_code"] != pytest.approx(rows["value PC1 fraction, last layer"]["paper_code"])
+    assert "q" in table["released_values"] and "query_key_value" in table["released_values"]

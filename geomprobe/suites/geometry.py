@@ -70,9 +70,10 @@ class GeometryConfig(ManifoldOptions):
     null: str = option("init:3", "untrained null models measured on the same prompts, which each verdict criterion "
                                  "must beat: init:N (fresh initialisations) | step0 | a model spec | off; "
                                  "comma-separated for several")
-    definitions: Literal["geomprobe", "paper-code"] = option(
+    definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
         "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
-                     "side by side (METHODS.md section 11)")
+                     "side by side (METHODS.md section 11) | paper-code-as-released: the same plus the released "
+                     "code's GPT-NeoX value split (queries and keys mixed into the values), to reproduce its figures")
 
     def readouts(self) -> tuple[str, ...]:
         return (self.readout,) if self.definitions == "geomprobe" else tuple(dict.fromkeys((self.readout, "hidden")))
@@ -326,8 +327,12 @@ def geometry_results(ctx, extraction, prompts=None) -> dict:
                      null=None if nulls is None else nulls["description"])
     out = {"value_manifold": manifold, "key_orthogonality": keys, "attention_focusing": focusing,
            "untrained_null": nulls, "verdict": judged.to_dict(), "definitions": getattr(config, "definitions", "geomprobe")}
-    if out["definitions"] == "paper-code":
+    if out["definitions"] != "geomprobe":
         out["paper_code"] = paper_code_results(ctx, extraction, manifold, keys, focusing)
+        if out["definitions"] == "paper-code-as-released":
+            out["paper_code"].update(definitions="paper-code-as-released", note="AS RELEASED: the geometry rows read "
+                                     "no value split (post-norm hidden states and embeddings), so they equal "
+                                     "paper-code's; " + out["paper_code"]["note"])
     return out
 
 

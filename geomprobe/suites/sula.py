@@ -87,9 +87,10 @@ class SulaConfig(SulaPromptOptions):
     null: str = option("init:3", "untrained null models measured on the main prompts (MAE and the controlled "
                                  "rho): init:N (fresh initialisations) | step0 | a model spec | off; "
                                  "comma-separated for several")
-    definitions: Literal["geomprobe", "paper-code"] = option(
+    definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
         "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
-                     "side by side (METHODS.md section 11)")
+                     "side by side (METHODS.md section 11) | paper-code-as-released: the same plus the released "
+                     "code's GPT-NeoX value split (queries and keys mixed into the values), to reproduce its figures")
 
     def readouts(self) -> tuple[str, ...]:
         return (self.readout,) if self.definitions == "geomprobe" else tuple(dict.fromkeys((self.readout, "hidden")))
@@ -249,7 +250,7 @@ def run_sula_suite(ctx) -> dict:
     axes, metrics, per_layer = {}, {}, []
     for condition in conditions:
         pair, records = spec.pair(condition), prompts[condition]
-        paper_code = condition == "main" and getattr(config, "definitions", "geomprobe") == "paper-code"
+        paper_code = condition == "main" and getattr(config, "definitions", "geomprobe") != "geomprobe"
         extraction, model, vectors = extract_condition(ctx, spec, choice, records, condition,
                                                        layers if condition == "main" else [last], work, readout,
                                                        also=("hidden",) if paper_code else ())
@@ -297,10 +298,17 @@ def run_sula_suite(ctx) -> dict:
         "reference_paper_iii": REFERENCE_PAPER_III,
         "definitions": getattr(config, "definitions", "geomprobe"),
     }
-    if results["definitions"] == "paper-code":
-        from geomprobe.paper_code import sula_side_by_side
+    if results["definitions"] != "geomprobe":
+        from geomprobe.paper_code import released_final_token_values, released_values_rows, sula_side_by_side
 
-        results["paper_code"] = sula_side_by_side(*side_inputs, metrics["main"], results["axis"])
+        results["paper_code"] = table = sula_side_by_side(*side_inputs, metrics["main"], results["axis"])
+        if results["definitions"] == "paper-code-as-released":
+            released, what = released_final_token_values(loaded, [r.to_prompt() for r in prompts["main"]], last,
+                                                         ctx.run.max_tokens, ctx.run.batch_size or 8)
+            table["rows"] += released_values_rows(released, side_inputs[2], what)
+            table.update(definitions="paper-code-as-released", released_values=what,
+                         note="AS RELEASED: the rows 'values as released' read the released code's value split, "
+                              "which is wrong for GPT-NeoX (METHODS.md section 11); " + table["note"])
     results = ctx.write_results(results)
     if ctx.progress:
         print_summary(results)
