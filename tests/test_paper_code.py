@@ -595,3 +595,40 @@ def test_sula_as_released_adds_labelled_rows(tmp_path):
     assert released["geomprobe"] is None and released["published"] == 0.264
     assert released["paper_code"] != pytest.approx(rows["value PC1 fraction, last layer"]["paper_code"])
     assert "q" in table["released_values"] and "query_key_value" in table["released_values"]
+
+
+def test_ablation_paper_code_edits_are_the_released_ones(tmp_path):
+    """--definitions paper-code in the ablation suite: the edit axis is the raw-PCA PC1 of the main
+    values (scikit-learn's PCA component, up to sign), geomprobe's apply_op on it is the released
+    cut on raw uncentred values (paper_cut with lambda_scale = 1 - lambda), and the random axes are
+    not orthogonal to it."""
+    import json
+
+    from sklearn.decomposition import PCA
+
+    from geomprobe.config import RunConfig
+    from geomprobe.interventions import apply_op, load_axes
+    from geomprobe.runner import run
+    from geomprobe.suites.ablation import AblationConfig, _main_values
+
+    out = tmp_path / "run"
+    run(RunConfig(model="windtunnel-sula", out=str(out)),
+        AblationConfig(n_per_k=4, ops="cut", n_random=3, n_boot=20, definitions="paper-code"), progress=False)
+    results = json.loads((out / "ablation" / "results.json").read_text())
+    settings = results["settings"]
+    assert settings["definitions"] == "paper-code" and settings["released_lambda_scale"] == 0.0
+    edit = load_axes(out / "ablation" / "edit_axis.npz")
+    layer = settings["layer_sets"][0]["layers"][0]
+    values = _main_values(out / "ablation" / "sula-main" / "extraction-main", [layer])[layer]
+    component = PCA(n_components=1).fit(values).components_[0]
+    assert abs(float(component @ edit[layer].u)) == pytest.approx(1.0, abs=1e-9)
+    assert edit[layer].sigma_u == pytest.approx(float(np.std(values @ edit[layer].u)))
+    v = torch.tensor(values[:5], dtype=torch.float32)
+    cut = apply_op(v, edit[layer], "cut", cut_lambda=1.0).double().numpy()
+    np.testing.assert_allclose(cut, pc.paper_cut(values[:5], edit[layer].u, lambda_scale=0.0), atol=1e-4)
+    assert np.abs(cut @ edit[layer].u).max() < 1e-3 * np.abs(values[:5] @ edit[layer].u).max()
+    with np.load(out / "ablation" / "random_axes.npz") as saved:
+        randoms = saved[f"layer_{layer}"]
+    assert randoms.shape == (3, values.shape[1]) and np.abs(randoms @ edit[layer].u).max() > 1e-3
+    np.testing.assert_allclose(np.linalg.norm(randoms, axis=1), 1.0, atol=1e-6)
+    assert len(list((out / "ablation" / "conditions").glob("cut_L1_*.json"))) == 1 + 3  # the true cut, 3 random

@@ -110,6 +110,9 @@ class AblationConfig(SulaPromptOptions):
     cut_lambda: float = option(1.0, "cut strength (1 removes the axis, 0 leaves the values as they are)",
                                cli="--lambda")
     positions: Literal["all", "final"] = option("all", "edit the values at every position or at the final token only")
+    definitions: Literal["geomprobe", "paper-code"] = option(
+        "geomprobe", "geomprobe | paper-code: edit as the papers' released code does (raw, uncentred values along "
+                     "the raw-PCA axis; random axes not orthogonal to it, with its sigma); measured as always")
 
 
 def unsupported(loaded, run_config) -> str | None:
@@ -275,6 +278,51 @@ def fit_axes(ctx, spec, choice, records, needed: list[int], work) -> dict[int, I
     axes = main_axes(vectors, model["H_model"], last)
     save_axis_file(work / "axis.npz", axes, last, "values")
     return {layer: InterventionAxis.from_sula(axis) for layer, axis in axes.items() if axis is not None}
+
+
+PAPER_CODE_EDITS = ("--definitions paper-code: the edits follow the released code (hf_activations.py): raw, "
+                    "uncentred values v, u the unit PC1 of the raw (centred) main-prompt values at each edited layer "
+                    "oriented so that rho(v.u, H_model) >= 0, sigma = std of v.u; cut v - lambda (v.u) u (the "
+                    "released lambda_scale is 1 - lambda), only (v.u) u, shift v +- sigma u; random axes Gaussian "
+                    "unit vectors not orthogonalised against u, seeded by (seed, layer), with the true axis's sigma. "
+                    "What is measured (the axis-entropy correlation on geomprobe's standardised axes, the output) "
+                    "is geomprobe's")
+
+
+def paper_code_axes(values: dict[int, np.ndarray], H_model) -> dict[int, InterventionAxis]:
+    """The released code's edit axes, as InterventionAxis objects that geomprobe's apply_op turns into
+    its raw-value edits (mean 0, scale 1, every column kept): values {layer: [n_prompts, p] raw
+    final-token values of the SULA main prompts}."""
+    from scipy.stats import spearmanr
+
+    out = {}
+    for layer, matrix in values.items():
+        matrix = np.asarray(matrix, dtype=np.float64)
+        centred = matrix - matrix.mean(axis=0)
+        u = np.linalg.svd(centred, full_matrices=False)[2][0]
+        coords = matrix @ u
+        rho = spearmanr(coords, H_model)[0] if np.std(coords) > 0 else 0.0
+        if np.isfinite(rho) and rho < 0:
+            u, coords = -u, -coords
+        out[layer] = InterventionAxis(mean=np.zeros(u.size), scale=np.ones(u.size), kept=np.ones(u.size, bool), u=u,
+                                      sigma_u=float(np.std(coords)))
+    return out
+
+
+def paper_code_randoms(edit_axes: dict[int, InterventionAxis], n: int, seed: int) -> dict[int, np.ndarray]:
+    from geomprobe.paper_code import paper_random_axes
+
+    return {layer: paper_random_axes(axis.u, n, np.random.default_rng([seed, layer])) for layer, axis in edit_axes.items()}
+
+
+def _main_values(path, layers) -> dict[int, np.ndarray]:
+    """{layer: [n, p]} raw final-token values of the SULA main prompts from the axis fit's extraction."""
+    from geomprobe.extraction import load_extraction
+
+    extraction = load_extraction(path)
+    values = extraction["values"]
+    return {layer: np.asarray(values[:, extraction.layers.index(layer)], dtype=np.float64).reshape(len(values), -1)
+            for layer in layers}
 
 
 def _axes_digest(axes: dict[int, InterventionAxis]) -> str:
@@ -581,9 +629,11 @@ def run_ablation_suite(ctx) -> dict:
 
     axes = reusable_sula_axes(ctx.run_dir.path, spec, needed)
     source = "sula/axis.npz (the sula suite's, same settings)"
+    main_extraction = ctx.run_dir.path / "sula" / "extraction-main"
     if axes is None:
         axes = fit_axes(ctx, spec, choice, records, needed, work / "sula-main")
         source = "ablation/sula-main/axis.npz (the SULA main condition, fitted here)"
+        main_extraction = work / "sula-main" / "extraction-main"
     missing = [layer for layer in needed if layer not in axes]
     edited_missing = sorted({layer for _, layers in sets for layer in layers} & set(missing))
     if edited_missing and explicit:
@@ -609,8 +659,19 @@ def run_ablation_suite(ctx) -> dict:
                           f"prompts): the ablation suite cannot run on {loaded.spec}")
     axes = {layer: axes[layer] for layer in needed if layer in axes}
     save_axes(work / "axis.npz", axes, source=np.array(source))
-    randoms = {layer: random_directions(axes[layer], config.n_random, seed, layer)
-               for layer in sorted({layer for _, layers in sets for layer in layers})}
+    edited = sorted({layer for _, layers in sets for layer in layers})
+    paper_code = config.definitions == "paper-code"
+    if paper_code:
+        from geomprobe.analysis.sula_metrics import restrict_to_labels as _labels
+        from geomprobe.extraction import load_extraction
+
+        main = load_extraction(main_extraction)
+        edit_base = paper_code_axes(_main_values(main_extraction, edited), _labels(main["token_probs"])["H_model"])
+        save_axes(work / "edit_axis.npz", edit_base, source=np.array("raw-PCA PC1 of the SULA main values (paper-code)"))
+        randoms = paper_code_randoms(edit_base, config.n_random, seed)
+    else:
+        edit_base = axes
+        randoms = {layer: random_directions(axes[layer], config.n_random, seed, layer) for layer in edited}
     atomic_save_npz(work / "random_axes.npz", **{f"layer_{layer}": dirs for layer, dirs in randoms.items()},
                     seed=np.array(seed))
     ctx.record_prompts(prompts, f"sula:main (seed {spec.seed})")
@@ -623,6 +684,8 @@ def run_ablation_suite(ctx) -> dict:
     common = {"prompts_sha256": prompts_hash(prompts), "layers": extract_layers, "batch_size": ctx.run.batch_size,
               "axes": _axes_digest(axes), "tokens": extraction_config.tokens, "max_tokens": ctx.run.max_tokens,
               "axis_statistic": AXIS_STATISTIC}
+    if paper_code:
+        common.update(definitions="paper-code", edit_axes=_axes_digest(edit_base))
     conditions_dir = work / "conditions"
     plan = [("baseline", None, {})]
     for name, op, params in operations:
@@ -644,7 +707,7 @@ def run_ablation_suite(ctx) -> dict:
         if what is None:
             return None, None
         op, params, layers, draw = what
-        edit_axes = {layer: axes[layer] if draw is None else axes[layer].with_direction(randoms[layer][draw])
+        edit_axes = {layer: edit_base[layer] if draw is None else edit_base[layer].with_direction(randoms[layer][draw])
                      for layer in layers}
         return (op, params, edit_axes, config.positions), min(layers)
 
@@ -694,7 +757,10 @@ def run_ablation_suite(ctx) -> dict:
                      "dropped_layers": dropped_layers, "dropped_sets": dropped_sets,
                      "n_forward_passes": len(plan), "reused_passes": int(reused),
                      **prefixes.settings(), **stacking.settings(),
-                     "random_axes": SHIFT_NOTE, "dropped_columns": DROPPED_NOTE},
+                     "random_axes": SHIFT_NOTE if not paper_code else PAPER_CODE_EDITS,
+                     "dropped_columns": DROPPED_NOTE, "definitions": config.definitions,
+                     **({"edit_convention": PAPER_CODE_EDITS, "released_lambda_scale": 1 - config.cut_lambda,
+                         "edit_axis_file": "edit_axis.npz"} if paper_code else {})},
         "axis": {"source": source, "file": "axis.npz", "random_axes_file": "random_axes.npz",
                  "orientation": "Spearman rho(z . u, H_model) >= 0 over the SULA main prompts (the axis-entropy "
                                 "correlation is Spearman too)",
