@@ -110,9 +110,15 @@ class AblationConfig(SulaPromptOptions):
     cut_lambda: float = option(1.0, "cut strength (1 removes the axis, 0 leaves the values as they are)",
                                cli="--lambda")
     positions: Literal["all", "final"] = option("all", "edit the values at every position or at the final token only")
-    definitions: Literal["geomprobe", "paper-code"] = option(
+    definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
         "geomprobe", "geomprobe | paper-code: edit as the papers' released code does (raw, uncentred values along "
                      "the raw-PCA axis; random axes not orthogonal to it, with its sigma); measured as always")
+
+    def check(self):
+        super().check()
+        if self.definitions == "paper-code-as-released":
+            raise ConfigError("the ablation suite edits the model's own values: --definitions paper-code-as-released "
+                              "(the released GPT-NeoX split) is a sula option; use --definitions paper-code here")
 
 
 def unsupported(loaded, run_config) -> str | None:
