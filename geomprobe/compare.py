@@ -14,6 +14,16 @@ model minus untrained with its CI, and the status. Statistics of one condition, 
 or intervention carry it in brackets: `mae_bits[shuffled]`, `pc12[math]`, `delta_mae_bits[cut/multi]`.
 Numbers are copied from the results files, never recomputed.
 
+A suite run with `--definitions paper-code` adds, after its other rows, three rows for each row of
+its side-by-side table (results["paper_code"]["rows"]): `paper_code.<quantity>.<label slug>[<definition>]`,
+the definition in brackets like a condition: `[geomprobe]` (geomprobe's number; method: its
+definition), `[paper-code]` (the same quantity as the papers' released code defines it; method:
+how, and the released file) and `[published]` (the figure the papers or their code report, on their
+own model; method: where it comes from), e.g. `paper_code.sula_mae.sula_mae_bits[paper-code]`. A
+row without a number (not a geomprobe headline, no published figure) is left out. These are new
+statistic names rather than a new column, so the table of a run without paper-code numbers is
+exactly what it was.
+
 Table 2 reads <run>/geometry/results.json (and <run>/domain/results.json when present). The
 paper's values sit in their own column, matched by model name; they are reference values, never
 results.
@@ -491,6 +501,40 @@ def _generic(r: dict, rows: _Rows) -> dict:
     return {}
 
 
+# (the side-by-side row's key, the definition in the statistic's brackets)
+PAPER_CODE_DEFINITIONS = (("geomprobe", "geomprobe"), ("paper_code", "paper-code"), ("published", "published"))
+
+
+def _slug(text: str) -> str:
+    """'rho(PC1, H_bayes), values' -> 'rho_pc1_h_bayes_values'."""
+    return re.sub(r"[^0-9a-z]+", "_", str(text).lower()).strip("_") or "row"
+
+
+def paper_code_statistic(row: dict, definition: str, slug: str | None = None) -> str:
+    """The tidy statistic of one side-by-side row under one definition (geomprobe, paper-code, published)."""
+    return f"paper_code.{row.get('quantity')}.{slug or _slug(row.get('label') or '')}[{definition}]"
+
+
+def _paper_code(r: dict, rows: _Rows) -> None:
+    """Three rows per side-by-side row of a suite run with --definitions paper-code (module docstring)."""
+    table = r.get("paper_code")
+    if not isinstance(table, dict):
+        return
+    seen: dict[tuple, int] = {}
+    for row in table.get("rows") or []:
+        if not isinstance(row, dict):
+            continue
+        key = (row.get("quantity"), _slug(row.get("label") or ""))
+        seen[key] = seen.get(key, 0) + 1  # two rows of one quantity with one label stay apart
+        slug = key[1] + (f"_{seen[key]}" if seen[key] > 1 else "")
+        same = "; the same definition as geomprobe's" if row.get("same_definition") else ""
+        released = f" ({row['released_file']})" if row.get("released_file") else ""
+        methods = {"geomprobe": row.get("geomprobe_how"), "paper_code": f"{row.get('paper_code_how') or ''}{same}{released}",
+                   "published": row.get("published_source")}
+        for column, definition in PAPER_CODE_DEFINITIONS:
+            rows.add(paper_code_statistic(row, definition, slug), row.get(column), None, methods[column])
+
+
 SUITE_READERS = {"geometry": _geometry, "domain": _domain, "sula": _sula, "ablation": _ablation,
                  "mechanisms": _mechanisms, "extract": _extract}
 
@@ -502,6 +546,7 @@ def suite_rows(run: RunIdentity, suite: str, results: dict) -> list[dict]:
     mapping = SUITE_READERS.get(suite, _generic)(results, rows)
     for name, comparison in (((results.get("untrained_null") or {}).get("comparisons")) or {}).items():
         rows.compare(comparison, mapping.get(name, name), name)
+    _paper_code(results, rows)
     head = {"run": run.label, "model": run.model, "revision": run.revision, "step": run.step, "suite": suite}
     tail = {"run_dir": run.run_dir, "commit": run.commit or ""}
     kept = [row for row in rows.rows if row["value"] is not None or row["text"] or row["status_vs_untrained"]]

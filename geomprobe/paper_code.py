@@ -683,7 +683,8 @@ DEFINITIONS: dict[str, dict] = {
 # ----------------------------------------------------------------------------------------------
 # Side by side: each headline number under geomprobe's definition and the released code's
 
-DEFINITION_CHOICES = ("geomprobe", "paper-code")
+DEFINITION_CHOICES = ("geomprobe", "paper-code", "paper-code-as-released")
+GEOMETRY_FILE = "experiments/paper3_llm/analyze_geometry.py"
 SIDE_BY_SIDE_NOTE = ("each row: geomprobe's number as the suite reports it, the same quantity as the papers' released "
                      "code defines it (computed by geomprobe on the same prompts and arrays; the NeoX and Llama split "
                      "errors are not reproduced: the values are the model's own), and the published figure where one "
@@ -698,12 +699,14 @@ def _number(entry):
 
 
 def side_by_side_row(quantity: str, label: str, geomprobe, paper_code, how_geomprobe: str, how_paper_code: str,
-                     published=None, published_source: str | None = None, same_definition: bool = False) -> dict:
-    """One row of the side-by-side table (results["paper_code"]["rows"])."""
+                     published=None, published_source: str | None = None, same_definition: bool = False,
+                     released_file: str | None = None) -> dict:
+    """One row of the side-by-side table (results["paper_code"]["rows"]); released_file: the
+    released script the paper-code number follows (default: DEFINITIONS[quantity]'s)."""
     return {"quantity": quantity, "label": label, "geomprobe": _number(geomprobe), "paper_code": _number(paper_code),
             "geomprobe_how": how_geomprobe, "paper_code_how": how_paper_code, "published": published,
             "published_source": published_source, "same_definition": bool(same_definition),
-            "released_file": DEFINITIONS.get(quantity, {}).get("released_file")}
+            "released_file": released_file or DEFINITIONS.get(quantity, {}).get("released_file")}
 
 
 def sula_side_by_side(values_last, hidden_last, H_bayes, H_model, k, main_metrics: dict, axis_summary: dict) -> dict:
@@ -764,13 +767,14 @@ def geometry_side_by_side(hidden_last, next_entropy_bits, embeddings, manifold: 
     rows = [
         side_by_side_row("value_pc1_fraction", "PC1 fraction, last layer", manifold.get("pc1"), script["pc1"],
                          f"standardised {manifold.get('readout', 'values')} (METHODS.md section 2)",
-                         "analyze_geometry.py: standardised hidden_states[-1], after the final norm"),
+                         "analyze_geometry.py: standardised hidden_states[-1], after the final norm",
+                         released_file=GEOMETRY_FILE),
         side_by_side_row("rho_pc1_entropy", "rho(PC1, next-token entropy), last layer", manifold.get("rho_pc1_entropy"),
                          script["rho_pc1_entropy"], "Spearman, PC1 oriented rho >= 0",
-                         "analyze_geometry.py: Spearman, scikit-learn's sign"),
+                         "analyze_geometry.py: Spearman, scikit-learn's sign", released_file=GEOMETRY_FILE),
         side_by_side_row("participation_ratio", "participation ratio, last layer", manifold.get("pr"),
                          script["participation_ratio"], "over the whole spectrum",
-                         "analyze_geometry.py: over the whole spectrum, post-norm hidden state"),
+                         "analyze_geometry.py: over the whole spectrum, post-norm hidden state", released_file=GEOMETRY_FILE),
         side_by_side_row("key_orthogonality", "key orthogonality (mean |cos|)", keys.get("mean"),
                          float(np.mean(draws)), "columns of W_K per kv head, mean over heads and layers",
                          "analyze_geometry.py: raw token embeddings of 100 random ids, no W_K (mean of 10 seeded "
@@ -778,7 +782,7 @@ def geometry_side_by_side(hidden_last, next_entropy_bits, embeddings, manifold: 
         side_by_side_row("attention_focusing", "attention focusing 1 - Hbar(L-1) / Hbar(0)", focusing.get("focusing"),
                          focusing.get("focusing"), "final-token attention entropy, mean over heads and prompts",
                          "the same per-layer entropies (analyze_icl_sula.py), so the same focusing",
-                         same_definition=True),
+                         same_definition=True, released_file="experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py"),
     ]
     return {"definitions": "paper-code", "note": SIDE_BY_SIDE_NOTE, "rows": rows, "scripts": {"analyze_geometry": script},
             "embedding_key_draws": [float(x) for x in draws]}

@@ -170,6 +170,13 @@ def test_compare_writes_csv_json_and_parquet_that_read_back_exactly(runs, tmp_pa
     assert bad.exit_code == 2 and "--layout must be one of tidy, table2" in bad.stderr
 
 
+def test_runs_without_paper_code_definitions_get_no_paper_code_rows(runs):
+    """The rows of --definitions paper-code (tests/test_paper_code_report.py) only where a suite ran with it."""
+    rows = aggregate([runs["neox"], runs["llama"]]).rows
+    assert results(runs["neox"], "sula").get("definitions", "geomprobe") == "geomprobe"
+    assert not [row["statistic"] for row in rows if row["statistic"].startswith("paper_code.")]
+
+
 def test_compare_reads_a_run_without_a_geometry_suite(runs, tmp_path):
     """The tester's case: a SULA-only run (`no finished geometry suite` before)."""
     only = tmp_path / "sula-only"

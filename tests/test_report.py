@@ -154,6 +154,16 @@ def test_sula_and_intervention_figures_draw_the_results(runs, report):
     assert "paper III, LLMs (reference)" in cards
 
 
+def test_runs_without_paper_code_definitions_have_no_side_by_side_table(runs, report):
+    """The table of --definitions paper-code (tests/test_paper_code_report.py) only where a suite ran with it."""
+    _, text = report
+    for suite in ("geometry", "sula"):
+        assert json.loads((runs["probe"] / suite / "results.json").read_text()).get("definitions", "geomprobe") \
+            == "geomprobe"
+    assert "definitions and the papers&#x27; released code" not in text and 'class="meta"' not in text
+    assert 'id="cross-definitions"' not in text
+
+
 def test_strings_from_files_are_escaped_and_missing_parts_are_said(runs, tmp_path):
     hostile = tmp_path / "hostile"
     (hostile / "geometry").mkdir(parents=True)

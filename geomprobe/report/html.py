@@ -11,8 +11,11 @@ load, and for a collapsed `<details>` section's figures when it is first opened.
 from a run directory is HTML-escaped. Runs are labelled model@revision (geomprobe.compare.identities,
 unique per run). Layout: a verdict panel; with several runs, the cross-run section (a summary row
 per run, paper III's Table 2 and its chart, and the statistics against training step for models
-run at several checkpoints) and each run's figures collapsed, drawn when opened and without their
-per-prompt detail; with one run, its figures open; what is missing; the provenance of every run.
+run at several checkpoints, and for suites run with --definitions paper-code one row per run of
+their PC1 and rho under both definitions) and each run's figures collapsed, drawn when opened and
+without their per-prompt detail; with one run, its figures open; what is missing; the provenance of
+every run. A section whose suite ran with --definitions paper-code says so under its heading and
+holds the side-by-side table (figures.paper_code_table).
 """
 
 from __future__ import annotations
@@ -33,15 +36,18 @@ from geomprobe.errors import ConfigError
 from geomprobe.rundir import atomic_write_text, now
 
 from .figures import (
+    PAPER_CODE_TITLE,
     REF_ABLATION,
     REPORT_TEMPLATE,
     RUN_FIGURES,
+    Cell,
     Figure,
     Table,
     ablation_summary,
     deferred_template,
     estimate,
     fmt,
+    paper_code_across_runs,
     pct,
     signature_chart,
     trajectory_figures,
@@ -130,6 +136,16 @@ def _report_template() -> dict:
     return pio.templates[REPORT_TEMPLATE].to_plotly_json()
 
 
+def _cell(cell: str | Cell) -> str:
+    """One <td>: plain text, or a Cell's text, mark, second line and tooltip, each escaped."""
+    if not isinstance(cell, Cell):
+        return f"<td>{esc(cell)}</td>"
+    attributes = (f' class="{esc(cell.css)}"' if cell.css else "") + (f' title="{esc(cell.title)}"' if cell.title else "")
+    mark = f' <span class="mark">{esc(cell.mark)}</span>' if cell.mark else ""
+    detail = f'<br><small class="how">{esc(cell.detail)}</small>' if cell.detail else ""
+    return f"<td{attributes}>{esc(cell.text)}{mark}{detail}</td>"
+
+
 class _Page:
     """Collects figures and tables and numbers them; ids are deterministic (fig-N, plot-N, table-N).
     Each distinct plotly template is written once (gp-template-N)."""
@@ -146,11 +162,12 @@ class _Page:
         self.n_tables += 1
         n = self.n_tables
         header = "".join(f"<th>{esc(h)}</th>" for h in table.header)
-        rows = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in table.rows)
+        rows = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in table.rows)
         if table.reference:
             rows += "<tr>" + "".join(f'<td class="paper">{esc(c)}</td>' for c in table.reference) + "</tr>"
         notes = "".join(f"<li>{esc(note)}</li>" for note in table.notes)
-        return (f'<figure class="gp-table" id="table-{n}">\n<table class="wide"><tr>{header}</tr>{rows}</table>\n'
+        lead = f'<p class="caption lead">{esc(table.lead)}</p>' if table.lead else ""
+        return (f'<figure class="gp-table" id="table-{n}">\n{lead}<table class="wide"><tr>{header}</tr>{rows}</table>\n'
                 f"<figcaption><b>Table {n}. {esc(table.title)}.</b> {esc(table.caption)}"
                 f'{f"<ul class=notes>{notes}</ul>" if notes else ""}</figcaption>\n</figure>')
 
@@ -432,6 +449,11 @@ def _cross_run(runs: list[RunData], rows: list[dict], page: _Page) -> str:
         return ""
     parts = [f'<section id="cross-run"><h2>Across runs ({len(runs)})</h2>', _summary_table(runs, rows),
              _cross_model(runs, page)]
+    definitions = paper_code_across_runs([(run.label, suite, results) for run in runs
+                                          for suite, results in run.results.items()])
+    if definitions is not None:
+        parts.append(f'<div id="cross-definitions"><h3>{esc(PAPER_CODE_TITLE)}</h3>'
+                     f"{page.table(definitions)}</div>")
     trajectories = trajectory_figures(rows)
     if trajectories:
         parts.append('<div id="trajectories"><h3>Against training step</h3>'
@@ -462,6 +484,9 @@ def _run_section(run: RunData, page: _Page, collapsed: bool) -> str:
         items = family.draw(run)
         if items:
             drawn.append(f"<h3>{esc(family.section)}</h3>")
+            meta = family.meta(run) if family.meta else ""
+            if meta:
+                drawn.append(f'<p class="meta">{esc(meta)}</p>')
             drawn += [page.item(item) for item in items]
     verdict = ((run.results.get("geometry") or {}).get("verdict") or {}).get("label")
     tag = (f' <span class="tag {esc(verdict if verdict in ("full", "partial", "absent") else "unknown")}">'
@@ -605,6 +630,9 @@ details.run[open]{padding-bottom:12px}details.prov{margin:8px 0}details.prov>sum
 .tag{display:inline-block;border-radius:12px;padding:0 9px;font-size:0.65em;color:#fff;background:#7f7f7f;
 vertical-align:middle;font-weight:normal}.tag.full{background:#2e7d32}.tag.partial{background:#c77c02}
 .tag.absent{background:#b23b3b}table.summary-table td{white-space:nowrap}.scroll{overflow-x:auto}
+p.meta{font-size:12px;color:#5b6675;margin:-4px 0 8px}small.how{color:#5b6675;font-size:11px}
+.mark{display:inline-block;border-radius:10px;padding:0 7px;font-size:10px;color:#fff;background:#2e7d32}
+p.lead{margin:0 0 6px}
 """
 
 
