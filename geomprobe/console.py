@@ -1,14 +1,26 @@
-"""How geomprobe talks on the console: summary tables (stdout, wide enough to read whole) and
-progress (stderr, so redirected results stay clean).
+"""How geomprobe talks on the console: summary tables and the final result line on stdout (wide
+enough to read whole), everything else on stderr so redirected results stay clean: progress
+(asked for with `progress=True`) and log records.
 
     with ProgressReport(enabled, "sula: main", total=n_prompts) as report:
         report.advance(batch_size)
+
+The library logs through `logging` (loggers under "geomprobe") and prints nothing else unless
+asked: from Python, `logging.basicConfig(level=logging.INFO)` shows the notices the command line
+shows (a wind tunnel trained on first use, a suite skipped), DEBUG what it does step by step. The
+command line installs `cli_logging`: INFO by default, DEBUG with --verbose, errors only with --quiet.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+LOGGER = "geomprobe"
 
 
 def table_console(min_width: int = 130):
@@ -28,7 +40,9 @@ class ProgressReport:
     def __init__(self, enabled: bool, label: str, total: int, completed: int = 0, n_batches: int | None = None,
                  verb: str = "extract", unit: str = "prompts"):
         n_batches = total - completed if n_batches is None else n_batches
-        self.verb, self.unit = verb, unit
+        # "extract sula: main"; the extract suite's own label is not doubled ("extract", not "extract extract")
+        self.verb = "" if label == verb or label.startswith(f"{verb}:") else verb
+        self.unit = unit
         self.enabled, self.label, self.total, self.completed = enabled, label, total, completed
         self.n_batches, self.batches = n_batches, 0
         self.every = max(1, -(-n_batches // 10))
@@ -55,7 +69,8 @@ class ProgressReport:
                 TimeRemainingColumn,
             )
 
-            columns = [TextColumn(f"[bold]{self.verb}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+            columns = [TextColumn(f"[bold]{self.verb}[/] {{task.description}}" if self.verb else "{task.description}"),
+                       BarColumn(), MofNCompleteColumn(),
                        TimeElapsedColumn(), TimeRemainingColumn()]
             self.bar = Progress(*columns, console=self.console, transient=False)
             self.bar.__enter__()
@@ -73,8 +88,105 @@ class ProgressReport:
             self._line(f"{self.completed}/{self.total} {self.unit}, {time.monotonic() - self.start:.0f} s")
 
     def _line(self, text: str) -> None:
-        print(f"{self.verb} {self.label}: {text}", file=sys.stderr, flush=True)
+        print(f"{self.verb} {self.label}: {text}".lstrip(), file=sys.stderr, flush=True)
 
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
+
+
+class _StderrHandler(logging.Handler):
+    """One line per record on the current sys.stderr (looked up per record, so a live rich bar,
+    which redirects stderr while it draws, and test runners that swap stderr get the lines)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(self.format(record), file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - logging must never break the run
+            self.handleError(record)
+
+
+class _LineFormatter(logging.Formatter):
+    """Notices and errors as they are, `warning: ...`, `debug (logger): ...`. An `error: ...` line
+    stays the mark of a mistake the user can fix (geomprobe.cli.user_errors), so a logged error,
+    such as a suite that failed with a bug and its traceback to follow, carries no prefix."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = record.getMessage()
+        if record.levelno == logging.WARNING:
+            return f"warning: {text}"
+        if record.levelno < logging.INFO:
+            return f"debug ({record.name}): {text}"
+        return text
+
+
+def log_level(quiet: bool = False, verbose: bool = False) -> int:
+    """The level of geomprobe's loggers on the command line: ERROR with --quiet, DEBUG with
+    --verbose, else INFO."""
+    from geomprobe.errors import ConfigError
+
+    if quiet and verbose:
+        raise ConfigError("--quiet and --verbose contradict each other: pass one of them")
+    return logging.ERROR if quiet else logging.DEBUG if verbose else logging.INFO
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """warnings.showwarning on the command line: a warning becomes a `warning: ...` line of
+    geomprobe's log (so --quiet silences it too); one from outside geomprobe says where from."""
+    inside = Path(filename).resolve().is_relative_to(Path(__file__).resolve().parent)
+    where = "" if inside else f" ({category.__name__}, {filename}:{lineno})"
+    logging.getLogger(f"{LOGGER}.warnings").warning("%s%s", message, where)
+
+
+@contextmanager
+def cli_logging(quiet: bool = False, verbose: bool = False):
+    """While active, geomprobe's log records at log_level(quiet, verbose) and above go to stderr,
+    one line each, and so do Python warnings; on exit all is as it was (so a test that invokes
+    the CLI leaves no handler behind)."""
+    level = log_level(quiet, verbose)
+    logger = logging.getLogger(LOGGER)
+    handler = _StderrHandler(level)
+    handler.setFormatter(_LineFormatter())
+    previous, previous_show = logger.level, warnings.showwarning
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    warnings.showwarning = _show_warning
+    try:
+        yield level
+    finally:
+        warnings.showwarning = previous_show
+        logger.removeHandler(handler)
+        logger.setLevel(previous)
+
+
+def logging_enabled(level: int = logging.INFO) -> bool:
+    """Whether geomprobe's records at `level` reach a handler: the default of `progress` where a
+    caller did not say (first-use wind-tunnel training), so --quiet silences it and plain Python
+    prints nothing."""
+    return logging.getLogger(LOGGER).isEnabledFor(level)
+
+
+@contextmanager
+def transformers_silenced():
+    """transformers' progress bars ("Loading weights") and its log records below ERROR off while
+    geomprobe loads a model, then as they were; also a decorator. Under DEBUG (--verbose)
+    transformers' warnings stay on."""
+    import transformers.utils.logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    if not logging_enabled(logging.DEBUG):
+        hf_logging.set_verbosity_error()
+    hook = getattr(hf_logging, "set_tqdm_hook", None)
+    if hook is not None:  # scoped: only transformers' own bars, the hub's download bars untouched
+        previous_hook = hook(lambda factory, args, kwargs: hf_logging.EmptyTqdm(*args, **kwargs))
+    else:
+        bars = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if hook is not None:
+            hook(previous_hook)
+        elif bars:
+            hf_logging.enable_progress_bar()

@@ -45,14 +45,14 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from geomprobe.console import ProgressReport
-from geomprobe.errors import ConfigError, NumericalError
+from geomprobe.errors import ConfigError, NumericalError, RunDirectoryError
 from geomprobe.prompts import Prompt, prompts_hash
 from geomprobe.rundir import FILE_MODE, atomic_save_npz, atomic_write_json, disk_error, remove_temporaries
 
@@ -76,20 +76,116 @@ class ExtractionConfig:
                 "backend": self.backend, "max_tokens": self.max_tokens}
 
 
-@dataclass
+class NotExtractedError(ConfigError, KeyError):
+    """A layer or readout that an Extraction does not hold (a KeyError too, for code that catches one)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+# Arrays with a layer axis (axis 1, in the order of Extraction.layers), and what gives each array.
+_LAYER_ARRAYS = ("values", "attn_entropy_bits", "n_visible_keys", "z", "resid", "hidden")
+_HOW_TO_GET = {
+    "values": "ExtractionConfig(readouts=('values', ...))", "z": "ExtractionConfig(readouts=(..., 'z'))",
+    "resid": "ExtractionConfig(readouts=(..., 'resid'))", "hidden": "ExtractionConfig(readouts=(..., 'hidden'))",
+    "token_probs": "ExtractionConfig(tokens=[' dax', ...]) (single tokens)",
+}
+
+
+def _layer_list(layers: Sequence[int]) -> str:
+    """'0-23' for consecutive layers, else '0, 3, 5'."""
+    layers = list(layers)
+    if len(layers) > 2 and layers == list(range(layers[0], layers[-1] + 1)):
+        return f"{layers[0]}-{layers[-1]}"
+    return ", ".join(map(str, layers)) or "none"
+
+
+def _array(name: str, doc: str) -> property:
+    """A property for Extraction.arrays[name], NotExtractedError when it was not extracted."""
+    return property(lambda self: self[name], doc=doc)
+
+
+@dataclass(repr=False)
 class Extraction:
     """Arrays in prompt order (see module docstring) and what they came from. From an extraction with an
-    out_dir (and load_extraction) the arrays are read-only np.memmap views of its .npy files; without
-    one, ordinary in-memory arrays."""
+    out_dir (and load_extraction) the arrays are read-only np.memmap views of its .npy files in `directory`;
+    without one, ordinary in-memory arrays (directory None).
+
+        ex.values                 float32 [n_prompts, n_layers, n_kv_heads, d_head]  (also ex["values"])
+        ex.layer(3)["values"]     float32 [n_prompts, n_kv_heads, d_head], model layer 3 (not column 3)
+        ex.layers                 the model layers, in the order of the layer axis
+
+    A readout or layer that was not extracted raises NotExtractedError (a ConfigError and a KeyError), in
+    one line that says what the extraction holds."""
 
     prompt_ids: list[str]
     layers: list[int]
     arrays: dict[str, np.ndarray]
     token_ids: list[int]
     meta: dict
+    directory: Path | None = None
 
     def __getitem__(self, name: str) -> np.ndarray:
-        return self.arrays[name]
+        try:
+            return self.arrays[name]
+        except KeyError:
+            raise NotExtractedError(self._missing(name)) from None
+
+    def _missing(self, name: str) -> str:
+        held = ", ".join(self.arrays) or "nothing"
+        if name == "next_entropy_bits":
+            how = f"{self.meta.get('family', 'this model')} is an encoder, with no next-token distribution"
+        elif name in _HOW_TO_GET:
+            how = f"extract with {_HOW_TO_GET[name]}"
+        else:
+            how = f"known arrays: {', '.join(dict.fromkeys((*_LAYER_ARRAYS, *_NEXT_TOKEN, 'n_tokens')))}"
+        return f"this extraction has no '{name}' (it holds {held}): {how}"
+
+    @property
+    def n_prompts(self) -> int:
+        return len(self.prompt_ids)
+
+    def layer(self, layer: int) -> dict[str, np.ndarray]:
+        """The per-layer arrays at model layer `layer` (an index of the model's layers, as in
+        ExtractionConfig.layers, not a column of the layer axis), without their layer axis: e.g.
+        values float32 [n_prompts, n_kv_heads, d_head], attn_entropy_bits float32 [n_prompts, n_heads]."""
+        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
+            raise NotExtractedError(f"layer takes a model layer index (an int), not {type(layer).__name__}")
+        if int(layer) not in self.layers:
+            raise NotExtractedError(f"layer {layer} was not extracted: this extraction has layers "
+                                    f"{_layer_list(self.layers)}; extract with ExtractionConfig(layers=[..., {layer}])")
+        column = self.layers.index(int(layer))
+        return {name: self.arrays[name][:, column] for name in _LAYER_ARRAYS if name in self.arrays}
+
+    values = _array("values", "float32 [n_prompts, n_layers, n_kv_heads, d_head]")
+    attn_entropy_bits = _array("attn_entropy_bits", "float32 [n_prompts, n_layers, n_heads]")
+    n_visible_keys = _array("n_visible_keys", "int32 [n_prompts, n_layers]")
+    z = _array("z", "float32 [n_prompts, n_layers, n_heads, d_head] (readout 'z')")
+    resid = _array("resid", "float32 [n_prompts, n_layers, d_model] (readout 'resid')")
+    hidden = _array("hidden", "float32 [n_prompts, n_layers, d_model] (readout 'hidden')")
+    next_entropy_bits = _array("next_entropy_bits", "float32 [n_prompts] (causal LMs)")
+    token_probs = _array("token_probs", "float32 [n_prompts, n_tokens] (named tokens)")
+    n_tokens = _array("n_tokens", "int32 [n_prompts]")
+
+    def __repr__(self) -> str:
+        model = self.meta.get("model") or self.meta.get("family") or "a model"
+        n_layers = (self.meta.get("shape") or {}).get("n_layers")
+        of = "" if n_layers is None else f" (all {n_layers})" if self.layers == list(range(n_layers)) \
+            else f" (of {n_layers})"
+        lines = [f"Extraction: {self.n_prompts} prompts, {model}, layers {_layer_list(self.layers)}{of}, "
+                 f"backend {self.meta.get('backend', 'hf')}"]
+        known = (*_LAYER_ARRAYS, *_NEXT_TOKEN, "n_tokens")
+        for name in sorted(self.arrays, key=lambda n: (known.index(n) if n in known else len(known), n)):
+            array = self.arrays[name]
+            part = f"{name} {array.dtype} [{', '.join(map(str, array.shape))}]"
+            if len(lines) > 1 and len(lines[-1]) + len(part) < 110:
+                lines[-1] += "; " + part
+            else:
+                lines.append("  " + part)
+        if self.meta.get("tokens"):
+            lines.append(f"  token_probs of {', '.join(map(repr, self.meta['tokens']))}")
+        lines.append(f"  memory-mapped from {self.directory}" if self.directory is not None else "  in memory")
+        return "\n".join(lines)
 
 
 def resolve_token_ids(tokenizer, tokens: Sequence[str]) -> list[int]:
@@ -116,6 +212,49 @@ def tokenize(tokenizer, prompts: Sequence[Prompt], max_tokens: int | None) -> li
                    [ids[0], *ids[len(ids) - max_tokens + 1:]] if bos is not None and ids[0] == bos and max_tokens > 1
                    else ids[-max_tokens:] for ids in encoded]
     return encoded
+
+
+def as_prompts(prompts: str | Prompt | Iterable[str | Prompt]) -> list[Prompt]:
+    """Prompts from a string, a Prompt, or an iterable of either. A string at position i becomes
+    Prompt(id=f"prompt-{i}", text=the string); a Prompt keeps its id."""
+    items = [prompts] if isinstance(prompts, (str, Prompt)) else list(prompts)
+    given = {item.id for item in items if isinstance(item, Prompt)}
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            item = Prompt(id=f"prompt-{i}", text=item)
+            if item.id in given:
+                raise ConfigError(f"extract: string {i} would get the id '{item.id}', which a Prompt in the same list "
+                                  "already has: give every prompt as a Prompt with its own id")
+        elif not isinstance(item, Prompt):
+            raise ConfigError(f"extract: prompt {i} is of type {type(item).__name__}; give strings or "
+                              "geomprobe.prompts.Prompt objects")
+        out.append(item)
+    return out
+
+
+def unknown_token_id(tokenizer) -> int | None:
+    """The id of the tokenizer's unknown token, or None when it has none, or when that id is also its
+    BOS, EOS or padding token (GPT-2 and GPT-NeoX call <|endoftext|> all four; their byte-level BPE
+    never produces an unknown token, and a BOS it adds is not one)."""
+    unk = getattr(tokenizer, "unk_token_id", None)
+    others = {getattr(tokenizer, name, None) for name in ("bos_token_id", "eos_token_id", "pad_token_id")}
+    return None if unk is None or unk in others else int(unk)
+
+
+def unknown_words(tokenizer, text: str) -> list[str]:
+    """The pieces of `text` that the tokenizer writes as its unknown token (by character offsets where
+    the tokenizer gives them, else the unknown token's own string), in order."""
+    unk = unknown_token_id(tokenizer)
+    if unk is None:
+        return []
+    try:
+        encoded = tokenizer(text, return_offsets_mapping=True)
+        spans = [text[a:b] or str(tokenizer.unk_token) for t, (a, b) in zip(encoded["input_ids"],
+                                                                            encoded["offset_mapping"]) if t == unk]
+    except (NotImplementedError, KeyError, TypeError, ValueError):  # a slow tokenizer has no offsets
+        spans = [str(tokenizer.unk_token)] * tokenizer(text)["input_ids"].count(unk)
+    return spans
 
 
 def pad_batch(sequences: Sequence[Sequence[int]], pad_id: int):
@@ -269,6 +408,12 @@ class _Encoded:
     def __len__(self) -> int:
         return len(self.lengths)
 
+    def count(self, token_id: int) -> np.ndarray:
+        """int64 [n_prompts]: how often `token_id` occurs in each prompt's (kept) tokens."""
+        counts = [np.diff(np.concatenate([[0], np.cumsum(ids == token_id)])[offsets]) for ids, offsets in
+                  zip(self.ids, self.offsets)]
+        return np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64)
+
     def __getitem__(self, index: int) -> list[int]:
         part, row = divmod(index, self.chunk)
         offsets = self.offsets[part]
@@ -415,13 +560,21 @@ class _ShardSink:
         return {}
 
 
-def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None = None,
+def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: ExtractionConfig | None = None,
             out_dir: str | Path | None = None, progress: bool = True,
             batch_context: Callable | None = None, label: str | None = None) -> Extraction:
     """Run extraction over `prompts` with a LoadedModel. With `out_dir` (usually <run>/extraction),
     finished batches are kept as shards and a rerun resumes; the final arrays are written there and
     returned memory-mapped (read-only np.memmap), so memory does not grow with the number of prompts.
     Without out_dir they are ordinary in-memory arrays.
+
+        ex = extract(loaded, ["The cat sat on the", "Two plus two is"])
+        ex.values.shape       # (2, n_layers, n_kv_heads, d_head); ex.layer(3)["values"]: model layer 3
+
+    prompts: strings (a string at position i gets the id "prompt-{i}"), geomprobe.prompts.Prompt
+    objects, or a mix. Prompts whose tokens include the tokenizer's unknown token (a word a
+    word-level vocabulary such as a wind tunnel's lacks) are extracted, with one warning that counts
+    them: they read every unknown word as the same token.
 
     progress: report on stderr (a live bar on a terminal, a plain line every ~10% of the batches
     otherwise), labelled `label` (default: the model spec).
@@ -446,9 +599,10 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
     if config.tokens and not adapter.has_next_token:
         raise ConfigError(f"{loaded.spec} is an encoder ({adapter.family}): it has no next-token probabilities")
     token_ids = resolve_token_ids(loaded.tokenizer, config.tokens)
-    prompts = list(prompts)
+    prompts = as_prompts(prompts)
     encoded = _Encoded(loaded.tokenizer, prompts, config.max_tokens)
     lengths = encoded.lengths
+    _warn_unknown_tokens(loaded, prompts, encoded)
     limit = getattr(loaded.model.config, "max_position_embeddings", None)
     if limit is not None and len(prompts) and lengths.max() > limit:
         longest = int(np.argmax(lengths))
@@ -496,6 +650,7 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
         if isinstance(sink, _ShardSink) else {name: list(array.shape) for name, array in arrays.items()}
     shapes["n_tokens"] = list(n_tokens.shape)
     meta = {
+        "model": loaded.spec,
         "n_prompts": len(prompts),
         "layers": layers,
         "readouts": list(config.readouts),
@@ -528,6 +683,23 @@ def extract(loaded, prompts: Sequence[Prompt], config: ExtractionConfig | None =
     return load_extraction(out_dir, prompt_ids=[p.id for p in prompts])
 
 
+def _warn_unknown_tokens(loaded, prompts: Sequence[Prompt], encoded: _Encoded) -> None:
+    """One warning when any prompt holds the tokenizer's unknown token (counted among the kept tokens)."""
+    unk = unknown_token_id(loaded.tokenizer)
+    if unk is None or not len(prompts):
+        return
+    counts = encoded.count(unk)
+    affected = np.flatnonzero(counts)
+    if affected.size:
+        first = prompts[int(affected[0])]
+        words = unknown_words(loaded.tokenizer, first.text)
+        seen = f" ({', '.join(map(repr, dict.fromkeys(words)))})" if words else ""
+        warnings.warn(f"extract: {affected.size} of {len(prompts)} prompts hold {loaded.spec}'s unknown token "
+                      f"{loaded.tokenizer.unk_token!r} ({int(counts.sum())} times; first prompt '{first.id}'{seen}), "
+                      "so every word its vocabulary lacks reads as that one token; for SULA prompts use "
+                      "geomprobe.sula.prompts_for(loaded, ...)", stacklevel=3)
+
+
 def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig,
               sha256: str | None = None) -> Extraction | None:
     """A completed extraction of the same prompts and settings in out_dir, or None."""
@@ -544,10 +716,26 @@ def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig
 
 
 def load_extraction(directory: str | Path, prompt_ids: list[str] | None = None) -> Extraction:
-    """Read the arrays a finished extraction wrote (<run>/extraction), memory-mapped read-only: an
-    array is read from disk as it is used. prompt_ids: the prompts' ids when the caller has them
-    (otherwise read from the prompts.jsonl written beside the arrays)."""
+    """The Extraction that a finished extract(..., out_dir=directory) wrote, arrays memory-mapped
+    read-only (np.memmap: an array is read from disk as it is used).
+
+    directory: an extraction directory, one holding meta.json and <array>.npy files: <run>/extraction
+    (the extract suite), <run>/geometry/extraction, <run>/sula/extraction-<condition>, ...
+    prompt_ids: the prompts' ids when the caller has them; otherwise read from the prompts.jsonl
+    beside the arrays (or in the directory above).
+
+        ex = load_extraction("runs/pythia-410m/extraction")
+        ex                        # prompts, layers, arrays with their shapes, where they live
+        ex.layer(12)["values"]    # float32 [n_prompts, n_kv_heads, d_head] at model layer 12
+
+    Raises RunDirectoryError (one line) when `directory` holds no finished extraction."""
     directory = Path(directory)
+    if not (directory / "meta.json").is_file():
+        found = sorted(str(p.parent) for p in directory.glob("**/extraction*/meta.json"))[:3] if directory.is_dir() \
+            else []
+        hint = f": extraction directories below it: {', '.join(found)}" if found else \
+            " (extract(..., out_dir=...) writes one; <run>/extraction is the extract suite's)"
+        raise RunDirectoryError(f"{directory} holds no finished extraction (no meta.json){hint}")
     meta = json.loads((directory / "meta.json").read_text())
     names = list(meta["shapes"]) if "shapes" in meta else [path.stem for path in sorted(directory.glob("*.npy"))]
     arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r") for name in names}
@@ -556,4 +744,4 @@ def load_extraction(directory: str | Path, prompt_ids: list[str] | None = None) 
 
         own = directory / "prompts.jsonl"
         prompt_ids = [p.id for p in read_prompts(own if own.exists() else directory.parent / "prompts.jsonl")]
-    return Extraction(list(prompt_ids), meta["layers"], arrays, meta["token_ids"], meta)
+    return Extraction(list(prompt_ids), meta["layers"], arrays, meta["token_ids"], meta, directory=directory)

@@ -559,8 +559,20 @@ class Run:
 
 
 def load_run(path: str | Path) -> Run:
-    """The manifest and the results of every suite in a `geomprobe run` directory. Results written
-    before the schema had a header (schema 1) are read as they are, with a note."""
+    """The manifest and the results of every suite in a `geomprobe run` directory (what
+    geomprobe.run returns, or a CLI run's --out).
+
+        results = load_run("runs/pythia-410m")
+        results.suites                                  # suites with a results.json, in run order
+        results.status("sula")                          # complete | failed | interrupted | skipped | running
+        results.results["sula"]["conditions"]["main"]["mae_bits"]   # RESULTS_SCHEMA.md
+        results.rows("sula"), results.table("sula")    # per-prompt rows (table: pandas)
+
+    Returns a Run: path, manifest (manifest.json), results (suite -> its results.json as a dict),
+    notes (what could not be read, or was written under another schema version). The arrays are not
+    loaded: geomprobe.load_extraction(path / "extraction") reads the extract suite's.
+    Results written before the schema had a header (schema 1) are read as they are, with a note.
+    Raises RunDirectoryError (one line) when `path` has no readable manifest.json."""
     path = Path(path)
     manifest_path = path / "manifest.json"
     if not manifest_path.exists():

@@ -2,20 +2,25 @@
 
 The CLI (`geomprobe run`) parses its options into the same objects and calls this; scripts can too:
 
-    from geomprobe import RunConfig, run
+    from geomprobe import RunConfig, load_run, run
     from geomprobe.suites.sula import SulaConfig
     run_dir = run(RunConfig(model="pythia-410m", dtype="bfloat16"), ["geometry", SulaConfig(n_per_k=100)])
+    results = load_run(run_dir)          # geomprobe.results.Run: manifest, results, tables
 """
 
 from __future__ import annotations
 
+import logging
 import random
 import re
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from geomprobe.config import RunConfig
 from geomprobe.errors import ConfigError, GeomprobeError
+
+log = logging.getLogger(__name__)
 
 
 def default_out(model: str) -> Path:
@@ -128,6 +133,12 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
     """Run `suites` on `config.model` and return the run directory. Reruns of the same configuration
     resume: finished extraction batches and passes are kept.
 
+    Returns the run directory as a pathlib.Path (config.out, default runs/<model>). To read what it
+    holds: geomprobe.load_run(path) gives a Run (the manifest, every suite's results.json,
+    per-prompt tables via Run.rows/Run.table), geomprobe.load_extraction(path / "extraction") the
+    extract suite's arrays (geometry: path / "geometry" / "extraction"; sula: path / "sula" /
+    "extraction-main").
+
     suites: a name ("sula"), several ("geometry,sula", "all"), suite configs (SulaConfig(n_per_k=50)),
     or a list of these. The model is loaded once for all of them. With "all" (or skip_unsupported),
     suites that cannot run on this model (the domain suite on a wind tunnel, sula on an encoder) are
@@ -160,9 +171,15 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
     preview = windtunnel_preview(config.model)
     if preview is not None:  # the pairing, before the first-use training of a wind tunnel
         _pairing(specs, preview, config, skip_unsupported)
+        from geomprobe.windtunnel.builtin import ensure_windtunnel
+
+        ensure_windtunnel(preview.windtunnel_preview["task"], progress=progress)  # its bar follows `progress`
     seed_everything(config.seed)
+    log.debug("loading %s (dtype %s, device %s, batch size %s)", config.model, config.dtype, device, config.batch_size)
     loaded = load_model(config.model, dtype=config.dtype, device=device, device_map=config.device_map,
                         quantize=config.quantize, revision=config.revision)
+    log.debug("loaded %s from %s (family %s, revision %s)", config.model, loaded.source, loaded.family,
+              loaded.revision or "none")
     check_out(out, loaded.source, overwrite=config.overwrite)
     _check_layers(config, loaded.adapter)
     skipped = _pairing(specs, loaded, config, skip_unsupported)
@@ -184,8 +201,6 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
 
 def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompts, progress: bool) -> None:
     """Open the run directory (its lock held) and run each suite, recording its status."""
-    import sys
-
     from geomprobe.options import as_dict
     from geomprobe.rundir import model_identity, now
     from geomprobe.suites import SuiteContext
@@ -199,8 +214,7 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
             manifest = run_dir.read_manifest()
             manifest["suites"][spec.name] = {"status": "skipped", "why": skipped[spec.name]}
             run_dir.write_manifest(manifest)
-            if progress:
-                print(f"{spec.name} suite skipped: {skipped[spec.name]}")
+            log.info("%s suite skipped: %s", spec.name, skipped[spec.name])
             continue
         manifest = run_dir.read_manifest()
         manifest["suites"][spec.name] = {"status": "running", "started": now(), "run_config": as_dict(config),
@@ -208,6 +222,8 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
         run_dir.write_manifest(manifest)
         ctx = SuiteContext(loaded=loaded, run=config, options=options, run_dir=run_dir, prompts=prompts,
                            progress=progress)
+        log.debug("%s suite: started in %s with %s", spec.name, run_dir.path, options.to_dict())
+        started = time.monotonic()
         try:
             spec.run(ctx)
         except BaseException as error:
@@ -224,9 +240,10 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
             if isinstance(error, GeomprobeError) and not str(error).startswith(f"{spec.name} suite"):
                 raise type(error)(f"{spec.name} suite: {error}") from error
             if not isinstance(error, GeomprobeError) and isinstance(error, Exception):
-                print(f"{spec.name} suite failed ({type(error).__name__}: {text}); {run_dir.path}/manifest.json "
-                      "marks it failed", file=sys.stderr)
+                log.error("%s suite failed (%s: %s); %s/manifest.json marks it failed", spec.name,
+                          type(error).__name__, text, run_dir.path)
             raise
+        log.debug("%s suite: complete in %.1f s", spec.name, time.monotonic() - started)
         manifest = run_dir.read_manifest()
         manifest["suites"][spec.name].update(status="complete", ended=now(), **ctx.used)
         run_dir.write_manifest(manifest)

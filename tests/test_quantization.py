@@ -63,7 +63,7 @@ def load(quant_cache):
     def get(name, quantize=None):
         key = (name, quantize, os.environ.get("GEOMPROBE_CACHE"))
         if key not in _LOADED:
-            _LOADED[key] = load_model(name, quantize=quantize)
+            _LOADED[key] = load_model(name, quantize=quantize, device="cpu")
         return _LOADED[key]
 
     return get

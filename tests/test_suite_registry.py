@@ -149,6 +149,8 @@ def test_a_bug_in_a_suite_keeps_its_traceback_and_marks_the_suite_failed(toy_sui
     result = runner.invoke(app, ["run", "--model", "tiny-neox", "--suite", "buggy", "--out", str(out), "--quiet"])
     assert result.exit_code == 1 and isinstance(result.exception, ValueError)  # not turned into a user error
     assert "error:" not in result.output
+    # said on stderr even under --quiet (errors stay), without the `error:` of a user's mistake
+    assert result.stderr.startswith("buggy suite failed (ValueError: ") and "marks it failed" in result.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["suites"]["buggy"]["status"] == "failed" and "broadcast" in manifest["suites"]["buggy"]["error"]
 

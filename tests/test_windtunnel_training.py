@@ -464,13 +464,15 @@ def test_a_second_process_waits_for_the_first_use_training(fresh_cache, capsys):
     import subprocess
     import sys
 
+    from geomprobe.console import cli_logging
     from geomprobe.windtunnel.builtin import ensure_windtunnel
 
     holder = subprocess.Popen([sys.executable, "-c", _LOCK_HOLDER], stdout=subprocess.PIPE, text=True,
                               env=dict(os.environ))
     try:
         assert holder.stdout.readline().strip() == "locked"
-        path = ensure_windtunnel("sula", progress=False)
+        with cli_logging():  # the notice is a log record: the command line's handler prints it
+            path = ensure_windtunnel("sula", progress=False)
     finally:
         holder.kill()
         holder.wait()

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from geomprobe.console import transformers_silenced
 from geomprobe.errors import ConfigError, ModelNotFoundError
 
 from .registry import MODELS, closest_aliases, parse_model_spec
@@ -220,13 +221,16 @@ def _hub_reachable(timeout_s: float = 5.0) -> bool:
     return True
 
 
-def load_model(spec: str, *, dtype: str = "float32", device: str = "cpu", device_map: str | None = None,
+@transformers_silenced()  # no "Loading weights" bar or load-report noise: geomprobe prints nothing unasked
+def load_model(spec: str, *, dtype: str = "float32", device: str = "auto", device_map: str | None = None,
                quantize: str | None = None, revision: str | None = None,
                attn_implementation: str | None = None) -> LoadedModel:
     """Load model and tokenizer.
 
     spec: alias (`geomprobe models`), `alias@revision`, hub id or local directory. `revision`
-    overrides one given in the spec. device_map (accelerate), e.g. "auto", shards across GPUs
+    overrides one given in the spec. device: "auto" (the CLI's and RunConfig's default: cuda when
+    torch sees a GPU, else cpu; never mps unless asked), "cpu", "cuda", "cuda:N" or "mps";
+    LoadedModel.device records the one used. device_map (accelerate), e.g. "auto", shards across GPUs
     and takes precedence over `device`. quantize: "4bit" or "8bit" (bitsandbytes; on CPU it
     implies device_map="cpu"). attn_implementation defaults to geomprobe's SDPA+final-row
     function; "eager" is what TransformerLens and output_attentions need.
@@ -235,6 +239,7 @@ def load_model(spec: str, *, dtype: str = "float32", device: str = "cpu", device
 
     import geomprobe.attention as gp_attention
 
+    device = _load_device(device)
     resolved = resolve(spec)
     if revision:
         if resolved.is_local:
@@ -290,6 +295,19 @@ def load_model(spec: str, *, dtype: str = "float32", device: str = "cpu", device
                        revision=resolved.revision, commit=commit, family=family, dtype=dtype,
                        device=str(device), device_map=device_map, quantize=quantize, attn_implementation=attn,
                        checkpoint=resolved.checkpoint)
+
+
+def _load_device(device: str) -> str:
+    """The device to load onto: `auto` resolved as `geomprobe run` resolves it (cuda if torch sees a GPU,
+    else cpu: geomprobe.runner.resolve_device); a device torch cannot use is a ConfigError, in one line."""
+    import torch
+
+    from geomprobe.runner import resolve_device
+
+    device = resolve_device(str(device))
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError("device 'mps' requested but torch sees no Apple GPU (MPS): use device='cpu' (or 'auto')")
+    return device
 
 
 def _has_windtunnel_revisions(spec: str) -> bool:

