@@ -204,8 +204,17 @@ def mean_abs_offdiag_cosine(vectors, norm_floor: float = 1e-8, norm_add: float =
 
 def signed_mean_offdiag_cosine(vectors, norm_floor: float = 1e-12):
     """Mean signed cos over the pairs i != j of [..., n, dim] (positive and negative cosines cancel,
-    so 0 does not mean orthogonal). Norms floored at 1e-12, as torch's F.normalize does."""
-    return _off_diagonal_mean(_cosines(vectors, norm_floor))
+    so 0 does not mean orthogonal). Norms floored at 1e-12, as torch's F.normalize does. Computed
+    without the n x n matrix (a whole vocabulary is n = 50,000): the sum over i != j of u_i . u_j
+    is |sum u_i|^2 - sum |u_i|^2."""
+    vectors = np.asarray(vectors, dtype=np.float64)
+    if vectors.ndim < 2 or vectors.shape[-2] < 2:
+        raise ValueError(f"need at least 2 vectors as [..., n, dim], got shape {vectors.shape}")
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), norm_floor)
+    n = unit.shape[-2]
+    total = np.square(unit.sum(axis=-2)).sum(axis=-1) - np.square(unit).sum(axis=(-2, -1))
+    result = total / (n * (n - 1))
+    return float(result) if np.ndim(result) == 0 else result
 
 
 def embedding_key_orthogonality(embeddings, generator, n_tokens: int = 100, vocab_size: int | None = None,
@@ -266,7 +275,7 @@ def vocab_token_key_cosine(embeddings, w_k) -> np.ndarray:
     w_k = np.asarray(w_k, dtype=np.float64)
     if w_k.ndim != 3 or w_k.shape[1] != embeddings.shape[1]:
         raise ValueError(f"w_k must be [n_heads, D={embeddings.shape[1]}, d_head], got shape {w_k.shape}")
-    return np.atleast_1d(signed_mean_offdiag_cosine(np.einsum("vD,hDd->hvd", embeddings, w_k)))
+    return np.array([signed_mean_offdiag_cosine(embeddings @ head) for head in w_k])  # one head at a time
 
 
 def wk_column_orthogonality(w_k) -> float:
@@ -756,11 +765,13 @@ def sula_side_by_side(values_last, hidden_last, H_bayes, H_model, k, main_metric
 
 
 def geometry_side_by_side(hidden_last, next_entropy_bits, embeddings, manifold: dict, keys: dict, focusing: dict,
-                          seed: int, vocab_size: int | None = None) -> dict:
+                          seed: int, vocab_size: int | None = None, token_keys=None, last_w_k=None) -> dict:
     """results["paper_code"] of the geometry suite. hidden_last [n, D]: the sample's
     hidden_states[-1] (after the final norm); next_entropy_bits [n]; embeddings [vocab, D]: the
     input embedding matrix; manifold, keys, focusing: the suite's own results entries; seed: the
-    run's seed (the released code draws its token ids unseeded)."""
+    run's seed (the released code draws its token ids unseeded); token_keys [n, L, heads, d]: the
+    final-token keys (final_token_keys) for definition (b); last_w_k [heads, D, d]: the last
+    layer's W_K for definition (c), the signed cosine over the whole vocabulary."""
     hidden_last = np.asarray(hidden_last, dtype=np.float64).reshape(len(hidden_last), -1)
     script = released_value_manifold(hidden_last, next_entropy_bits, "analyze_geometry")
     draws = embedding_key_orthogonality(embeddings, seed, vocab_size=vocab_size, n_layers=10)
@@ -778,12 +789,27 @@ def geometry_side_by_side(hidden_last, next_entropy_bits, embeddings, manifold: 
         side_by_side_row("key_orthogonality", "key orthogonality (mean |cos|)", keys.get("mean"),
                          float(np.mean(draws)), "columns of W_K per kv head, mean over heads and layers",
                          "analyze_geometry.py: raw token embeddings of 100 random ids, no W_K (mean of 10 seeded "
-                         "draws)", 0.0297, DEFINITIONS["key_orthogonality"]["reference_source"]),
+                         "draws)", 0.0297, DEFINITIONS["key_orthogonality"]["reference_source"],
+                         released_file=GEOMETRY_FILE),
         side_by_side_row("attention_focusing", "attention focusing 1 - Hbar(L-1) / Hbar(0)", focusing.get("focusing"),
                          focusing.get("focusing"), "final-token attention entropy, mean over heads and prompts",
                          "the same per-layer entropies (analyze_icl_sula.py), so the same focusing",
                          same_definition=True, released_file="experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py"),
     ]
+    if token_keys is not None:
+        per_layer = final_token_key_orthogonality(token_keys)
+        rows.append(side_by_side_row(
+            "key_orthogonality", "key orthogonality, final-token keys of the heads", None, float(np.mean(per_layer)),
+            "not a geomprobe number (geomprobe measures W_K, not one prompt's keys)",
+            "analyze_icl_sula.py: mean |cos| between the heads' final-token keys, per prompt, mean over prompts and "
+            "layers (the model's own split here)", released_file="experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py"))
+    if last_w_k is not None:
+        rows.append(side_by_side_row(
+            "key_orthogonality", "signed mean cosine of E W_K over the vocabulary, last layer", None,
+            float(np.mean(vocab_token_key_cosine(embeddings, last_w_k))),
+            "not a geomprobe number (signed cosines cancel: a mean direction, not an orthogonality)",
+            "qkv_analysis.py (paper I): signed mean cosine among the projected keys of every token, mean over heads",
+            released_file="experiments/paper1_bijection/figures/qkv_analysis.py"))
     return {"definitions": "paper-code", "note": SIDE_BY_SIDE_NOTE, "rows": rows, "scripts": {"analyze_geometry": script},
             "embedding_key_draws": [float(x) for x in draws]}
 
@@ -832,6 +858,46 @@ def released_final_token_values(loaded, prompts, layer: int, max_tokens: int | N
     if adapter.family == "gpt_neox":
         matrix = neox_split(matrix, shape.n_heads, shape.d_head, as_released=True)[2].reshape(len(matrix), -1)
     return matrix, what
+
+
+def final_token_keys(loaded, prompts, max_tokens: int | None = None, batch_size: int = 8) -> np.ndarray:
+    """[n_prompts, n_layers, n_kv_heads, d_head] each layer's keys at each prompt's final token
+    (the key projection's output, before the rotary embedding, as the released hooks read it), with
+    the model's own split: definition (b)'s input. One extra forward over the prompts."""
+    import torch
+
+    from geomprobe.extraction import _pad_id, pad_batch, tokenize
+
+    adapter, shape = loaded.adapter, loaded.adapter.shape
+    modules = [adapter.key_module(layer) for layer in range(shape.n_layers)]
+    fused = adapter.family == "gpt_neox"
+    encoded = tokenize(loaded.tokenizer, prompts, max_tokens)
+    pad_id, out, device = _pad_id(loaded.tokenizer), [], loaded.model.get_input_embeddings().weight.device
+    for start in range(0, len(encoded), batch_size):
+        input_ids, attention_mask, final_index = pad_batch(encoded[start:start + batch_size], pad_id)
+        seen: dict[int, torch.Tensor] = {}
+
+        def keep(layer):
+            def hook(module, args, output):
+                rows = output[torch.arange(len(final_index)), final_index.to(output.device)].float().cpu()
+                seen.setdefault(layer, rows)  # a fused module is one hook per layer
+            return hook
+
+        handles = [module.register_forward_hook(keep(layer)) for layer, module in enumerate(modules)]
+        try:
+            with torch.no_grad():
+                adapter.backbone()(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device),
+                                   use_cache=False)
+        finally:
+            for handle in handles:
+                handle.remove()
+        layers = []
+        for layer in range(shape.n_layers):
+            rows = seen[layer].numpy().astype(np.float64)
+            layers.append(neox_split(rows, shape.n_heads, shape.d_head)[1] if fused
+                          else rows.reshape(len(rows), shape.n_kv_heads, shape.d_head))
+        out.append(np.stack(layers, axis=1))
+    return np.concatenate(out)
 
 
 def released_values_rows(released_values, H_bayes, what: str) -> list[dict]:

@@ -632,3 +632,37 @@ def test_ablation_paper_code_edits_are_the_released_ones(tmp_path):
     assert randoms.shape == (3, values.shape[1]) and np.abs(randoms @ edit[layer].u).max() > 1e-3
     np.testing.assert_allclose(np.linalg.norm(randoms, axis=1), 1.0, atol=1e-6)
     assert len(list((out / "ablation" / "conditions").glob("cut_L1_*.json"))) == 1 + 3  # the true cut, 3 random
+
+
+@pytest.mark.parametrize("name", ["tiny-neox", "tiny-llama"])
+def test_final_token_keys_equal_a_plain_forward_one_prompt_at_a_time(name, load_tiny, demo_prompts):
+    """Definition (b)'s input: in padded batches, each prompt's final-token keys equal those of a
+    batch-1 forward with a hook on the key projection (split per head as the model does)."""
+    loaded = load_tiny(name)
+    shape = loaded.adapter.shape
+    prompts = demo_prompts[:5]
+    keys = pc.final_token_keys(loaded, prompts, batch_size=3)
+    assert keys.shape == (5, shape.n_layers, shape.n_kv_heads, shape.d_head)
+    layer = shape.n_layers - 1
+    module = loaded.adapter.key_module(layer)
+    for row, prompt in enumerate(prompts):
+        seen = {}
+        handle = module.register_forward_hook(lambda m, a, out: seen.__setitem__("k", out[0, -1].detach().double()))
+        with torch.no_grad():
+            loaded.model(loaded.tokenizer(prompt.text, return_tensors="pt")["input_ids"])
+        handle.remove()
+        k = seen["k"].numpy()
+        own = pc.neox_split(k, shape.n_heads, shape.d_head)[1] if name == "tiny-neox" else \
+            k.reshape(shape.n_kv_heads, shape.d_head)
+        np.testing.assert_allclose(keys[row, layer], own, atol=1e-5)
+    per_layer = pc.final_token_key_orthogonality(keys)
+    assert per_layer.shape == (shape.n_layers,) and np.all((per_layer >= 0) & (per_layer <= 1))
+
+
+def test_signed_vocabulary_cosine_without_the_n_by_n_matrix():
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((300, 7)) + 0.5  # a shared direction: a positive mean cosine
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    full = unit @ unit.T
+    expected = (full.sum() - np.trace(full)) / (300 * 299)
+    assert pc.signed_mean_offdiag_cosine(vectors) == pytest.approx(expected, rel=1e-12) and expected > 0.1

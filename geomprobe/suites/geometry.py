@@ -328,7 +328,7 @@ def geometry_results(ctx, extraction, prompts=None) -> dict:
     out = {"value_manifold": manifold, "key_orthogonality": keys, "attention_focusing": focusing,
            "untrained_null": nulls, "verdict": judged.to_dict(), "definitions": getattr(config, "definitions", "geomprobe")}
     if out["definitions"] != "geomprobe":
-        out["paper_code"] = paper_code_results(ctx, extraction, manifold, keys, focusing)
+        out["paper_code"] = paper_code_results(ctx, extraction, manifold, keys, focusing, prompts)
         if out["definitions"] == "paper-code-as-released":
             out["paper_code"].update(definitions="paper-code-as-released", note="AS RELEASED: the geometry rows read "
                                      "no value split (post-norm hidden states and embeddings), so they equal "
@@ -336,7 +336,7 @@ def geometry_results(ctx, extraction, prompts=None) -> dict:
     return out
 
 
-def paper_code_results(ctx, extraction, manifold, keys, focusing) -> dict:
+def paper_code_results(ctx, extraction, manifold, keys, focusing, prompts) -> dict:
     """The side-by-side table (geomprobe.paper_code.geometry_side_by_side) on this sample."""
     from geomprobe.paper_code import geometry_side_by_side
 
@@ -346,10 +346,17 @@ def paper_code_results(ctx, extraction, manifold, keys, focusing) -> dict:
     if not ctx.loaded.adapter.has_next_token:
         raise ConfigError(f"--definitions paper-code correlates PC1 with the next-token entropy: {ctx.loaded.spec} has "
                           "no next-token head")
+    from geomprobe.paper_code import final_token_keys
+
     embeddings = ctx.loaded.model.get_input_embeddings().weight.detach().float().cpu().numpy()
     vocab = getattr(ctx.loaded.tokenizer, "vocab_size", None)
+    adapter = ctx.loaded.adapter
+    token_keys = None if prompts is None else final_token_keys(ctx.loaded, prompts, ctx.run.max_tokens,
+                                                              ctx.run.batch_size or 8)
+    last_w_k = adapter.key_weights(adapter.shape.n_layers - 1)[0].float().cpu().numpy()
     return geometry_side_by_side(extraction["hidden"][:, -1], entropy_of(extraction), embeddings, manifold, keys,
-                                 focusing, seed=ctx.seed, vocab_size=min(vocab, len(embeddings)) if vocab else None)
+                                 focusing, seed=ctx.seed, vocab_size=min(vocab, len(embeddings)) if vocab else None,
+                                 token_keys=token_keys, last_w_k=last_w_k)
 
 
 def run_geometry_suite(ctx) -> dict:
