@@ -79,7 +79,8 @@ def figures_of(text: str) -> list[str]:
 def test_run_with_report_flag_writes_a_report(runs):
     text = (runs["neox"] / "report.html").read_text()
     assert "Verdict" in text and "Key orthogonality per layer" in text and "Provenance" in text
-    assert len(figures_of(text)) == 6  # manifold scatter, spectrum, per layer; keys; focusing; vs untrained
+    # manifold scatter, PC1 vs entropy, spectrum, per layer; keys; focusing, per head; vs untrained
+    assert len(figures_of(text)) == 8
     assert "geometry: against untrained copies of the same architecture" in text
     # the per-layer profile draws each untrained copy's PC1
     assert text.count("PC1 of untrained copies") >= 1
@@ -97,11 +98,18 @@ def test_report_is_self_contained_and_every_figure_is_captioned(report):
     assert body.count("Plotly.newPlot(") == 1
     assert body.count('<script type="application/json" id="plot-') == body.count('data-figure="plot-') == len(figures)
     assert body.count('<script type="application/json" id="gp-template-') == 1  # the plotly template, once
-    # tiny-neox: 5 geometry figures; wind tunnel: per position, training, dissociation; the probe run:
-    # 5 geometry + 3 SULA + 1 interventions + the same 3 wind-tunnel ones (read from the model's
+    # tiny-neox: 7 geometry figures; wind tunnel: per position, training, dissociation; the probe run:
+    # 7 geometry + 4 SULA + 1 interventions + the same 3 wind-tunnel ones (read from the model's
     # directory); cross-model: 1; each of the two geometry runs and the SULA run: 1 against its
     # untrained copies
-    assert len(figures) == 24
+    assert len(figures) == 29
+    # every figure has its data link, reading the figure's own embedded JSON (no network)
+    tables = re.findall(r'<figure class="gp-table" id="(table-\d+)"', text)
+    assert body.count('<a class="gp-data" ') == len(figures) + len(tables)
+    for table in tables:  # and every table its CSV link
+        assert f'data-table="{table}" data-name="{table}">data (CSV)</a>' in body
+    for n in range(1, len(figures) + 1):
+        assert f'data-source="plot-{n}-data" data-name="figure-{n}"' in body
     assert "sula: against untrained copies of the same architecture" in text
     assert "MAE vs untrained copies (init-1000, init-1001, init-1002)" in text  # the SULA card
     for figure in figures:
@@ -171,10 +179,14 @@ def test_strings_from_files_are_escaped_and_missing_parts_are_said(runs, tmp_pat
     manifest = json.loads((runs["neox"] / "manifest.json").read_text())
     manifest["model"]["spec"] = "<script>alert(1)</script>"
     manifest["suites"]["domain"] = {"status": "running", "started": "now"}
+    manifest["suites"]["sula"] = {"status": "skipped", "why": "a <b>wind-tunnel</b> reason"}
     (hostile / "manifest.json").write_text(json.dumps(manifest))
     text = build_report([hostile], tmp_path / "hostile.html").read_text()
     assert "<script>alert(1)</script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "domain suite: no domain/results.json (status running)" in text
+    # a skipped suite is said with the manifest's reason, not as something to finish
+    assert "sula suite: skipped, not drawn (a &lt;b&gt;wind-tunnel&lt;/b&gt; reason)" in text
+    assert "--suite sula" not in text
     # no extraction arrays here: the scatter is drawn uncoloured and the page says why
     assert "geometry/extraction/next_entropy_bits.npy is missing" in text
     with pytest.raises(GeomprobeError, match="nothing to report"):
@@ -193,6 +205,117 @@ def test_report_cli(runs, tmp_path, monkeypatch):
     assert bad.exit_code == 2 and "nothing to report" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
     bad = runner.invoke(app, ["report", str(tmp_path / "absent")])
     assert bad.exit_code == 2 and "is not a directory" in bad.stderr
+
+
+def figure_spec(text: str, title: str) -> dict:
+    """The embedded plotly JSON (data, layout) of the one figure titled `title`."""
+    [figure] = [f for f in figures_of(text) if "<b>Figure " in f and f". {html.escape(title)}.</b>" in f]
+    source = re.search(r'<script type="application/json" id="(plot-\d+-data)">(.*?)</script>', figure, re.S)
+    return json.loads(source.group(2))
+
+
+def test_scatters_name_each_prompt_and_pc1_is_drawn_against_entropy(runs):
+    import numpy as np
+
+    text = (runs["neox"] / "report.html").read_text()  # a report of one run: every prompt with its text
+    vm = json.loads((runs["neox"] / "geometry" / "results.json").read_text())["value_manifold"]
+    prompts = [json.loads(line) for line in (runs["neox"] / "geometry" / "extraction" / "prompts.jsonl").open()]
+    entropy = np.load(runs["neox"] / "geometry" / "extraction" / "next_entropy_bits.npy")
+    [scatter] = figure_spec(text, "Value manifold: PC1 vs PC2")["data"]
+    assert [row[0] for row in scatter["customdata"]] == [html.escape(p["id"]) for p in prompts]
+    assert "%{customdata[0]}<br>%{customdata[1]}" in scatter["hovertemplate"]
+    for row, prompt in zip(scatter["customdata"], prompts):
+        whole = " ".join(prompt["text"].split())
+        assert row[1] == html.escape(whole) if len(whole) <= 60 else \
+            row[1] == html.escape(whole[:59]) + "\u2026"
+    [against] = figure_spec(text, "Value manifold: PC1 vs next-token entropy")["data"]
+    assert np.allclose(against["x"], entropy, rtol=1e-3, atol=1e-4)
+    assert np.allclose(against["y"], vm["pc1_coords"], rtol=1e-3, atol=1e-4)
+    assert f"rho(PC1, entropy) = {vm['rho_pc1_entropy_raw']:+.2f}" in text
+    # SULA: PC1 against H_bayes, one trace per k, each point named by its prompt id and k
+    probe = build_report([runs["probe"]], runs["base"] / "reports" / "probe.html").read_text()
+    rows = [json.loads(line) for line in (runs["probe"] / "sula" / "prompts-main.jsonl").open()]
+    traces = figure_spec(probe, "SULA: PC1 vs H_bayes per prompt, by k")["data"]
+    ks = sorted({r["k"] for r in rows})
+    assert [t["name"] for t in traces] == [f"k = {k}" for k in ks]
+    for k, trace in zip(ks, traces):
+        group = [r for r in rows if r["k"] == k]
+        assert [c[0] for c in trace["customdata"]] == [r["id"] for r in group]
+        assert {c[2] for c in trace["customdata"]} == {str(k)}
+        assert np.allclose(trace["y"], [r["pc1"] for r in group], rtol=1e-3, atol=1e-4)
+
+
+def test_k_is_on_its_numeric_axis_and_coinciding_baselines_are_said(runs):
+    from geomprobe.report.figures import coinciding
+
+    probe = (runs["base"] / "reports" / "probe.html")
+    text = build_report([runs["probe"]], probe).read_text()
+    sula = json.loads((runs["probe"] / "sula" / "results.json").read_text())
+    ks = sula["settings"]["k_values"]
+    per_k = figure_spec(text, "SULA: H_model and H_bayes per k")
+    assert per_k["layout"]["xaxis"]["tickvals"] == ks and per_k["data"][0]["x"] == ks
+    pc1 = figure_spec(text, "SULA: mean PC1 per k, main condition and controls")
+    assert pc1["layout"]["xaxis"]["tickvals"] == ks
+    main = next(t for t in pc1["data"] if t.get("name") == "main")
+    assert [round(x - k, 6) for x, k in zip(main["x"], ks)] == [round(main["x"][0] - ks[0], 6)] * len(ks)
+    assert coinciding({"a": 0.1, "b": 0.10001, "c": 0.2, "d": 0.2006}) == {"0.100": ["a", "b"]}
+    keys = json.loads((runs["probe"] / "geometry" / "results.json").read_text())["key_orthogonality"]
+    levels = {"analytic Gaussian": keys.get("analytic_gaussian"),
+              "empirical Gaussian": (keys.get("empirical_gaussian") or {}).get("mean"),
+              "fresh init": ((keys.get("baselines") or {}).get("init") or {}).get("mean")}
+    groups = coinciding({name: value for name, value in levels.items() if value is not None})
+    figure = next(f for f in figures_of(text) if "<b>Figure " in f and "Key orthogonality per layer.</b>" in f)
+    for value, names in groups.items():
+        assert f"{', '.join(names)} coincide at {value}" in figure
+    assert figure.count("(coincides)") == sum(map(len, groups.values()))
+
+
+def test_head_entropy_heatmap_draws_the_extraction(runs):
+    import numpy as np
+
+    text = (runs["neox"] / "report.html").read_text()
+    focus = json.loads((runs["neox"] / "geometry" / "results.json").read_text())["attention_focusing"]
+    entropy = np.load(runs["neox"] / "geometry" / "extraction" / "attn_entropy_bits.npy")
+    [heatmap] = figure_spec(text, "Attention entropy per layer and head")["data"]
+    z = np.array(heatmap["z"], dtype=float)
+    assert heatmap["type"] == "heatmap" and z.shape == entropy.shape[1:]
+    assert np.allclose(z, entropy.mean(axis=0), rtol=1e-3, atol=1e-4)
+    # each layer's mean over heads is the focusing profile the geometry suite reports
+    assert np.allclose(z.mean(axis=1), focus["hbar_bits"], rtol=1e-3, atol=1e-3)
+
+
+def test_the_verdict_card_says_in_words_what_the_model_shows(runs, report):
+    from geomprobe.report.html import _missing
+    from geomprobe.report.rundata import load_run
+
+    _, text = report
+    geometry = json.loads((runs["probe"] / "geometry" / "results.json").read_text())
+    verdict, rho = geometry["verdict"], geometry["value_manifold"]["rho_pc1_entropy_raw"]
+    card = next(c for c in text.split('<div class="card">')[1:] if "(wt-probe)" in c.split("</h3>")[0])
+    words = card.split('<div class="words">')[1].split("</div>")[0]
+    shows, lacks = words.split('<ul class="lacks">')
+    order = "ordered" if abs(rho) >= 0.5 else ("only weakly ordered" if abs(rho) >= 0.3 else "not ordered")
+    assert f"value PC1 is {order} by entropy: rho {rho:+.2f}" in (shows if abs(rho) >= 0.5 else lacks)
+    for name, key in (("a value manifold", "value_manifold"), ("orthogonal keys", "keys"),
+                      ("attention focusing", "focusing")):
+        assert name in (shows if verdict[key]["met"] else lacks), name
+    focus_null = verdict["focusing"]["vs_untrained"]
+    words_for = {"above untrained": "better than", "below untrained": "worse than",
+                 "indistinguishable from untrained": "indistinguishable from"}
+    assert f"{words_for[focus_null['status']]} untrained copies ({focus_null['model']:.3f}" in words
+    keys_null = verdict["keys"]["vs_untrained"]  # lower is better: said so
+    assert f"{words_for[keys_null['status']]} untrained copies ({keys_null['model']:.3f} vs " \
+           f"{keys_null['null_mean']:.3f}; lower is better)" in words
+    # the not-drawn list follows what is drawn: the curves come from the model's curves.json here, from the
+    # mechanisms suite's results otherwise; only a run without either is told, and never to write into the
+    # model's directory
+    run = load_run(runs["probe"])
+    assert run.curves and not any("frame-precision" in note for note in _missing(run))
+    run.curves = None
+    [note] = [note for note in _missing(run) if "frame-precision" in note]
+    assert f"windtunnel curves {runs['tunnel']}" not in note and f"--suite mechanisms --out {runs['probe']}" in note
+    run.results["mechanisms"] = {"two_timescale": {"curves": [{"step": 0}]}}
+    assert not any("frame-precision" in note for note in _missing(run))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,7 +412,11 @@ def test_report_renders_in_headless_chromium(runs, report, tmp_path):
     from PIL import Image
 
     page, text = report
-    _, rendered = check_renders(page, tmp_path)
+    dom, rendered = check_renders(page, tmp_path)
+    # the new views drew: a layer x head heatmap per geometry run, one data link per figure
+    heatmaps = [f for f in rendered if "Attention entropy per layer and head.</b>" in f]
+    assert len(heatmaps) == 2 and all('class="hm"' in f for f in heatmaps)
+    assert dom.count('data-source="plot-') == len(rendered) == text.count('data-source="plot-')
     shot = tmp_path / "report.png"
     _, console, _ = chromium(with_sections_open(page, tmp_path), tmp_path, f"--screenshot={shot}",
                              "--window-size=1400,3000")
@@ -306,6 +433,7 @@ def test_report_renders_in_headless_chromium(runs, report, tmp_path):
     assert points("SULA: H_model and H_bayes per k") >= 2 * n_k
     assert points("SULA: H_model vs H_bayes per prompt") == sula["conditions"]["main"]["n_prompts"]
     assert points("SULA: mean PC1 per k, main condition and controls") == n_k * len(sula["conditions"])
+    assert points("SULA: PC1 vs H_bayes per prompt, by k") == sula["conditions"]["main"]["n_prompts"]
     interventions = by_title["Entropy-axis interventions: true axis vs random axes"]
     n_conditions = len(json.loads((runs["probe"] / "ablation" / "results.json").read_text())["conditions"])
     assert interventions.count('class="box"') == 2 * n_conditions and points(
@@ -317,3 +445,63 @@ def test_report_renders_in_headless_chromium(runs, report, tmp_path):
     assert 0.03 < non_white < 0.9 and pixels.std() > 15, (non_white, pixels.std())
     # the lower half holds plots too, not a page that stopped drawing after the header
     assert (pixels[1500:] < 235).mean() > 0.01
+
+
+# clicks a figure's data link, keeps the file it would save (a Blob) and writes it into the page
+CLICK_DATA = """<script>window.addEventListener('load', function () {
+  var saved = {};
+  URL.createObjectURL = function (blob) { saved.blob = blob; return 'about:blank'; };
+  HTMLAnchorElement.prototype.click = function () { saved.name = this.download; };
+  var link = document.querySelector('a.gp-data[data-name="%s"]');
+  link.dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));
+  saved.blob.text().then(function (text) {
+    var out = document.createElement('pre');
+    out.id = 'downloaded';
+    out.setAttribute('data-name', saved.name);
+    out.textContent = text;
+    document.body.appendChild(out);
+  });
+});</script>"""
+
+
+@needs_chromium
+def test_a_figures_data_link_saves_its_values(runs, tmp_path):
+    import numpy as np
+
+    source = runs["neox"] / "report.html"
+    text = source.read_text()
+    titles = re.findall(r"<b>Figure (\d+)\. ([^<]+)\.</b>", text)
+    number = next(int(n) for n, title in titles if title == "Value manifold: PC1 vs next-token entropy")
+    page = tmp_path / "click.html"
+    page.write_text(text.replace("</body>", CLICK_DATA % f"figure-{number}" + "</body>"))
+    dom, console, requested = chromium(page, tmp_path, "--dump-dom")
+    assert console == [] and requested == [], "\n".join(console + requested)
+    saved = re.search(r'<pre id="downloaded" data-name="([^"]+)">(.*?)</pre>', dom, re.S)
+    assert saved and saved.group(1) == f"figure-{number}.json"
+    data = json.loads(html.unescape(saved.group(2)))
+    assert data["figure"] == f"Figure {number}. Value manifold: PC1 vs next-token entropy"
+    [trace] = data["traces"]
+    vm = json.loads((runs["neox"] / "geometry" / "results.json").read_text())["value_manifold"]
+    assert np.allclose(trace["y"], vm["pc1_coords"], rtol=1e-3, atol=1e-4)
+    assert len(trace["customdata"]) == vm["n_prompts"]
+
+
+@needs_chromium
+def test_a_tables_data_link_saves_its_cells_as_csv(runs, report, tmp_path):
+    import csv
+    import io
+
+    page, text = report
+    sula = json.loads((runs["probe"] / "sula" / "results.json").read_text())
+    number = int(re.search(r'id="table-(\d+)">.*?<b>Table \d+\. SULA: scores per condition\.</b>', text, re.S).group(1))
+    clicked = tmp_path / "click-table.html"
+    clicked.write_text(text.replace("</body>", CLICK_DATA % f"table-{number}" + "</body>"))
+    dom, console, requested = chromium(clicked, tmp_path, "--dump-dom")
+    assert console == [] and requested == [], "\n".join(console + requested)
+    saved = re.search(r'<pre id="downloaded" data-name="([^"]+)">(.*?)</pre>', dom, re.S)
+    assert saved and saved.group(1) == f"table-{number}.csv"
+    rows = list(csv.reader(io.StringIO(html.unescape(saved.group(2)))))
+    assert rows[0][:2] == ["condition", "labels"]
+    assert [row[0] for row in rows[1:-1]] == list(sula["conditions"]) and rows[-1][0].startswith("paper III")
+    main = next(row for row in rows if row[0] == "main")
+    assert main[3] == str(sula["conditions"]["main"]["n_prompts"])

@@ -176,6 +176,15 @@ def hline_trace(x0, x1, y, name: str, color: str, dash: str = "dash", line_width
 _PAPER_PERCENT = re.compile(r"(\d+(?:\.\d+)?)(?:\s*-\s*(\d+(?:\.\d+)?))?\s*%")
 
 
+def coinciding(levels: dict[str, float], spec: str = ".3f") -> dict[str, list[str]]:
+    """Horizontal reference lines drawn at the same value to the precision shown (they would hide
+    one another): {value as shown: [names]} for every value two or more names share."""
+    groups: dict[str, list[str]] = {}
+    for name, value in levels.items():
+        groups.setdefault(format(value, spec), []).append(name)
+    return {text: names for text, names in groups.items() if len(names) > 1}
+
+
 def paper_range(text: str | None) -> tuple[float, float] | None:
     """'99.7%' -> (0.997, 0.997); '15-20%' -> (0.15, 0.20); '~80%' -> (0.8, 0.8); else None."""
     match = _PAPER_PERCENT.search(text or "")
@@ -225,6 +234,33 @@ def _entropy_for(run: RunData, relative: str, n: int):
     return entropy if entropy is not None and entropy.shape == (n,) else None
 
 
+HOVER_TEXT_CHARS = 60  # a prompt's text in a hover label, shortened
+
+
+def short_text(text, limit: int = HOVER_TEXT_CHARS) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[:limit - 1] + "\u2026"
+
+
+def prompt_hover(rows: list[dict] | None, n: int, compact: bool = False) -> tuple[list | None, str]:
+    """customdata and a hovertemplate piece naming each prompt: id, shortened text (dropped in a
+    compact report of several runs) and k where the row has one. (None, "") when the rows do
+    not match the n points drawn."""
+    if not rows or len(rows) != n:
+        return None, ""
+    has_k = any("k" in row for row in rows)
+    data = [[esc(str(row.get("id", ""))), "" if compact else esc(short_text(row.get("text"))),
+             "" if row.get("k") is None else str(row.get("k"))] for row in rows]
+    template = "%{customdata[0]}" + ("" if compact else "<br>%{customdata[1]}") + ("<br>k = %{customdata[2]}"
+                                                                                  if has_k else "")
+    return data, template + "<br>"
+
+
+def _geometry_prompts(run: RunData, n: int) -> list[dict] | None:
+    rows = run.jsonl("geometry/extraction/prompts.jsonl")
+    return rows if rows and len(rows) == n else None
+
+
 def _manifold_scatter(run: RunData, vm: dict) -> Figure | None:
     pc1, pc2 = vm.get("pc1_coords"), vm.get("pc2_coords")
     if not pc1 or not pc2:
@@ -236,8 +272,9 @@ def _manifold_scatter(run: RunData, vm: dict) -> Figure | None:
                       colorbar=dict(title=dict(text="next-token<br>entropy (bits)")))
     else:
         marker.update(color=MEASURED)
-    fig = go.Figure(go.Scatter(x=pc1, y=pc2, mode="markers", marker=marker, name="prompts",
-                               hovertemplate="PC1 %{x:.2f}<br>PC2 %{y:.2f}"
+    customdata, who = prompt_hover(_geometry_prompts(run, len(pc1)), len(pc1), run.compact)
+    fig = go.Figure(go.Scatter(x=pc1, y=pc2, mode="markers", marker=marker, name="prompts", customdata=customdata,
+                               hovertemplate=who + "PC1 %{x:.2f}<br>PC2 %{y:.2f}"
                                              + ("<br>entropy %{marker.color:.3f} bits" if entropy is not None else "")
                                              + "<extra></extra>"))
     style(fig, 460, xaxis_title=f"PC1 ({pct(vm.get('pc1'))} of variance)",
@@ -260,6 +297,23 @@ def _manifold_scatter(run: RunData, vm: dict) -> Figure | None:
                f"({ref_text}).")
     notes = [f"PC1 sign: {vm['pc1_sign']}"] if vm.get("pc1_sign") else []
     return Figure("Value manifold: PC1 vs PC2", caption, fig, notes)
+
+
+def _pc1_entropy(run: RunData, vm: dict) -> Figure | None:
+    """PC1 against each prompt's next-token entropy: the ordering the value-manifold rho scores."""
+    pc1 = vm.get("pc1_coords")
+    entropy = _entropy_for(run, "geometry/extraction/next_entropy_bits.npy", len(pc1 or []))
+    if not pc1 or entropy is None:
+        return None
+    customdata, who = prompt_hover(_geometry_prompts(run, len(pc1)), len(pc1), run.compact)
+    fig = go.Figure(go.Scatter(x=entropy.tolist(), y=pc1, mode="markers", name="prompts", customdata=customdata,
+                               marker=dict(size=8, color=MEASURED, opacity=0.75, line=dict(width=0.5, color="white")),
+                               hovertemplate=who + "entropy %{x:.3f} bits<br>PC1 %{y:.2f}<extra></extra>"))
+    style(fig, 420, xaxis_title="next-token entropy (bits)", yaxis_title="PC1 coordinate", showlegend=False)
+    caption = (f"Each prompt's last-layer PC1 coordinate against its next-token entropy ({len(pc1)} prompts): look "
+               f"for the points rising or falling steadily with entropy; Spearman rho(PC1, entropy) = "
+               f"{fmt(vm.get('rho_pc1_entropy_raw'), '+.2f')} as computed (paper III: |rho| 0.65-0.80).")
+    return Figure("Value manifold: PC1 vs next-token entropy", caption, fig)
 
 
 def _pc2_share(vm: dict):
@@ -409,7 +463,8 @@ def value_manifold_figures(run: RunData) -> list[Figure]:
     figures = []
     vm = (run.results.get("geometry") or {}).get("value_manifold")
     if vm:
-        figures += [_manifold_scatter(run, vm), _spectrum(vm), _per_layer(vm, _untrained_models(run, "geometry"))]
+        figures += [_manifold_scatter(run, vm), _pc1_entropy(run, vm), _spectrum(vm),
+                    _per_layer(vm, _untrained_models(run, "geometry"))]
     domain = run.results.get("domain")
     if domain:
         figures += [_domain_scatter(run, domain), _domain_bars(run, domain)]
@@ -427,6 +482,19 @@ def key_orthogonality_figures(run: RunData) -> list[Figure]:
     layer_mean = keys["layer_mean"]
     layers = list(range(len(layer_mean)))
     x0, x1 = layers[0], layers[-1]
+    empirical, baselines = keys.get("empirical_gaussian") or {}, keys.get("baselines") or {}
+    init, step0 = baselines.get("init") or {}, baselines.get("step0") or {}
+    levels = {name: value for name, value in (
+        ("analytic Gaussian", keys.get("analytic_gaussian")), ("empirical Gaussian", empirical.get("mean")),
+        ("fresh init", init.get("mean")),
+        ("step0", step0.get("mean") if len(step0.get("layer_mean") or []) != len(layers) else None))
+        if isinstance(value, (int, float))}
+    groups = coinciding(levels)
+    together = [name for names in groups.values() for name in names]
+
+    def named(label: str, key: str) -> str:
+        return f"{label} (coincides)" if key in together else label
+
     fig = go.Figure()
     if keys.get("layer_p10") and keys.get("layer_p90"):
         fig.add_trace(go.Scatter(x=layers, y=keys["layer_p90"], mode="lines", line=dict(width=0), showlegend=False,
@@ -436,23 +504,22 @@ def key_orthogonality_figures(run: RunData) -> list[Figure]:
     fig.add_trace(go.Scatter(x=layers, y=layer_mean, mode="lines+markers", name="trained: mean over heads",
                              line=dict(color=MEASURED, width=3)))
     if keys.get("analytic_gaussian") is not None:
-        fig.add_trace(hline_trace(x0, x1, keys["analytic_gaussian"], "analytic Gaussian E|cos|",
+        fig.add_trace(hline_trace(x0, x1, keys["analytic_gaussian"], named("analytic Gaussian E|cos|",
+                                                                            "analytic Gaussian"),
                                   BASELINES["analytic"], "solid", opacity=0.35, line_width=8))
-    empirical = keys.get("empirical_gaussian") or {}
     if empirical.get("mean") is not None:
-        fig.add_trace(hline_trace(x0, x1, empirical["mean"], "empirical Gaussian", "#1b7a1b", "dot", line_width=3))
-    baselines = keys.get("baselines") or {}
+        fig.add_trace(hline_trace(x0, x1, empirical["mean"], named("empirical Gaussian", "empirical Gaussian"),
+                                  "#1b7a1b", "dot", line_width=3))
     if "init" in baselines:
-        init = baselines["init"]
-        fig.add_trace(hline_trace(x0, x1, init["mean"], f"fresh init ({init.get('n_seeds', '?')} seeds, mean)",
-                                  BASELINES["init"], "dashdot"))
+        fig.add_trace(hline_trace(x0, x1, init["mean"], named(f"fresh init ({init.get('n_seeds', '?')} seeds, mean)",
+                                                              "fresh init"), BASELINES["init"], "dashdot"))
     if "step0" in baselines:
-        step0 = baselines["step0"]
         if len(step0.get("layer_mean") or []) == len(layers):
             fig.add_trace(go.Scatter(x=layers, y=step0["layer_mean"], mode="lines+markers", name="step0 checkpoint",
                                      line=dict(color=BASELINES["step0"], dash="dash", width=2)))
         else:
-            fig.add_trace(hline_trace(x0, x1, step0["mean"], "step0 checkpoint (mean)", BASELINES["step0"]))
+            fig.add_trace(hline_trace(x0, x1, step0["mean"], named("step0 checkpoint (mean)", "step0"),
+                                      BASELINES["step0"]))
     nulls = ((run.results.get("geometry") or {}).get("untrained_null") or {}).get("models") or []
     for i, null in enumerate(m for m in nulls if len(m.get("key_layer_mean") or []) == len(layers)):
         fig.add_trace(go.Scatter(x=layers, y=null["key_layer_mean"], mode="lines", name="untrained copies (full depth)",
@@ -467,6 +534,9 @@ def key_orthogonality_figures(run: RunData) -> list[Figure]:
                f"{pct(keys.get('fraction_below'))} of layers are below the verdict threshold {fmt(threshold, '.2f')} "
                f"({REF_KEYS}).")
     notes = [f"{name}: {text}" for name, text in (keys.get("notes") or {}).items()]
+    notes[:0] = [f"{', '.join(names)} coincide at {text} to the precision shown: one line on the plot, told apart "
+                 "by style (analytic wide pale solid, empirical dotted, fresh init dash-dot, step0 dashed)"
+                 for text, names in groups.items()]
     if keys.get("init_note") and "init" in baselines:
         notes.append(f"init: {keys['init_note']}")
     if keys.get("ln_folded") or keys.get("fold_ln"):
@@ -533,7 +603,38 @@ def attention_figures(run: RunData) -> list[Figure]:
         measured = "the focusing ratio is computed by the geometry suite, not run here"
     caption = (f"Mean over query heads of the final token's attention entropy per layer ({source}), with bootstrap "
                f"95% CIs: look for entropy falling from the first to the last layer, {measured} ({REF_FOCUSING}).")
-    return [Figure("Attention focusing per layer", caption, fig, notes)]
+    return [item for item in (Figure("Attention focusing per layer", caption, fig, notes), _head_entropy(run, focus))
+            if item is not None]
+
+
+def _head_entropy(run: RunData, focus: dict | None) -> Figure | None:
+    """Layer x head heatmap of the final token's attention entropy, mean over prompts of the
+    extraction's geometry/extraction/attn_entropy_bits.npy [n_prompts, n_layers, n_heads] (bits):
+    the per-head detail under the focusing profile, whose per-layer means are these rows' means."""
+    entropy = run.array("geometry/extraction/attn_entropy_bits.npy")
+    if focus is None or entropy is None:
+        return None
+    if entropy.ndim != 3 or entropy.shape[1] != len(focus.get("hbar_bits") or []):
+        run.notes.append(f"layer x head attention entropy: geometry/extraction/attn_entropy_bits.npy has shape "
+                         f"{tuple(entropy.shape)}, not [n_prompts, {len(focus.get('hbar_bits') or [])} layers, heads]")
+        return None
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        per_head = np.nanmean(entropy, axis=0)  # [n_layers, n_heads]: the mean the focusing profile averages
+    layers, heads = list(range(per_head.shape[0])), list(range(per_head.shape[1]))
+    fig = go.Figure(go.Heatmap(z=[[None if not np.isfinite(v) else float(v) for v in row] for row in per_head],
+                               x=heads, y=layers, colorscale="Viridis", colorbar=dict(title=dict(text="bits")),
+                               hovertemplate="layer %{y}, head %{x}: %{z:.3f} bits<extra></extra>"))
+    style(fig, max(260, 60 + 34 * len(layers)), xaxis_title="head", yaxis_title="layer", xaxis_dtick=1,
+          yaxis_dtick=1)
+    low = np.unravel_index(np.nanargmin(per_head), per_head.shape) if np.isfinite(per_head).any() else None
+    where = "" if low is None else (f"; the most focused head is layer {low[0]} head {low[1]} at "
+                                    f"{per_head[low]:.2f} bits")
+    caption = (f"Mean over {entropy.shape[0]} prompts of the final token's attention entropy per layer and query head "
+               f"(bits; the focusing profile is each row's mean): look for heads that focus (dark) while others in "
+               f"the same layer stay diffuse{where}.")
+    return Figure("Attention entropy per layer and head", caption, fig)
 
 
 # --------------------------------------------------------------------------------------------
@@ -660,10 +761,27 @@ def _k_colors(n: int) -> list[str]:
     return sample_colorscale("Viridis", [0.85 * i / max(1, n - 1) for i in range(n)])  # no pale yellow end
 
 
+def _k_numeric(ks: list) -> bool:
+    return bool(ks) and all(isinstance(k, (int, float)) and not isinstance(k, bool) for k in ks)
+
+
+def k_positions(ks: list) -> list:
+    """Where each k sits on the x axis: k itself (0, 1, 2, 4, 8 at their numeric distances), or
+    evenly spaced positions when some k is not a number."""
+    return list(ks) if _k_numeric(ks) else list(range(len(ks)))
+
+
+def _k_gap(ks: list) -> float:
+    """The smallest distance between neighbouring k positions (1 for a single k)."""
+    x = sorted(k_positions(ks))
+    return min((b - a for a, b in zip(x, x[1:]) if b > a), default=1)
+
+
 def _k_axis(ks: list) -> dict:
-    """Evenly spaced k (0, 1, 2, 4, 8 as five positions), labelled with the k values."""
-    return dict(tickmode="array", tickvals=list(range(len(ks))), ticktext=[str(k) for k in ks],
-                range=[-0.5, len(ks) - 0.5])
+    """k on its numeric axis, ticks at the k values measured."""
+    x, gap = k_positions(ks), _k_gap(ks)
+    return dict(tickmode="array", tickvals=x, ticktext=[str(k) for k in ks],
+                range=[min(x) - 0.5 * gap, max(x) + 0.5 * gap])
 
 
 def _sula_per_k(sula: dict) -> Figure | None:
@@ -675,7 +793,7 @@ def _sula_per_k(sula: dict) -> Figure | None:
     ks = [row.get("k") for row in per_k]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=("entropy over the two labels", "MAE |H_model - H_bayes| per k"))
-    x = list(range(len(ks)))
+    x = k_positions(ks)
     # the same x for both (an offset would read as a difference): Bayes as wide open diamonds under the model's dots
     for key, label, color, line, marker in (
             ("H_bayes", "H_bayes (exact posterior)", SECOND, dict(dash="dash", width=2),
@@ -697,10 +815,10 @@ def _sula_per_k(sula: dict) -> Figure | None:
                                      hovertemplate=f"{esc(null.get('name', ''))}: %{{y:.4f}} bits<extra></extra>"),
                           row=1, col=column)
     mae = [estimate(row.get("mae_bits")) for row in per_k]
-    fig.add_trace(go.Scatter(x=list(range(len(ks))), y=mae, mode="lines+markers", name="MAE", showlegend=False,
+    fig.add_trace(go.Scatter(x=x, y=mae, mode="lines+markers", name="MAE", showlegend=False,
                              line=dict(color="#8c564b", width=2), marker=dict(size=9),
                              hovertemplate="MAE: %{y:.3g} bits<extra></extra>"), row=1, col=2)
-    fig.add_trace(ci_whiskers(list(range(len(ks))), [interval(row.get("mae_bits")) for row in per_k],
+    fig.add_trace(ci_whiskers(x, [interval(row.get("mae_bits")) for row in per_k],
                               "MAE 95% CI", "#8c564b", showlegend=False), row=1, col=2)
     for column in (1, 2):
         fig.update_xaxes(title_text="k (in-context examples)", **_k_axis(ks), row=1, col=column)
@@ -765,13 +883,14 @@ def _sula_pc1(sula: dict) -> Figure | None:
     if not conditions:
         return None
     ks = [row.get("k") for row in (conditions.get("main") or next(iter(conditions.values())))["per_k"]]
-    spread = 0.4 if len(conditions) > 1 else 0.0  # conditions side by side at each k
+    spread = 0.4 * _k_gap(ks) if len(conditions) > 1 else 0.0  # conditions side by side at each k
+    positions = k_positions(ks)
     fig = go.Figure()
     for index, (name, entry) in enumerate(conditions.items()):
         color = PALETTE[index % len(PALETTE)]
         offset = -spread / 2 + spread * index / max(1, len(conditions) - 1)
         per_k = [row for row in entry["per_k"] if row.get("k") in ks]
-        x = [ks.index(row["k"]) + offset for row in per_k]
+        x = [positions[ks.index(row["k"])] + offset for row in per_k]
         label = esc(name) + ("" if name == "main" else " (main basis)")
         fig.add_trace(go.Scatter(x=x, y=[estimate(row.get("pc1")) for row in per_k], mode="lines+markers",
                                  name=label, legendgroup=name,
@@ -800,6 +919,37 @@ def _sula_pc1(sula: dict) -> Figure | None:
     notes += [f"{name} skipped: {why}" for name, why in ((sula.get("settings") or {}).get("skipped_controls")
                                                           or {}).items()]
     return Figure("SULA: mean PC1 per k, main condition and controls", caption, fig, notes)
+
+
+def _sula_pc1_scatter(run: RunData, sula: dict) -> Figure | None:
+    """Each main-condition prompt's PC1 against its H_bayes, one colour per k (the confound made visible)."""
+    rows = [r for r in run.jsonl("sula/prompts-main.jsonl") or [] if isinstance(r.get("pc1"), (int, float))
+            and isinstance(r.get("H_bayes"), (int, float))]
+    if not rows:
+        return None
+    n_all, notes = len(rows), []
+    if run.compact and n_all > COMPACT_POINTS:
+        stride = -(-n_all // COMPACT_POINTS)
+        rows = rows[::stride]
+        notes.append(f"{len(rows)} of the {n_all} prompts drawn (every {stride}th), to keep a report of several runs "
+                     "small")
+    ks = sorted({r.get("k") for r in rows}, key=lambda k: (k is None, k))
+    fig = go.Figure()
+    for k, color in zip(ks, _k_colors(len(ks))):
+        group = [r for r in rows if r.get("k") == k]
+        customdata, who = prompt_hover(group, len(group), run.compact)
+        fig.add_trace(go.Scatter(x=[r["H_bayes"] for r in group], y=[r["pc1"] for r in group], mode="markers",
+                                 name=f"k = {k}", customdata=customdata,
+                                 marker=dict(color=color, size=7, opacity=0.65, line=dict(width=0.5, color="white")),
+                                 hovertemplate=who + "H_bayes %{x:.4f} bits<br>PC1 %{y:.3f}<extra></extra>"))
+    style(fig, 460, xaxis_title="H_bayes, exact posterior (bits)", yaxis_title="PC1 coordinate (main basis)",
+          legend_title_text="k")
+    main = (sula.get("conditions") or {}).get("main") or {}
+    caption = (f"Each main-condition prompt's PC1 coordinate against its exact H_bayes ({n_all} prompts, coloured by "
+               f"k): look for PC1 ordered by H_bayes within each colour, not only between colours (k alone lowers "
+               f"H_bayes); rho(PC1, H_bayes) given k {with_ci(main.get('rho_pc1_H_bayes_given_k'), '+.2f')}, raw "
+               f"{with_ci(main.get('rho_pc1_H_bayes'), '+.2f')} ({REF_SULA_PC1}, raw).")
+    return Figure("SULA: PC1 vs H_bayes per prompt, by k", caption, fig, notes)
 
 
 def _sula_table(sula: dict) -> Table | None:
@@ -870,7 +1020,8 @@ def sula_figures(run: RunData) -> list[Figure | Table]:
     sula = run.results.get("sula")
     if not sula:
         return []
-    items = [_sula_per_k(sula), _sula_scatter(run, sula), _sula_pc1(sula), _sula_table(sula), _sula_baselines(sula),
+    items = [_sula_per_k(sula), _sula_scatter(run, sula), _sula_pc1(sula), _sula_pc1_scatter(run, sula),
+             _sula_table(sula), _sula_baselines(sula),
              paper_code_table(sula, "sula", "SULA")]
     return [item for item in items if item is not None]
 

@@ -168,7 +168,8 @@ class _Page:
         notes = "".join(f"<li>{esc(note)}</li>" for note in table.notes)
         lead = f'<p class="caption lead">{esc(table.lead)}</p>' if table.lead else ""
         return (f'<figure class="gp-table" id="table-{n}">\n{lead}<table class="wide"><tr>{header}</tr>{rows}</table>\n'
-                f"<figcaption><b>Table {n}. {esc(table.title)}.</b> {esc(table.caption)}"
+                f"<figcaption><b>Table {n}. {esc(table.title)}.</b> {esc(table.caption)} "
+                f'<a class="gp-data" href="#table-{n}" data-table="table-{n}" data-name="table-{n}">data (CSV)</a>'
                 f'{f"<ul class=notes>{notes}</ul>" if notes else ""}</figcaption>\n</figure>')
 
     def figure(self, figure: Figure) -> str:
@@ -187,7 +188,9 @@ class _Page:
         return (f'<figure class="gp-figure" id="fig-{n}">\n<div class="gp-plot"><div id="plot-{n}" class="gp-lazy" '
                 f'data-figure="plot-{n}-data" data-template="{template_id}" style="height:{height}px; width:100%;">'
                 f'</div><script type="application/json" id="plot-{n}-data">{data}</script></div>\n'
-                f"<figcaption><b>Figure {n}. {esc(figure.title)}.</b> {esc(figure.caption)}"
+                f"<figcaption><b>Figure {n}. {esc(figure.title)}.</b> {esc(figure.caption)} "
+                f'<a class="gp-data" href="#fig-{n}" data-source="plot-{n}-data" data-name="figure-{n}" '
+                f'data-title="Figure {n}. {esc(figure.title)}">data (JSON)</a>'
                 f'{f"<ul class=notes>{notes}</ul>" if notes else ""}</figcaption>\n</figure>')
 
     def template_scripts(self) -> str:
@@ -221,6 +224,41 @@ DRAW_SCRIPT = """(function () {
   for (var j = 0; j < sections.length; j++) {
     sections[j].addEventListener('toggle', function (event) { if (event.target.open) draw(event.target); });
   }
+  // a figure's "data" link: its traces' values, from the JSON embedded in the page, saved as a file;
+  // a table's: its cells
+  var FIELDS = ['type', 'name', 'x', 'y', 'z', 'customdata', 'text', 'xaxis', 'yaxis'];
+  document.addEventListener('click', function (event) {
+    var link = event.target.closest && event.target.closest('a.gp-data');
+    if (!link) return;
+    event.preventDefault();
+    var blob, name = link.getAttribute('data-name');
+    if (link.getAttribute('data-table')) {  // a table: its cells as CSV, the reference row included
+      var rows = document.getElementById(link.getAttribute('data-table')).querySelectorAll('table tr');
+      var csv = Array.prototype.map.call(rows, function (row) {
+        return Array.prototype.map.call(row.children, function (cell) {
+          return '"' + cell.textContent.replace(/"/g, '""') + '"';
+        }).join(',');
+      }).join('\\r\\n');
+      blob = new Blob([csv + '\\r\\n'], {type: 'text/csv'});
+      name += '.csv';
+    } else {
+      var spec = JSON.parse(document.getElementById(link.getAttribute('data-source')).textContent);
+      var traces = spec.data.map(function (trace) {
+        var out = {};
+        FIELDS.forEach(function (key) { if (trace[key] !== undefined) out[key] = trace[key]; });
+        return out;
+      });
+      blob = new Blob([JSON.stringify({figure: link.getAttribute('data-title'), source: location.pathname,
+                                       traces: traces}, null, 1)], {type: 'application/json'});
+      name += '.json';
+    }
+    var save = document.createElement('a');
+    save.href = URL.createObjectURL(blob);
+    save.download = name;
+    document.body.appendChild(save);
+    save.click();
+    setTimeout(function () { URL.revokeObjectURL(save.href); save.remove(); }, 1000);
+  });
   window.addEventListener('hashchange', openTarget);
   openTarget();
   draw(document);
@@ -243,9 +281,94 @@ def _mark(met) -> str:
     return '<span class="yes">met</span>' if met else '<span class="no">not met</span>'
 
 
+def _versus_untrained(cmp) -> str:
+    """'; better than untrained copies (0.359 vs 0.254)', or '' when none was measured. The status
+    (geomprobe.analysis.null_comparison) is on the favourable side: "below untrained" of a
+    lower-is-better statistic is a model value above the copies'."""
+    if not isinstance(cmp, dict) or cmp.get("status") in (None, "not measured"):
+        return ""
+    words = UNTRAINED_WORDS.get(cmp["status"], str(cmp["status"]))
+    better = "" if cmp.get("higher_is_better", True) else "; lower is better"
+    return f"; {words} ({fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}{better})"
+
+
+UNTRAINED_WORDS = {"above untrained": "better than untrained copies", "below untrained": "worse than untrained copies",
+                   "indistinguishable from untrained": "indistinguishable from untrained copies"}
+
+
+ENTROPY_ORDER = (0.5, 0.3)  # |rho| read as "ordered" and "weakly ordered" in the card's sentences
+
+
+def _entropy_order_words(rho, what: str, reference: str, by: str = "entropy") -> tuple[bool, str] | None:
+    if rho is None:
+        return None
+    strong, weak = ENTROPY_ORDER
+    order = "ordered" if abs(rho) >= strong else ("only weakly ordered" if abs(rho) >= weak else "not ordered")
+    return abs(rho) >= strong, f"{what} is {order} by {by}: rho {rho:+.2f} against the papers' {reference}"
+
+
+def verdict_sentences(run: RunData) -> tuple[list[str], list[str]]:
+    """What the run's results show and do not show, in words: each criterion of the geometry
+    verdict with its untrained-null comparison, the entropy ordering of PC1, and the SULA scores
+    against their k-only baseline. Returns (shows, does_not_show); read from the results only."""
+    shows, lacks = [], []
+
+    def say(held, text):
+        (shows if held else lacks).append(text)
+
+    geometry = run.results.get("geometry") or {}
+    verdict = geometry.get("verdict") or {}
+    vm, keys, focus = verdict.get("value_manifold") or {}, verdict.get("keys") or {}, verdict.get("focusing") or {}
+    if vm:
+        above = vm.get("above_shuffle_null") or {}
+        say(vm.get("met"), f"a value manifold: PC1 {pct(vm.get('pc1'))}, PC1+PC2 {pct(vm.get('pc12'))} of variance "
+            f"(threshold {pct(vm.get('pc_threshold'))}; above the shuffle null: PC1 {_yes(above.get('pc1'))}, "
+            f"PC1+PC2 {_yes(above.get('pc12'))})"
+            + _versus_untrained((vm.get("vs_untrained") or {}).get((vm.get("passed_by") or ["pc1"])[0])))
+    order = _entropy_order_words((geometry.get("value_manifold") or {}).get("rho_pc1_entropy_raw"),
+                                 "value PC1", "0.65-0.80")
+    if order:
+        say(*order)
+    if keys:
+        say(keys.get("met"), f"orthogonal keys: {pct(keys.get('fraction_below'))} of layers with mean |cos| below "
+            f"{fmt(keys.get('orth_threshold'), '.2f')} (needed {pct(keys.get('orth_layer_fraction'))})"
+            + _versus_untrained(keys.get("vs_untrained")))
+    if focus:
+        say(focus.get("met"), f"attention focusing: 1 - H(L-1)/H(0) = {pct(focus.get('focusing'))} (threshold "
+            f"{pct(focus.get('focusing_threshold'))})" + _versus_untrained(focus.get("vs_untrained")))
+    sula = run.results.get("sula") or {}
+    main = (sula.get("conditions") or {}).get("main")
+    if isinstance(main, dict):
+        baselines = main.get("mae_baselines") or {}  # the model and the baseline scored on the same held-out half
+        mae, k_only = estimate(baselines.get("model", main.get("mae_bits"))), estimate(baselines.get("k_only"))
+        cmp = ((sula.get("untrained_null") or {}).get("comparisons") or {}).get("mae_bits")
+        if mae is not None and k_only is not None:
+            say(mae < k_only, f"Bayesian updating beyond counting examples: SULA MAE {mae:.3g} bits "
+                f"{'below' if mae < k_only else 'not below'} the k-only baseline's {k_only:.3g}"
+                + _versus_untrained(cmp))
+        order = _entropy_order_words(estimate(main.get("rho_pc1_H_bayes_given_k")), "SULA PC1 (given k)",
+                                     "|rho| 0.65-0.80 (raw)", "H_bayes")
+        if order:
+            say(*order)
+    return shows, lacks
+
+
+def _in_words(run: RunData) -> str:
+    shows, lacks = verdict_sentences(run)
+    if not shows and not lacks:
+        return ""
+    strong, weak = ENTROPY_ORDER
+    return ('<div class="words"><p><b>In words.</b> The model shows:</p><ul class="shows">'
+            + ("".join(f"<li>{esc(text)}</li>" for text in shows) or "<li>none of the signatures</li>")
+            + '</ul><p>It does not show:</p><ul class="lacks">'
+            + ("".join(f"<li>{esc(text)}</li>" for text in lacks) or "<li>nothing checked here is missing</li>")
+            + f'</ul><p class="summary">"Ordered" means |Spearman rho| >= {strong}, "weakly" >= {weak}; the '
+            "comparison with untrained copies of the same architecture is the test of learned geometry.</p></div>")
+
+
 def _verdict_card(run: RunData, anchor: str) -> str:
     card = _verdict_body(run, anchor)
-    extra = _sula_summary(run) + _ablation_summary(run)
+    extra = _in_words(run) + _sula_summary(run) + _ablation_summary(run)
     return card[:-len("</div>")] + extra + "</div>" if extra else card
 
 
@@ -474,6 +597,13 @@ def _missing(run: RunData) -> list[str]:
     if run.manifest is None and run.windtunnel is not None and run.windtunnel.get("arch") == "transformer":
         notes.append(f"a wind-tunnel training run: probe its geometry with `geomprobe run --model {run.path} "
                      "--suite geometry --out runs/NAME`")
+    suite_curves = ((run.results.get("mechanisms") or {}).get("two_timescale") or {}).get("curves")
+    if (run.windtunnel is not None and run.windtunnel.get("arch") == "transformer" and run.curves is None
+            and not suite_curves):
+        # a run's own directory gets the suggestion; the model's (often a cache) is not the reader's to write into
+        notes.append("frame-precision curves: not computed "
+                     + (f"(run `geomprobe windtunnel curves {run.path}`)" if run.manifest is None else
+                        f"(run `geomprobe run --model {run.model} --suite mechanisms --out {run.path}`)"))
     return notes
 
 
@@ -618,9 +748,12 @@ th{background:#eef1f5}table.wide{width:100%}table.prov th{width:130px}
 td.paper,th.paper{background:#fdf3f2}
 .yes{color:#2e7d32;font-weight:bold}.no{color:#b23b3b;font-weight:bold}.na{color:#7f7f7f}
 .summary{font-size:12px;color:#5b6675}
+.words ul{font-size:13px;margin:2px 0 6px;padding-left:20px}
+.words ul.shows li::marker{content:'+ ';color:#1b7a1b}.words ul.lacks li::marker{content:'- ';color:#b23b3b}
 figure.gp-table{margin:12px 0 20px}figure.gp-table table{font-size:12px}
 figure.gp-figure{background:#fff;border:1px solid #d5dae1;border-radius:8px;margin:12px 0 20px;padding:8px 12px}
-figcaption{font-size:13px;margin-top:6px}figcaption ul.notes{margin:4px 0 0;color:#5b6675;font-size:12px}
+figcaption{font-size:13px;margin-top:6px}a.gp-data{font-size:11px;white-space:nowrap}
+figcaption ul.notes{margin:4px 0 0;color:#5b6675;font-size:12px}
 .missing{background:#fff8e1;border:1px solid #f0d48a;border-radius:6px;padding:6px 12px;font-size:13px}
 .caption{font-size:13px;color:#5b6675}
 code{font-size:12px;background:#eef1f5;padding:1px 4px;border-radius:3px}

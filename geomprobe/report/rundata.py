@@ -111,7 +111,9 @@ def load_run(path: str | Path, name: str | None = None) -> RunData:
     suites = (run.manifest or {}).get("suites") or {}
     for suite, entry in suites.items():
         status = entry.get("status") if isinstance(entry, dict) else None
-        if suite not in run.results:
+        if suite not in run.results and status == "skipped":
+            run.notes.append(f"{suite} suite: skipped, not drawn ({entry.get('why') or 'no reason recorded'})")
+        elif suite not in run.results:
             run.notes.append(f"{suite} suite: no {suite}/results.json (status {status or 'unknown'}): "
                              f"rerun `geomprobe run --suite {suite} --out {path}` to finish it")
         elif status != "complete":
@@ -139,6 +141,3 @@ def _attach_windtunnel(run: RunData) -> None:
             curves = _read_json(directory / "curves.json", run.notes, str(directory / "curves.json"))
             if isinstance(curves, list) and curves:
                 run.curves = curves
-    if run.windtunnel is not None and run.curves is None and run.windtunnel.get("arch") == "transformer":
-        run.notes.append(f"frame-precision curves: no curves.json beside {run.windtunnel_dir / 'metrics.json'} "
-                         f"(run `geomprobe windtunnel curves {run.windtunnel_dir}`)")
