@@ -7,7 +7,7 @@ STAMP := $(VENV)/.geomprobe-installed
 # a torch installed first, pip would take PyPI's default build, a multi-GB CUDA one on Linux).
 TORCH := torch==2.13.0
 
-.PHONY: install demo test bench gpu-check clean
+.PHONY: install demo test bench gpu-check docs-figures clean
 
 install: $(STAMP)
 
@@ -37,6 +37,11 @@ bench: $(STAMP)
 # through extraction and every suite, bf16 vs fp32, tokens/s vs a bare forward, peak memory vs plan.
 gpu-check: $(STAMP)
 	$(BIN)/python benchmarks/gpu_check.py
+
+# The measured numbers README.md quotes that are cheap on a CPU, with date, command and versions:
+# docs/figures.json (runs in runs/docs-figures; a rerun resumes).
+docs-figures: $(STAMP)
+	$(BIN)/python scripts/docs_figures.py
 
 clean:
 	rm -rf runs .pytest_cache
