@@ -650,7 +650,8 @@ def run_sweep(sweep: Sweep, *, quiet: bool = False, on_inline=None) -> int:
 
     preflight(sweep)
     executor = sweep.executor
-    say = (lambda text: None) if quiet else (lambda text: print(text, flush=True))
+    # job progress on stderr, like every suite's (stdout carries the final status table)
+    say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr, flush=True))
     plan = _local_slots(sweep) if executor.executor == "local" else None
     slurm = _slurm_executor(sweep) if executor.executor == "slurm" else None
     lock = DirectoryLock(sweep.out, what="sweep directory")

@@ -138,7 +138,8 @@ def test_local_sweep_kill_resume_failure_and_status(windtunnel, tmp_path):
 
     again = subprocess.run(command, capture_output=True, text=True, timeout=240)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "4 jobs, 3 done, 1 to run" in again.stdout and "tiny-llama@main: complete" in again.stdout
+    assert "4 jobs, 3 done, 1 to run" in again.stderr and "tiny-llama@main: complete" in again.stderr  # progress
+    assert "4 jobs: 4 done" in again.stdout and "to run" not in again.stdout  # the status table
     jobs = _jobs(out)
     assert jobs["tiny-llama@main"]["status"] == "complete" and jobs["tiny-llama@main"]["attempts"] == 2
     assert jobs[f"{slug}@main"]["attempts"] == 1  # done: not rerun
