@@ -271,8 +271,10 @@ def vocab_token_key_cosine(embeddings, w_k) -> np.ndarray:
     (`paper1_bijection/figures/qkv_analysis.py`, `cmd_orthogonality`, on the wind-tunnel TinyGPT:
     no bias, no norm before W_K). Signed cosines cancel, so this is a mean direction, not an
     orthogonality; geomprobe's `--token-keys` mode takes |cos| over a seeded token sample."""
-    embeddings = np.asarray(embeddings, dtype=np.float64)
-    w_k = np.asarray(w_k, dtype=np.float64)
+    embeddings = np.asarray(embeddings)  # float32 stays float32: a 128k x 2048 vocabulary is 1 GiB already
+    if embeddings.dtype not in (np.float32, np.float64):
+        embeddings = embeddings.astype(np.float64)
+    w_k = np.asarray(w_k, dtype=embeddings.dtype)
     if w_k.ndim != 3 or w_k.shape[1] != embeddings.shape[1]:
         raise ValueError(f"w_k must be [n_heads, D={embeddings.shape[1]}, d_head], got shape {w_k.shape}")
     return np.array([signed_mean_offdiag_cosine(embeddings @ head) for head in w_k])  # one head at a time
