@@ -14,7 +14,9 @@ compare_sula_interventions, visualize_sula_controls, generate_sula_dataset}.py` 
 
 Each function states what the released code does, where, and how that differs from geomprobe's
 default. They take numpy arrays (and, where the code works on activations, torch tensors) and
-return numbers or arrays; only `post_final_norm` (and `final_norm_module`) touch a model. `DEFINITIONS` is
+return numbers or arrays; only `post_final_norm` (and `final_norm_module`) and the readouts that
+run one forward of their own (`final_token_outputs`, `final_token_keys`,
+`released_final_token_values`) touch a model. `DEFINITIONS` is
 the data for a side-by-side table of geomprobe's definition, the papers' text, the released code
 and the figure it produced.
 """
@@ -816,90 +818,78 @@ def geometry_side_by_side(hidden_last, next_entropy_bits, embeddings, manifold: 
             "embedding_key_draws": [float(x) for x in draws]}
 
 
-def released_final_token_values(loaded, prompts, layer: int, max_tokens: int | None = None,
-                                batch_size: int = 8) -> tuple[np.ndarray, str]:
-    """([n_prompts, p] the released code's "values" at `layer` and each prompt's final token, what
-    they are): one extra forward over the prompts with a hook on the attention projection.
-
-    GPT-NeoX: columns [2 H d, 3 H d) of the fused query_key_value output (neox_split as released:
-    for Pythia-410M head 10's v, then q, k, v of heads 11-15; before the rotary embedding, as the
-    released hook reads them). Other families: the v_proj output, which the released reshape by
-    query heads only regroups, so that flattened it equals the model's own values."""
+def final_token_outputs(loaded, prompts, modules, max_tokens: int | None = None, batch_size: int = 8
+                        ) -> list[np.ndarray]:
+    """One forward over the prompts (geomprobe's tokenisation and right padding) with a forward hook
+    on each of `modules`: for each, [n_prompts, out] float64, its output at each prompt's final
+    token (a module called more than once per forward keeps its first call)."""
     import torch
 
-    from geomprobe.errors import ConfigError
     from geomprobe.extraction import _pad_id, pad_batch, tokenize
+    from geomprobe.hooks import Hook, hooked
 
     adapter = loaded.adapter
-    attention = adapter.attention(layer)
-    shape = adapter.shape
-    if adapter.family == "gpt_neox":
-        module, what = attention.query_key_value, (
-            f"query_key_value columns {2 * shape.n_heads * shape.d_head}-{3 * shape.n_heads * shape.d_head - 1} "
-            f"read as (3, H, d): {', '.join(f'{kind}{head}' for head, kind in neox_released_blocks(shape.n_heads))}")
-    elif hasattr(attention, "v_proj"):
-        module, what = attention.v_proj, "v_proj output (the released reshape by query heads regroups the same numbers)"
-    else:
-        raise ConfigError(f"--definitions paper-code-as-released knows the released layouts of GPT-NeoX and "
-                          f"Llama-like attention, not {type(attention).__name__}")
     encoded = tokenize(loaded.tokenizer, prompts, max_tokens)
-    pad_id, rows, device = _pad_id(loaded.tokenizer), [], loaded.model.get_input_embeddings().weight.device
+    pad_id, device = _pad_id(loaded.tokenizer), loaded.model.get_input_embeddings().weight.device
+    rows: list[list[np.ndarray]] = [[] for _ in modules]
     for start in range(0, len(encoded), batch_size):
         input_ids, attention_mask, final_index = pad_batch(encoded[start:start + batch_size], pad_id)
-        seen = {}
-        handle = module.register_forward_hook(lambda mod, args, out: seen.__setitem__("out", out))
-        try:
-            with torch.no_grad():
-                adapter.backbone()(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device),
-                                   use_cache=False)
-        finally:
-            handle.remove()
-        out = seen["out"]
-        rows.append(out[torch.arange(len(final_index)), final_index.to(out.device)].float().cpu().numpy())
-    matrix = np.concatenate(rows).astype(np.float64)
-    if adapter.family == "gpt_neox":
-        matrix = neox_split(matrix, shape.n_heads, shape.d_head, as_released=True)[2].reshape(len(matrix), -1)
-    return matrix, what
+        seen: dict[int, np.ndarray] = {}
+
+        def keep(index):
+            def hook(module, args, output):
+                if index not in seen:
+                    picked = output[torch.arange(len(final_index)), final_index.to(output.device)]
+                    seen[index] = picked.float().cpu().numpy()
+            return hook
+
+        with hooked([Hook(module, keep(index)) for index, module in enumerate(modules)]), torch.no_grad():
+            adapter.backbone()(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device),
+                               use_cache=False)
+        for index in range(len(modules)):
+            rows[index].append(seen[index])
+    return [np.concatenate(parts).astype(np.float64) for parts in rows]
 
 
 def final_token_keys(loaded, prompts, max_tokens: int | None = None, batch_size: int = 8) -> np.ndarray:
     """[n_prompts, n_layers, n_kv_heads, d_head] each layer's keys at each prompt's final token
     (the key projection's output, before the rotary embedding, as the released hooks read it), with
     the model's own split: definition (b)'s input. One extra forward over the prompts."""
-    import torch
+    adapter, shape = loaded.adapter, loaded.adapter.shape
+    outputs = final_token_outputs(loaded, prompts, [adapter.key_module(layer) for layer in range(shape.n_layers)],
+                                  max_tokens, batch_size)
+    if adapter.family == "gpt_neox":
+        layers = [neox_split(rows, shape.n_heads, shape.d_head)[1] for rows in outputs]
+    else:
+        layers = [rows.reshape(len(rows), shape.n_kv_heads, shape.d_head) for rows in outputs]
+    return np.stack(layers, axis=1)
 
-    from geomprobe.extraction import _pad_id, pad_batch, tokenize
+
+def released_final_token_values(loaded, prompts, layer: int, max_tokens: int | None = None,
+                                batch_size: int = 8) -> tuple[np.ndarray, str]:
+    """([n_prompts, p] the released code's "values" at `layer` and each prompt's final token, what
+    they are): one extra forward over the prompts with a hook on the value projection.
+
+    GPT-NeoX: columns [2 H d, 3 H d) of the fused query_key_value output (neox_split as released:
+    for Pythia-410M head 10's v, then q, k, v of heads 11-15; before the rotary embedding, as the
+    released hook reads them). Other families: the v_proj output, which the released reshape by
+    query heads only regroups, so that flattened it equals the model's own values."""
+    from geomprobe.errors import ConfigError
 
     adapter, shape = loaded.adapter, loaded.adapter.shape
-    modules = [adapter.key_module(layer) for layer in range(shape.n_layers)]
-    fused = adapter.family == "gpt_neox"
-    encoded = tokenize(loaded.tokenizer, prompts, max_tokens)
-    pad_id, out, device = _pad_id(loaded.tokenizer), [], loaded.model.get_input_embeddings().weight.device
-    for start in range(0, len(encoded), batch_size):
-        input_ids, attention_mask, final_index = pad_batch(encoded[start:start + batch_size], pad_id)
-        seen: dict[int, torch.Tensor] = {}
-
-        def keep(layer):
-            def hook(module, args, output):
-                rows = output[torch.arange(len(final_index)), final_index.to(output.device)].float().cpu()
-                seen.setdefault(layer, rows)  # a fused module is one hook per layer
-            return hook
-
-        handles = [module.register_forward_hook(keep(layer)) for layer, module in enumerate(modules)]
-        try:
-            with torch.no_grad():
-                adapter.backbone()(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device),
-                                   use_cache=False)
-        finally:
-            for handle in handles:
-                handle.remove()
-        layers = []
-        for layer in range(shape.n_layers):
-            rows = seen[layer].numpy().astype(np.float64)
-            layers.append(neox_split(rows, shape.n_heads, shape.d_head)[1] if fused
-                          else rows.reshape(len(rows), shape.n_kv_heads, shape.d_head))
-        out.append(np.stack(layers, axis=1))
-    return np.concatenate(out)
+    attention = adapter.attention(layer)
+    if adapter.family == "gpt_neox":
+        what = (f"query_key_value columns {2 * shape.n_heads * shape.d_head}-{3 * shape.n_heads * shape.d_head - 1} "
+                f"read as (3, H, d): {', '.join(f'{kind}{head}' for head, kind in neox_released_blocks(shape.n_heads))}")
+    elif hasattr(attention, "v_proj"):
+        what = "v_proj output (the released reshape by query heads regroups the same numbers)"
+    else:
+        raise ConfigError(f"--definitions paper-code-as-released knows the released layouts of GPT-NeoX and "
+                          f"Llama-like attention, not {type(attention).__name__}")
+    [matrix] = final_token_outputs(loaded, prompts, [adapter.value_module(layer)], max_tokens, batch_size)
+    if adapter.family == "gpt_neox":
+        matrix = neox_split(matrix, shape.n_heads, shape.d_head, as_released=True)[2].reshape(len(matrix), -1)
+    return matrix, what
 
 
 def released_values_rows(released_values, H_bayes, what: str) -> list[dict]:

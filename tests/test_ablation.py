@@ -30,13 +30,7 @@ from geomprobe.suites.sula import SulaConfig
 EDITED = 2  # the layer edited in the model-level tests (tiny-neox has 4)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run faster on one thread when the machine's cores are shared."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def _n_hooks(adapter):

@@ -17,12 +17,7 @@ TEXTS = ["The cat sat on the mat and looked at the door for a while.", "Short on
          "A third prompt of middling size"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 def _batch(loaded):

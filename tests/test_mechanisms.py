@@ -26,14 +26,7 @@ from geomprobe.windtunnel.evidence import evidence_mask, query_positions_of
 from geomprobe.windtunnel.tasks import make_task
 from geomprobe.windtunnel.train import evaluate
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models gain nothing from threads and lose a lot on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ import json
 import time
 
 import pytest
-import torch
 from typer.testing import CliRunner
 
 from geomprobe.backends.hf import HFBackend
@@ -33,12 +32,7 @@ PYTHIA_410M = 405_334_016
 A100 = dict(device="cuda", device_name="NVIDIA A100-SXM4-80GB", host_memory=512 * GiB)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.fixture

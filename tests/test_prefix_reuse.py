@@ -33,12 +33,7 @@ TOL = 1e-5
 ARRAYS = ("token_probs", "next_entropy_bits", "attn_entropy_bits", "values", "n_visible_keys", "n_tokens")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
 
 @pytest.fixture(autouse=True)

@@ -119,6 +119,7 @@ class AttentionFocusing:
     n_layers: int
     n_heads: int
     hbar_bits: list  # [L] mean over prompts of the mean over heads of per-head entropy
+    head_bits: list  # [L][H] mean over prompts of each query head's entropy (hbar_bits is each row's mean)
     hbar_bits_ci95: list  # [L][2]
     reduction: list  # [L] 1 - Hbar(l) / Hbar(0)
     focusing: float
@@ -163,7 +164,8 @@ def attention_focusing(attn_entropy_bits, n_visible_keys, n_boot: int = 1000, se
     bits = _profile(head_mean, boot_index)
     return AttentionFocusing(
         n_prompts=n, n_layers=n_layers, n_heads=n_heads,
-        hbar_bits=bits["hbar"], hbar_bits_ci95=bits["hbar_ci95"], reduction=bits["reduction"],
+        hbar_bits=bits["hbar"], head_bits=entropy.mean(axis=0).tolist(), hbar_bits_ci95=bits["hbar_ci95"],
+        reduction=bits["reduction"],
         focusing=bits["focusing"], focusing_ci95=bits["focusing_ci95"],
         largest_reduction=bits["largest_reduction"], largest_reduction_layer=bits["largest_reduction_layer"],
         largest_reduction_ci95=bits["largest_reduction_ci95"], monotonicity=bits["monotonicity"],

@@ -608,20 +608,19 @@ def attention_figures(run: RunData) -> list[Figure]:
 
 
 def _head_entropy(run: RunData, focus: dict | None) -> Figure | None:
-    """Layer x head heatmap of the final token's attention entropy, mean over prompts of the
-    extraction's geometry/extraction/attn_entropy_bits.npy [n_prompts, n_layers, n_heads] (bits):
-    the per-head detail under the focusing profile, whose per-layer means are these rows' means."""
-    entropy = run.array("geometry/extraction/attn_entropy_bits.npy")
-    if focus is None or entropy is None:
-        return None
-    if entropy.ndim != 3 or entropy.shape[1] != len(focus.get("hbar_bits") or []):
-        run.notes.append(f"layer x head attention entropy: geometry/extraction/attn_entropy_bits.npy has shape "
-                         f"{tuple(entropy.shape)}, not [n_prompts, {len(focus.get('hbar_bits') or [])} layers, heads]")
-        return None
+    """Layer x head heatmap of the final token's attention entropy: the geometry suite's
+    attention_focusing.head_bits [n_layers][n_heads] (bits, mean over prompts), the per-head detail
+    under the focusing profile, whose per-layer means are these rows' means. Runs written before
+    head_bits existed have none: not drawn."""
     import numpy as np
 
-    with np.errstate(all="ignore"):
-        per_head = np.nanmean(entropy, axis=0)  # [n_layers, n_heads]: the mean the focusing profile averages
+    if focus is None or not focus.get("head_bits"):
+        if focus is not None:
+            run.notes.append("layer x head attention entropy: attention_focusing.head_bits is not in this run's "
+                             "geometry results (written by an older geomprobe): rerun the geometry suite with "
+                             "--overwrite to draw it")
+        return None
+    per_head = np.array(focus["head_bits"], dtype=float)  # [n_layers, n_heads]
     layers, heads = list(range(per_head.shape[0])), list(range(per_head.shape[1]))
     fig = go.Figure(go.Heatmap(z=[[None if not np.isfinite(v) else float(v) for v in row] for row in per_head],
                                x=heads, y=layers, colorscale="Viridis", colorbar=dict(title=dict(text="bits")),
@@ -631,7 +630,7 @@ def _head_entropy(run: RunData, focus: dict | None) -> Figure | None:
     low = np.unravel_index(np.nanargmin(per_head), per_head.shape) if np.isfinite(per_head).any() else None
     where = "" if low is None else (f"; the most focused head is layer {low[0]} head {low[1]} at "
                                     f"{per_head[low]:.2f} bits")
-    caption = (f"Mean over {entropy.shape[0]} prompts of the final token's attention entropy per layer and query head "
+    caption = (f"Mean over {focus.get('n_prompts')} prompts of the final token's attention entropy per layer and query head "
                f"(bits; the focusing profile is each row's mean): look for heads that focus (dark) while others in "
                f"the same layer stay diffuse{where}.")
     return Figure("Attention entropy per layer and head", caption, fig)
