@@ -114,9 +114,13 @@ def check_alpha(alpha: float) -> float:
 
 
 def predictive_l1(posterior_l1, alpha: float):
-    """p(next noisy label = L1 | D) = alpha p + (1 - alpha)(1 - p). Elementwise."""
+    """p(next noisy label = L1 | D) = alpha p + (1 - alpha)(1 - p). Elementwise. Evaluated on the
+    larger of p and 1 - p and mirrored, so that posteriors p and 1 - p give predictives that are
+    exact complements too (as sula_posterior's are)."""
     p = np.asarray(posterior_l1, dtype=np.float64)
-    return alpha * p + (1 - alpha) * (1 - p)
+    larger = np.maximum(p, 1.0 - p)
+    mirrored = alpha * larger + (1 - alpha) * (1 - larger)
+    return np.where(p >= 0.5, mirrored, 1.0 - mirrored)[()]
 
 
 def target_l1(posterior_l1, alpha: float, target: str = "posterior"):
@@ -129,8 +133,13 @@ def target_l1(posterior_l1, alpha: float, target: str = "posterior"):
 
 
 def h_bayes_bits(n1, n2, alpha: float = 0.9, target: str = "posterior"):
-    """H_bayes in bits for n1 examples labelled L1 and n2 labelled L2 (informative labels)."""
-    return binary_entropy_bits(target_l1(sula_posterior(n1, n2, check_alpha(alpha)), alpha, target))
+    """H_bayes in bits for n1 examples labelled L1 and n2 labelled L2 (informative labels).
+
+    The entropy depends on the evidence only through |n1 - n2|, and is computed from it: prompts
+    with the same |n1 - n2| get the same float bit for bit (so rank correlations see them as the
+    ties they are), whichever label the evidence favours."""
+    margin = np.abs(np.asarray(n1, dtype=np.float64) - np.asarray(n2, dtype=np.float64))
+    return binary_entropy_bits(target_l1(sula_posterior(margin, 0.0, check_alpha(alpha)), alpha, target))
 
 
 def expected_h_bayes_bits(k: int, alpha: float = 0.9, target: str = "posterior") -> float:
@@ -296,8 +305,8 @@ def _record(spec: SulaSpec, condition: str, prompt_id: str, k: int, y: int, word
     return SulaPrompt(
         id=prompt_id, condition=condition, k=k, text=spec.render(examples, carriers[k]), labels=pair, y=int(y),
         examples=examples, query=carriers[k], n1=n1, n2=n2, posterior_l1=posterior, target_l1=target,
-        H_bayes=float(binary_entropy_bits(target)),
-        H_apparent=float(binary_entropy_bits(target_l1(apparent, spec.alpha, spec.target))))
+        H_bayes=float(h_bayes_bits(n1, n2, spec.alpha, spec.target) if informative else binary_entropy_bits(target)),
+        H_apparent=float(h_bayes_bits(n1, n2, spec.alpha, spec.target)))
 
 
 def generate(spec: SulaSpec, conditions=CONDITIONS) -> dict[str, list[SulaPrompt]]:

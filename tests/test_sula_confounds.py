@@ -140,20 +140,63 @@ def test_within_k_rho_is_scipy_spearman_per_k():
     assert per_k[1]["pvalue"] == pytest.approx(1 / 100)
 
 
-def test_near_equal_entropies_are_ties(sula_main):
-    """H_bayes of n1 - n2 = +d and -d differ in their last bits; ranked as they are, an axis that
-    reads the sign of the evidence would seem to track H_bayes within k. Counted as ties, it does not."""
+def _entropy_as_written(signed, alpha=0.9):
+    """H_bayes the way geomprobe computed it before issue 24: h(p) = -p log2 p - (1 - p) log2 (1 - p)
+    of p = sigmoid((n1 - n2) ln(alpha / (1 - alpha))), evaluated at the signed evidence, so that
+    +d and -d round differently in the last bits."""
+    p = 0.5 * (1.0 + np.tanh(0.5 * np.asarray(signed, dtype=np.float64) * np.log(alpha / (1 - alpha))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0) + \
+            np.where(p < 1, (1 - p) * np.log2(np.where(p < 1, 1 - p, 1.0)), 0.0)
+    return 0.0 - terms
+
+
+def test_equal_evidence_gives_bit_identical_h_bayes(sula_main):
+    """Every prompt with the same |n1 - n2| (and the same target) has the same H_bayes float, in
+    every condition, and the values are the closed form h(1 / (1 + 9^|n1 - n2|)) to 1e-12."""
     k, H_bayes, signed = sula_main
+    np.testing.assert_array_equal(H_bayes, h_bayes_bits(np.abs(signed), 0))  # bit for bit
+    for margin in np.unique(np.abs(signed)):
+        assert len(set(H_bayes[np.abs(signed) == margin].tolist())) == 1, margin
+    for target in ("posterior", "predictive"):
+        for alpha in (0.6, 0.9, 0.99):
+            for margin in range(12):
+                values = {float(h_bayes_bits(n1, n1 + margin, alpha, target)) for n1 in range(4)}
+                values |= {float(h_bayes_bits(n1 + margin, n1, alpha, target)) for n1 in range(4)}
+                assert len(values) == 1, (target, alpha, margin)
+                q = 1.0 / (1.0 + (alpha / (1 - alpha)) ** margin)
+                if target == "predictive":
+                    q = alpha * q + (1 - alpha) * (1 - q)
+                closed = -(q * np.log2(q) + (1 - q) * np.log2(1 - q))
+                assert values.pop() == pytest.approx(closed, abs=1e-12, rel=1e-12 if margin < 4 else 1e-6)
+    spec = SulaSpec(n_per_k=60, seed=3, target="predictive", remap_labels=("wug", "kep"))
+    for condition, records in generate(spec).items():
+        by_margin = {}
+        for r in records:
+            by_margin.setdefault(abs(r.n1 - r.n2), set()).add((r.H_bayes, r.H_apparent))
+        assert all(len(pairs) == 1 for pairs in by_margin.values()), condition
+
+
+def test_near_equal_entropies_are_ties(sula_main):
+    """Entropies of +d and -d computed as written differ in their last bits; ranked as they are, an
+    axis that reads the sign of the evidence would seem to track H_bayes within k. tie_ranks
+    counts them as ties (for any caller's entropies), and geomprobe's own H_bayes no longer has
+    the rounding at all (test_equal_evidence_gives_bit_identical_h_bayes)."""
+    k, H_bayes, signed = sula_main
+    as_written = _entropy_as_written(signed)
     symmetric = h_bayes_bits(np.abs(signed), 0)  # the same entropies, computed from |n1 - n2|
-    assert not np.array_equal(H_bayes, symmetric)
-    np.testing.assert_array_equal(tie_ranks(H_bayes), rankdata(symmetric))
+    assert not np.array_equal(as_written, symmetric)
+    np.testing.assert_allclose(as_written, symmetric, rtol=1e-8, atol=1e-15)
+    np.testing.assert_array_equal(tie_ranks(as_written), rankdata(symmetric))
+    np.testing.assert_array_equal(rankdata(H_bayes), rankdata(symmetric))
     pc1 = signed + np.random.default_rng(4).normal(0, 0.01, len(k))  # the signed evidence, nothing else
-    per_k, _ = within_stratum_spearman(pc1, H_bayes, k, n_perm=9, n_boot=2)
+    per_k, _ = within_stratum_spearman(pc1, as_written, k, n_perm=9, n_boot=2)
     reference, _ = within_stratum_spearman(pc1, symmetric, k, n_perm=9, n_boot=2)
     for value in (2, 4, 8):
         assert per_k[value]["value"] == pytest.approx(reference[value]["value"], abs=1e-12)
-    naive = spearmanr(pc1[k == 8], H_bayes[k == 8])[0]
+    naive = spearmanr(pc1[k == 8], as_written[k == 8])[0]
     assert abs(naive - per_k[8]["value"]) > 0.01  # what ranking the rounding would have reported
+    assert spearmanr(pc1[k == 8], H_bayes[k == 8])[0] == pytest.approx(per_k[8]["value"], abs=1e-12)
 
 
 # ----------------------------------------------------------------------------------------------

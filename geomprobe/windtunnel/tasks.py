@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from geomprobe.analysis.windtunnel_metrics import entropy_bits
+from geomprobe.analysis.windtunnel_metrics import entropy_bits  # noqa: F401 (geomprobe.windtunnel exports it)
 from geomprobe.errors import ConfigError
 
 IGNORE_INDEX = -100  # targets at unsupervised positions (torch cross_entropy's default ignore_index)
@@ -33,17 +33,29 @@ SPECIAL_TOKENS = (BOS, PAD, UNK)
 
 
 def binary_entropy_bits(p):
-    """Entropy in bits of a Bernoulli(p); p may be an array (elementwise)."""
+    """Entropy in bits of a Bernoulli(p); p may be an array (elementwise).
+
+    Computed from the smaller side q = min(p, 1 - p), so that binary_entropy_bits(p) and
+    binary_entropy_bits(1 - p) are the same float bit for bit whenever 1 - p is exact (every p in
+    [0.5, 1], and so every pair that sula_posterior gives to evidence +d and -d); h(p) and h(1 - p)
+    evaluated as written round differently, and equal evidence would then rank as unequal."""
     p = np.asarray(p, dtype=np.float64)
-    return entropy_bits(np.stack([p, 1.0 - p], axis=-1))
+    q = np.where(p > 0.5, 1.0 - p, p)  # exact for p in (0.5, 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        nats = np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0)), 0.0) + (1.0 - q) * np.log1p(-q)
+    return 0.0 - nats / np.log(2.0)  # 0.0 - x turns -0.0 into 0.0
 
 
 def sula_posterior(n1, n2, alpha: float = 0.9):
     """p(y = L1 | D) = sigmoid((n1 - n2) ln(alpha / (1 - alpha))) for n1 examples labelled L1 and
-    n2 labelled L2, uniform prior, label noise 1 - alpha (METHODS.md section 7). Elementwise."""
+    n2 labelled L2, uniform prior, label noise 1 - alpha (METHODS.md section 7). Elementwise.
+
+    The sigmoid is evaluated at |n1 - n2| only and mirrored, so that sula_posterior(n2, n1) is
+    exactly 1 - sula_posterior(n1, n2): equal evidence for either label gives the same numbers."""
     _check_alpha(alpha)
     log_odds = (np.asarray(n1, dtype=np.float64) - np.asarray(n2, dtype=np.float64)) * np.log(alpha / (1 - alpha))
-    return 0.5 * (1.0 + np.tanh(0.5 * log_odds))  # the sigmoid, without overflow for large |n1 - n2|
+    larger = 0.5 * (1.0 + np.tanh(0.5 * np.abs(log_odds)))  # the sigmoid, without overflow for large |n1 - n2|
+    return np.where(log_odds >= 0, larger, 1.0 - larger)[()]  # 1 - larger is exact: larger is in [0.5, 1]
 
 
 def _check_alpha(alpha: float) -> None:
