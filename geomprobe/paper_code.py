@@ -16,7 +16,7 @@ Each function states what the released code does, where, and how that differs fr
 default. They take numpy arrays (and, where the code works on activations, torch tensors) and
 return numbers or arrays; only `post_final_norm` (and `final_norm_module`) and the readouts that
 run one forward of their own (`final_token_outputs`, `final_token_keys`,
-`released_final_token_values`) touch a model. `DEFINITIONS` is
+`released_final_token_values`, `released_final_token_keys`) touch a model. `DEFINITIONS` is
 the data for a side-by-side table of geomprobe's definition, the papers' text, the released code
 and the figure it produced.
 """
@@ -474,6 +474,12 @@ MANIFOLD_SCRIPTS = {
 }
 
 
+def script_file(script: str) -> str:
+    """The released file (relative to the repository root, as DEFINITIONS' released_file) that
+    MANIFOLD_SCRIPTS[script] follows, e.g. "experiments/paper3_llm/sula_experiments.py"."""
+    return "experiments/" + MANIFOLD_SCRIPTS[script]["file"]
+
+
 def released_value_manifold(matrix, entropy_bits, script: str = "analyze_icl_sula") -> dict:
     """One released script's value-manifold numbers from an [n, p] matrix (one row per prompt, the
     last layer's final-token vectors flattened) and an entropy per prompt (Bayes entropy for the
@@ -697,7 +703,7 @@ DEFINITIONS: dict[str, dict] = {
 # Side by side: each headline number under geomprobe's definition and the released code's
 
 DEFINITION_CHOICES = ("geomprobe", "paper-code", "paper-code-as-released")
-GEOMETRY_FILE = "experiments/paper3_llm/analyze_geometry.py"
+GEOMETRY_FILE = script_file("analyze_geometry")
 SIDE_BY_SIDE_NOTE = ("each row: geomprobe's number as the suite reports it, the same quantity as the papers' released "
                      "code defines it (computed by geomprobe on the same prompts and arrays; the NeoX and Llama split "
                      "errors are not reproduced: the values are the model's own), and the published figure where one "
@@ -742,7 +748,8 @@ def sula_side_by_side(values_last, hidden_last, H_bayes, H_model, k, main_metric
                          "analyze_icl_sula.py: standardised values, PCA(10)", 0.264, published),
         side_by_side_row("value_pc1_fraction", "PC1 fraction of the final hidden state", None, hidden["pc1"],
                          "geomprobe reads values (before the final norm: --readout resid; after it: --readout hidden)",
-                         "sula_experiments.py: standardised hidden_states[-1], after the final norm"),
+                         "sula_experiments.py: standardised hidden_states[-1], after the final norm",
+                         released_file=script_file("sula_experiments")),
         side_by_side_row("rho_pc1_entropy_sula", "rho(PC1, H_bayes), values", main_metrics.get("rho_pc1_H_bayes_given_k"),
                          icl["rho_pc1_entropy"], "Spearman partial rho given k, PC1 oriented rho(PC1, H_model) >= 0",
                          "analyze_icl_sula.py: Pearson over all k, scikit-learn's sign", -0.77,
@@ -750,10 +757,12 @@ def sula_side_by_side(values_last, hidden_last, H_bayes, H_model, k, main_metric
         side_by_side_row("rho_pc1_entropy_sula", "rho(PC1, H_bayes) over all k, values",
                          main_metrics.get("rho_pc1_H_bayes"), scripts["run_sula_main"]["rho_pc1_entropy"],
                          "Spearman over all k (confounded with k), PC1 oriented by H_model",
-                         "run_sula_main.py: Pearson on raw-PCA PC1, sign flipped to r >= 0"),
+                         "run_sula_main.py: Pearson on raw-PCA PC1, sign flipped to r >= 0",
+                         released_file=script_file("run_sula_main")),
         side_by_side_row("rho_pc1_entropy_sula", "rho(PC1, H_bayes), final hidden state", None,
                          hidden["rho_pc1_entropy"], "not a geomprobe headline",
-                         "sula_experiments.py: Spearman, standardised hidden_states[-1], scikit-learn's sign"),
+                         "sula_experiments.py: Spearman, standardised hidden_states[-1], scikit-learn's sign",
+                         released_file=script_file("sula_experiments")),
         side_by_side_row("participation_ratio", "participation ratio, last-layer values",
                          participation_ratio(eig), icl["participation_ratio"], "over the whole spectrum",
                          "analyze_icl_sula.py: over the top 10 eigenvalues only (at most 10)"),
@@ -893,7 +902,8 @@ def released_final_token_values(loaded, prompts, layer: int, max_tokens: int | N
 
 
 def released_values_rows(released_values, H_bayes, what: str) -> list[dict]:
-    """The side-by-side rows of the as-released "values" (analyze_icl_sula.py on them)."""
+    """The side-by-side rows of the as-released "values" (analyze_icl_sula.py on them): PC1
+    fraction, rho(PC1, H_bayes) and the participation ratio over the top 10 eigenvalues."""
     icl = released_value_manifold(released_values, H_bayes, "analyze_icl_sula")
     how = f"analyze_icl_sula.py on the values as released ({what})"
     return [side_by_side_row("value_pc1_fraction", "value PC1 fraction, values as released", None, icl["pc1"],
@@ -901,4 +911,55 @@ def released_values_rows(released_values, H_bayes, what: str) -> list[dict]:
                              0.264, DEFINITIONS["value_pc1_fraction"]["reference_source"]),
             side_by_side_row("rho_pc1_entropy_sula", "rho(PC1, H_bayes), values as released", None,
                              icl["rho_pc1_entropy"], "not a geomprobe number", how, -0.77,
-                             DEFINITIONS["rho_pc1_entropy_sula"]["reference_source"])]
+                             DEFINITIONS["rho_pc1_entropy_sula"]["reference_source"]),
+            side_by_side_row("participation_ratio", "participation ratio, values as released", None,
+                             icl["participation_ratio"], "not a geomprobe number",
+                             how + "; over the top 10 eigenvalues only (at most 10)")]
+
+
+def released_final_token_keys(loaded, prompts, max_tokens: int | None = None,
+                              batch_size: int = 8) -> tuple[np.ndarray, str]:
+    """([n_prompts, n_layers, H, w] each layer's final-token "keys" as the released code splits
+    them, what they are): definition (b)'s input as released (`hf_activations.py`), from one
+    forward with a hook on every layer's key projection (before the rotary embedding).
+
+    GPT-NeoX: columns [H d, 2 H d) of query_key_value read as (3, H, d), w = d (for Pythia-410M the
+    blocks k5, v5, q6, k6, v6, ..., q10, k10: a third of them keys). Llama-like (k_proj): the output
+    reshaped by the H query heads (`llama_keys_as_released`), w = G d / H: under grouped-query
+    attention each "head" is a slice of a kv head. geomprobe's own split is `final_token_keys`."""
+    from geomprobe.errors import ConfigError
+
+    adapter, shape = loaded.adapter, loaded.adapter.shape
+    attention = adapter.attention(shape.n_layers - 1)
+    if adapter.family == "gpt_neox":
+        what = (f"query_key_value columns {shape.n_heads * shape.d_head}-{2 * shape.n_heads * shape.d_head - 1} "
+                f"read as (3, H, d): {', '.join(f'{kind}{head}' for head, kind in neox_released_blocks(shape.n_heads, 'k'))}")
+    elif hasattr(attention, "k_proj"):
+        width = shape.n_kv_heads * shape.d_head
+        if width % shape.n_heads:
+            raise ConfigError(f"the released code reshapes k_proj's {width} columns by the {shape.n_heads} query heads, "
+                              f"which does not divide them: --definitions paper-code-as-released cannot run here")
+        what = (f"k_proj output reshaped by the {shape.n_heads} query heads: slices of width {width // shape.n_heads}"
+                + (f", {shape.n_heads // shape.n_kv_heads} per kv head" if shape.n_kv_heads < shape.n_heads
+                   else " (the model's own heads: no grouped-query attention)"))
+    else:
+        raise ConfigError(f"--definitions paper-code-as-released knows the released layouts of GPT-NeoX and "
+                          f"Llama-like attention, not {type(attention).__name__}")
+    outputs = final_token_outputs(loaded, prompts, [adapter.key_module(layer) for layer in range(shape.n_layers)],
+                                  max_tokens, batch_size)
+    if adapter.family == "gpt_neox":
+        layers = [neox_split(rows, shape.n_heads, shape.d_head, as_released=True)[1] for rows in outputs]
+    else:
+        layers = [llama_keys_as_released(rows, shape.n_heads, shape.n_kv_heads, shape.d_head) for rows in outputs]
+    return np.stack(layers, axis=1), what
+
+
+def released_keys_rows(released_keys, what: str) -> list[dict]:
+    """The side-by-side row of the as-released final-token keys (definition (b) on them)."""
+    per_layer = final_token_key_orthogonality(released_keys)
+    return [side_by_side_row(
+        "key_orthogonality", "key orthogonality, final-token keys as released", None, float(np.mean(per_layer)),
+        "not a geomprobe number: the released split puts values and queries among GPT-NeoX's keys and cuts "
+        "Llama's kv heads into query-head slices",
+        f"analyze_icl_sula.py on the keys as released ({what}): mean |cos| between the heads' final-token keys, "
+        f"per prompt, mean over prompts and layers", released_file=script_file("analyze_icl_sula"))]

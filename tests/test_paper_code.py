@@ -551,6 +551,50 @@ def test_geometry_side_by_side_and_the_default_has_none(paper_code_run, tmp_path
     assert default["definitions"] == "geomprobe" and "paper_code" not in default
 
 
+def test_each_side_by_side_row_names_the_released_file_it_follows(paper_code_run):
+    """Where a row's paper-code definition names its script ("sula_experiments.py: ..."), the row's
+    released_file is that script: the final-hidden-state rows follow sula_experiments.py and the
+    all-k rho of the values run_sula_main.py, not analyze_icl_sula.py (issue 24)."""
+    import json
+    import re
+
+    checked = 0
+    for suite in ("sula", "geometry"):
+        for row in json.loads((paper_code_run / suite / "results.json").read_text())["paper_code"]["rows"]:
+            script = re.match(r"(\w+\.py)\b", row["paper_code_how"])
+            if script:
+                first = re.split(r"[ ,]", row["released_file"])[0]
+                assert first.startswith("experiments/") and first.endswith("/" + script.group(1)), row["label"]
+                checked += 1
+    assert checked >= 8
+    rows = _rows(json.loads((paper_code_run / "sula" / "results.json").read_text()))
+    assert rows["PC1 fraction of the final hidden state"]["released_file"] == "experiments/paper3_llm/sula_experiments.py"
+    assert rows["rho(PC1, H_bayes), final hidden state"]["released_file"] == "experiments/paper3_llm/sula_experiments.py"
+    assert rows["rho(PC1, H_bayes) over all k, values"]["released_file"] == \
+        "experiments/paper3_llm/sula_pipeline/run_sula_main.py"
+    assert rows["value PC1 fraction, last layer"]["released_file"].startswith(
+        "experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py")
+
+
+def test_released_value_rows_have_the_top_10_participation_ratio():
+    """The as-released rows of the sula suite: PC1 fraction, rho and the participation ratio of
+    analyze_icl_sula.py (PCA(10) of the standardised matrix, PR over those 10), against scikit-learn."""
+    from sklearn.decomposition import PCA
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=(40, 12)) @ rng.normal(size=(12, 48)) + 0.3 * rng.normal(size=(40, 48))
+    rows = {row["label"]: row for row in pc.released_values_rows(values, rng.uniform(size=40), "a test split")}
+    pr = rows["participation ratio, values as released"]
+    top = PCA(n_components=10).fit(StandardScaler().fit_transform(values)).explained_variance_
+    assert pr["paper_code"] == pytest.approx(top.sum() ** 2 / (top ** 2).sum(), rel=1e-9) and pr["paper_code"] <= 10
+    assert pr["geomprobe"] is None and pr["quantity"] == "participation_ratio"
+    assert "as released (a test split)" in pr["paper_code_how"] and "top 10" in pr["paper_code_how"]
+    assert pr["released_file"] == pc.DEFINITIONS["participation_ratio"]["released_file"]
+    assert set(rows) == {"value PC1 fraction, values as released", "rho(PC1, H_bayes), values as released",
+                         "participation ratio, values as released"}
+
+
 def test_released_values_of_a_tiny_neox_are_one_heads_v_then_the_next_heads_q_k_v(load_tiny, demo_prompts):
     """tiny-neox (H heads of width d): the released "values" are fused columns [2Hd, 3Hd), read by
     a hook of their own; against geomprobe's own value extraction, their blocks that are values
@@ -595,6 +639,10 @@ def test_sula_as_released_adds_labelled_rows(tmp_path):
     assert released["geomprobe"] is None and released["published"] == 0.264
     assert released["paper_code"] != pytest.approx(rows["value PC1 fraction, last layer"]["paper_code"])
     assert "q" in table["released_values"] and "query_key_value" in table["released_values"]
+    released_pr = rows["participation ratio, values as released"]
+    assert released_pr["geomprobe"] is None and 1.0 <= released_pr["paper_code"] <= 10.0
+    assert released_pr["paper_code"] != pytest.approx(rows["participation ratio, last-layer values"]["paper_code"])
+    assert released_pr["released_file"].startswith("experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py")
 
 
 def test_ablation_paper_code_edits_are_the_released_ones(tmp_path):
@@ -666,3 +714,68 @@ def test_signed_vocabulary_cosine_without_the_n_by_n_matrix():
     full = unit @ unit.T
     expected = (full.sum() - np.trace(full)) / (300 * 299)
     assert pc.signed_mean_offdiag_cosine(vectors) == pytest.approx(expected, rel=1e-12) and expected > 0.1
+
+
+@pytest.mark.parametrize("name", ["tiny-neox", "tiny-llama"])
+def test_released_final_token_keys_are_the_released_split_of_a_plain_forward(name, load_tiny, demo_prompts):
+    """The as-released keys: each prompt's key-projection output at its final token (batch-1 forward
+    with a hook) split as hf_activations.py splits it. GPT-NeoX: (3, H, d) part 1, whose blocks that
+    are keys are the model's own keys of those heads and the rest are not; Llama: reshaped by the
+    query heads, which flattened is the model's own keys."""
+    loaded = load_tiny(name)
+    shape = loaded.adapter.shape
+    prompts = demo_prompts[:5]
+    released, what = pc.released_final_token_keys(loaded, prompts, batch_size=3)
+    own = pc.final_token_keys(loaded, prompts, batch_size=2)
+    width = shape.d_head if name == "tiny-neox" else shape.n_kv_heads * shape.d_head // shape.n_heads
+    assert released.shape == (5, shape.n_layers, shape.n_heads, width)
+    layer = shape.n_layers - 1
+    module = loaded.adapter.key_module(layer)
+    for row, prompt in enumerate(prompts):
+        seen = {}
+        handle = module.register_forward_hook(lambda m, a, out: seen.__setitem__("k", out[0, -1].detach().double()))
+        with torch.no_grad():
+            loaded.model(loaded.tokenizer(prompt.text, return_tensors="pt")["input_ids"])
+        handle.remove()
+        k = seen["k"].numpy()
+        expected = (pc.neox_split(k, shape.n_heads, shape.d_head, as_released=True)[1] if name == "tiny-neox" else
+                    pc.llama_keys_as_released(k, shape.n_heads, shape.n_kv_heads, shape.d_head))
+        np.testing.assert_allclose(released[row, layer], expected, atol=1e-5)
+    if name == "tiny-neox":
+        assert "read as (3, H, d)" in what
+        kinds = pc.neox_released_blocks(shape.n_heads, "k")
+        assert {kind for _, kind in kinds} == {"q", "k", "v"}
+        for slot, (head, kind) in enumerate(kinds):
+            same = np.allclose(released[:, :, slot], own[:, :, head], atol=1e-5)
+            assert same == (kind == "k"), (slot, head, kind)
+    else:
+        assert "query heads" in what and "per kv head" in what
+        np.testing.assert_allclose(released.reshape(5, shape.n_layers, -1), own.reshape(5, shape.n_layers, -1),
+                                   atol=1e-5)  # batches of 3 and of 2: float32 rounding of the padded forwards
+    assert pc.final_token_key_orthogonality(released).shape == (shape.n_layers,)
+
+
+def test_geometry_as_released_adds_the_final_token_keys_of_the_released_split(tmp_path):
+    """--definitions paper-code-as-released in the geometry suite: beside the paper-code rows (the
+    same as paper-code's), one row of definition (b) on the keys as the released code splits them,
+    labelled like the sula suite's as-released rows."""
+    import json
+
+    from geomprobe.config import RunConfig
+    from geomprobe.runner import run
+    from geomprobe.suites.geometry import GeometryConfig
+
+    out = tmp_path / "run"
+    run(RunConfig(model="tiny-neox", out=str(out)),
+        GeometryConfig(definitions="paper-code-as-released", null="off", n_boot=20, n_null=10, init_seeds=0,
+                       n_per_quintile=4), progress=False)
+    table = json.loads((out / "geometry" / "results.json").read_text())["paper_code"]
+    assert table["definitions"] == "paper-code-as-released" and table["note"].startswith("AS RELEASED")
+    assert "final-token keys as released" in table["note"]
+    rows = {row["label"]: row for row in table["rows"]}
+    released = rows["key orthogonality, final-token keys as released"]
+    own = rows["key orthogonality, final-token keys of the heads"]
+    assert released["geomprobe"] is None and released["quantity"] == "key_orthogonality"
+    assert 0.0 < released["paper_code"] < 1.0 and released["paper_code"] != pytest.approx(own["paper_code"])
+    assert "read as (3, H, d)" in released["paper_code_how"]
+    assert released["released_file"] == "experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py"

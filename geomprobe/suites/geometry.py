@@ -328,16 +328,20 @@ def geometry_results(ctx, extraction, prompts=None) -> dict:
     out = {"value_manifold": manifold, "key_orthogonality": keys, "attention_focusing": focusing,
            "untrained_null": nulls, "verdict": judged.to_dict(), "definitions": getattr(config, "definitions", "geomprobe")}
     if out["definitions"] != "geomprobe":
-        out["paper_code"] = paper_code_results(ctx, extraction, manifold, keys, focusing, prompts)
-        if out["definitions"] == "paper-code-as-released":
-            out["paper_code"].update(definitions="paper-code-as-released", note="AS RELEASED: the geometry rows read "
-                                     "no value split (post-norm hidden states and embeddings), so they equal "
+        as_released = out["definitions"] == "paper-code-as-released"
+        out["paper_code"] = paper_code_results(ctx, extraction, manifold, keys, focusing, prompts, as_released)
+        if as_released:
+            out["paper_code"].update(definitions="paper-code-as-released", note="AS RELEASED: the row 'key "
+                                     "orthogonality, final-token keys as released' reads the released code's key "
+                                     "split, which is wrong for GPT-NeoX (METHODS.md section 11); the other geometry "
+                                     "rows read no split (post-norm hidden states and embeddings), so they equal "
                                      "paper-code's; " + out["paper_code"]["note"])
     return out
 
 
-def paper_code_results(ctx, extraction, manifold, keys, focusing, prompts) -> dict:
-    """The side-by-side table (geomprobe.paper_code.geometry_side_by_side) on this sample."""
+def paper_code_results(ctx, extraction, manifold, keys, focusing, prompts, as_released: bool = False) -> dict:
+    """The side-by-side table (geomprobe.paper_code.geometry_side_by_side) on this sample; with
+    `as_released`, plus the final-token keys of the released code's split (one more forward)."""
     from geomprobe.paper_code import geometry_side_by_side
 
     if "hidden" not in extraction.arrays:
@@ -354,9 +358,15 @@ def paper_code_results(ctx, extraction, manifold, keys, focusing, prompts) -> di
     token_keys = None if prompts is None else final_token_keys(ctx.loaded, prompts, ctx.run.max_tokens,
                                                               ctx.run.batch_size or 8)
     last_w_k = adapter.key_weights(adapter.shape.n_layers - 1)[0].float().cpu().numpy()
-    return geometry_side_by_side(extraction["hidden"][:, -1], entropy_of(extraction), embeddings, manifold, keys,
-                                 focusing, seed=ctx.seed, vocab_size=min(vocab, len(embeddings)) if vocab else None,
-                                 token_keys=token_keys, last_w_k=last_w_k)
+    table = geometry_side_by_side(extraction["hidden"][:, -1], entropy_of(extraction), embeddings, manifold, keys,
+                                  focusing, seed=ctx.seed, vocab_size=min(vocab, len(embeddings)) if vocab else None,
+                                  token_keys=token_keys, last_w_k=last_w_k)
+    if as_released and prompts is not None:
+        from geomprobe.paper_code import released_final_token_keys, released_keys_rows
+
+        released, what = released_final_token_keys(ctx.loaded, prompts, ctx.run.max_tokens, ctx.run.batch_size or 8)
+        table["rows"] += released_keys_rows(released, what)  # the row's paper_code_how says what they are
+    return table
 
 
 def run_geometry_suite(ctx) -> dict:
