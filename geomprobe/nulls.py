@@ -4,6 +4,10 @@ A geometry statistic means something only beside the value an untrained copy of 
 network gives on the same prompts (architecture, prompt length and token identity shape a random
 network's activations too). `--null` says which copies a suite measures:
 
+    auto            init:N with N chosen from the model's size (default_null_count): 19 copies up to
+                    200M parameters (the rank rule, distribution-free), 10 up to 2B, 5 above; the loss
+                    of power is printed beside every result (the minimum detectable effect)
+    init:auto       the same
     init:3          three fresh initialisations (torch seeds 1000, 1001, 1002) from the model's own
                     config, by the library's own initialiser (transformers' `_init_weights`); the
                     seeds start at 1000 so that a random-init model built with a small seed (0 is
@@ -13,9 +17,8 @@ network's activations too). `--null` says which copies a suite measures:
     off             no null: verdicts then say they had none
     init:2,step0    several, comma-separated
 
-    for null in null_specs("init:3", loaded):
-        with null_model(loaded, null) as copy:      # loaded one at a time, freed on exit
-            extract(copy, prompts, ...)
+    for null, copy in each_null(loaded, null_specs("auto", loaded)):   # one copy alive at a time
+        extract(copy, prompts, ...)
 """
 
 from __future__ import annotations
@@ -29,6 +32,24 @@ from dataclasses import dataclass
 from geomprobe.errors import ConfigError
 
 INIT_SEED0 = 1000
+DEFAULT_NULL = "auto"
+# (largest parameter count, copies): the rank rule needs 19 copies (its smallest p is 1/20); 10 and 5
+# copies use the Gaussian t rule, which detects 1.87 and 2.18 null sd half the time (19: 1.84)
+NULL_COUNTS = ((200e6, 19), (2e9, 10), (float("inf"), 5))
+
+
+def default_null_count(n_params: float | None) -> int:
+    """The number of fresh initialisations `auto` stands for, from the model's parameter count
+    (None: unknown, the cheapest tier's 19)."""
+    if n_params is None:
+        return NULL_COUNTS[0][1]
+    return next(count for limit, count in NULL_COUNTS if n_params <= limit)
+
+
+def _n_params(loaded) -> int | None:
+    if loaded is None:
+        return None
+    return sum(p.numel() for p in loaded.model.parameters())
 
 
 @dataclass(frozen=True)
@@ -48,17 +69,22 @@ class NullSpec:
                 "description": self.describe()}
 
 
-def null_specs(text: str, loaded=None) -> list[NullSpec]:
+def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[NullSpec]:
     """Parse a --null value. `step0` needs `loaded` to find the family's untrained checkpoint; a
-    family without one is a one-line error."""
+    family without one is a one-line error. `auto` counts the parameters of `loaded` (or takes
+    n_params, the planner's count)."""
     text = (text or "").strip()
     if text in ("", "off", "none"):
         return []
     specs: list[NullSpec] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
-        match = re.fullmatch(r"init(?::(\d+))?", part)
+        match = re.fullmatch(r"init(?::(\d+|auto))?|auto", part)
         if match:
-            n = int(match.group(1) or 3)
+            count = match.group(1) or ("auto" if part == "auto" else "3")
+            if count == "auto":
+                n = default_null_count(n_params if n_params is not None else _n_params(loaded))
+            else:
+                n = int(count)
             if n < 1:
                 raise ConfigError(f"--null {part}: init:N needs N >= 1 (or --null off)")
             specs += [NullSpec(f"init-{seed}", "init", seed=seed) for seed in range(INIT_SEED0, INIT_SEED0 + n)]
@@ -101,6 +127,17 @@ def fresh_copy(loaded, seed: int):
                        source=loaded.source, revision=None, commit=None, family=loaded.family, dtype=loaded.dtype,
                        device=str(loaded.device if loaded.device_map is None else "cpu"), device_map=None,
                        quantize=None, attn_implementation=loaded.attn_implementation)
+
+
+def each_null(loaded, specs):
+    """(spec, copy) for each null model, built one at a time: before the next copy is built the
+    previous one's weights are dropped (its LoadedModel keeps no module, even if the caller still
+    holds it), so at most one copy is alive beside the model."""
+    for spec in specs:
+        with null_model(loaded, spec) as copy:
+            yield spec, copy
+            copy.model = None
+            copy.__dict__.pop("_adapter", None)
 
 
 @contextlib.contextmanager

@@ -660,7 +660,7 @@ class _Context:
     def nulls(self, text: str, suite: str) -> list:
         from geomprobe.nulls import null_specs
 
-        specs = null_specs(text)
+        specs = null_specs(text, n_params=self.arch.n_params)
         for spec in specs:
             if spec.kind == "checkpoint" and spec.spec == "step0" and not self.target.pythia:
                 raise ConfigError(f"{suite} suite: --null step0: {self.target.spec} has no published untrained "
@@ -776,9 +776,13 @@ def plan_geometry(ctx: _Context, options) -> SuitePlan:
     out.notes += notes
     nulls = ctx.nulls(options.null, "geometry")
     b = DTYPE_BYTES[ctx.run.dtype]
+    scoring = [sweep for sweep in sweeps if "next-token entropy" in sweep.what]
     for load in ctx.null_loads(nulls, b):
         out.loads.append(load)
-        out.sweeps.append(Sweep(f"{load.what}: the chosen sample", chosen, ctx.batch, layers=ctx.arch.n_layers,
+        for sweep in scoring:  # each null draws its own stratified sample: it scores the candidates too
+            out.sweeps.append(Sweep(f"{load.what}: {sweep.what}", sweep.lengths, ctx.batch, layers=1,
+                                    readout_width=ctx.arch.n_heads, on="null"))
+        out.sweeps.append(Sweep(f"{load.what}: its own sample", chosen, ctx.batch, layers=ctx.arch.n_layers,
                                 readout_width=ctx.readout_width((*ctx.run.readouts, options.readout)), on="null"))
     if options.init_seeds:
         out.notes.append(f"key baseline: {options.init_seeds} fresh initialisations of 2 layers at a 512-token "

@@ -74,13 +74,26 @@ class NullComparison(TypedDict, total=False):
     statistic: str  # what is compared
     model: float  # the model's value
     nulls: list  # each null model's value, in the order of UntrainedNull.models
+    n_nulls: int  # finite null values used
+    n_nulls_not_finite: int  # null values that could not be computed (dropped)
     null_mean: float  # their mean
-    null_prediction_interval: list | None  # where one more untrained copy would fall (95%, t over the nulls)
+    null_sd: float | None  # their standard deviation (ddof 1)
+    null_prediction_interval: list | None  # where one more untrained copy would fall (90%, t over the nulls)
+    t: float | None  # (model - null mean) / (sd sqrt(1 + 1/N))
+    rank: int  # 1 + the nulls at least as good as the model
+    of: int  # N + 1
+    rule: str  # rank | t | none: how the status was decided (geomprobe.analysis.null_comparison)
+    rule_note: str  # why that rule
+    alpha: float  # one-sided level of each direction
+    p_value: float  # one-sided p of "above untrained" under the rule
+    p_value_below: float  # the same for "below untrained"
+    p_rank: float  # the rank rule's p, whatever the rule
+    mde: dict  # sd, value: the difference detected half the time (Gaussian nulls); power; note
     seed_check: str  # how seed-to-seed variation was checked
-    difference: Estimate  # model - null mean, paired bootstrap CI over the units (prompts or layers)
+    difference: Estimate  # model - null mean, and model minus the prediction interval of one more copy
     higher_is_better: bool  # False for key |cos| (lower: more orthogonal)
-    status: str  # above untrained | indistinguishable from untrained | below untrained | not measured
-    note: str  # why a comparison was not measured
+    status: str  # above untrained | indistinguishable from untrained | below untrained | not tested
+    note: str  # why a comparison was not tested
 
 
 class UntrainedNull(TypedDict):

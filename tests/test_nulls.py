@@ -79,12 +79,14 @@ def test_a_fresh_copy_is_the_library_initialisation(load_tiny):
 
 
 def test_verdict_needs_the_null_when_there_is_one():
-    def cmp(status):
-        return {"status": status, "model": 0.5, "null_mean": 0.4, "difference": {"value": 0.1, "ci95": [0.0, 0.2]}}
+    def cmp(status, model=0.5, null_mean=0.4):
+        return {"status": status, "model": model, "null_mean": null_mean,
+                "difference": {"value": model - null_mean, "ci95": [0.0, 0.2]}}
 
     everything = verdict(0.5, 0.6, True, 1.0, 0.8)
     assert everything.label == "full" and "no untrained null" in everything.summary()
-    untrained = {"pc1": cmp(SAME), "pc12": cmp(SAME), "keys": cmp(SAME), "focusing": cmp(ABOVE)}
+    # keys are a level (issue 24): 0.5 against untrained 0.1 is 5x, not within the 2x margin
+    untrained = {"pc1": cmp(SAME), "pc12": cmp(SAME), "keys": cmp(SAME, 0.5, 0.1), "focusing": cmp(ABOVE)}
     judged = verdict(0.5, 0.6, True, 1.0, 0.8, untrained=untrained, null="init-0, init-1")
     assert judged.n_met == 1 and judged.focusing["met"] and not judged.keys["met"]
     assert "indistinguishable from untrained" in judged.summary() and "nulls: init-0, init-1" in judged.summary()
@@ -118,7 +120,9 @@ def test_an_untrained_copy_is_indistinguishable_from_untrained(tmp_path, load_ti
     assert {name: c["status"] for name, c in comparisons.items()} == {
         "pc1": SAME, "pc12": SAME, "keys": SAME, "focusing": SAME}
     judged = results["verdict"]
-    assert judged["n_met"] == 0 and judged["null"] == "init-1000, init-1001, init-1002"
+    # keys are a level that untrained networks have (issue 24): 1/3, absent
+    assert judged["n_met"] == 1 and judged["keys"]["met"] and judged["label"] == "absent"
+    assert judged["null"] == "init-1000, init-1001, init-1002"
     assert [m["seed"] for m in results["untrained_null"]["models"]] == [1000, 1001, 1002]
     assert (tmp_path / "run" / "geometry" / "nulls" / "init-1002" / "extraction" / "meta.json").exists()
     # confounds of the value manifold: the tokens prompts end in, and rho given prompt length

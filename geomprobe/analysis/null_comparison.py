@@ -1,23 +1,33 @@
-"""A statistic of the model against the same statistic of untrained null models. numpy only.
+"""A statistic of the model against the same statistic of untrained null models. numpy/scipy only.
 
-    cmp = compare_to_nulls(pc1_of, model_matrix, [null_matrix_0, null_matrix_1], higher_is_better=True)
+    cmp = compare_to_nulls(pc1_of, model_matrix, [null_matrix_0, null_matrix_1, ...], higher_is_better=True)
     cmp["status"]        # "above untrained" | "indistinguishable from untrained" | "below untrained"
-    cmp["difference"]    # Estimate: model - mean over nulls, paired bootstrap 95% CI over units
+    cmp["p_value"], cmp["rule"], cmp["mde"]    # the test, and the smallest effect it detects half the time
+    judge_against_nulls(0.41, [0.30, 0.28, ...])   # the same test on values already computed
 
-Two sources of chance are checked, and "above untrained" needs both to clear:
-- the prompts (or layers, for weight statistics): the model and every null are measured on the
-  same units, so each bootstrap resample draws one set of unit indices and applies it to all of
-  them (a paired bootstrap); the CI of model - null mean must exclude 0 on the favourable side;
-- the initialisation: untrained copies differ from seed to seed (value-manifold PC1 of one small
-  model ranges over 0.27-0.36 across 4 seeds), and the model is compared with where one more
-  untrained copy would fall, the t prediction interval null_mean +- t(N-1) s sqrt(1 + 1/N) over the
-  N null values (N >= 2; with one null only the prompt CI is used, and the result says so).
-"below untrained" is the mirror image; anything else is indistinguishable.
+The test (METHODS.md section 5.1). Under the null hypothesis the model is one more untrained copy,
+measured the same way (each copy on its own prompt sample where the sample depends on the model:
+geomprobe.suites.geometry), so the model's value and the N nulls' values are exchangeable. One
+statistic then carries every source of chance the copies differ by (the initialisation, and the
+prompt sample where each copy draws its own), and no second gate is needed:
+
+- N >= 19 (with alpha 0.05): the rank rule, distribution-free and exact: p = (1 + #{nulls at least
+  as good as the model}) / (N + 1); "above untrained" when p <= alpha (the model beats all 19).
+- 2 <= N < 19: the rank rule cannot reach alpha, so the Gaussian rule is used: the one-sided t
+  prediction test of one more copy, t = (model - mean) / (s sqrt(1 + 1/N)) with N - 1 degrees of
+  freedom. When a Shapiro-Wilk test rejects normality of the null values (p < 0.05, N >= 3) the
+  Gaussian rule is not trusted and the rank rule decides (which then cannot say "above").
+- N = 1: nothing can be decided (no spread); the result says so.
+"below untrained" is the mirror image, at the same alpha. Beside every decision the minimum
+detectable effect (mde): the difference, in units of the nulls' standard deviation and in the
+statistic's own units, that this rule detects with 50% probability when the nulls are Gaussian.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -25,69 +35,176 @@ from geomprobe.analysis.estimate import estimate
 from geomprobe.errors import AnalysisError
 
 ABOVE, SAME, BELOW = "above untrained", "indistinguishable from untrained", "below untrained"
+NOT_TESTED = "not tested"  # the comparison could not be computed: its criterion is never met
+ALPHA = 0.05  # one-sided, per direction
+RANK_RULE_MIN = 19  # nulls the rank rule needs to reach ALPHA: 1 / (N + 1) <= 0.05
+NORMALITY_P = 0.05  # Shapiro-Wilk p below which the Gaussian rule is not trusted
+
+
+def _rank_threshold(n_nulls: int, alpha: float) -> int:
+    """The most nulls that may be at least as good as the model for p <= alpha (-1: none suffices)."""
+    return int(math.floor(alpha * (n_nulls + 1) + 1e-9)) - 1
+
+
+@lru_cache(maxsize=256)
+def mde_sd(n_nulls: int, rule: str, alpha: float = ALPHA, power: float = 0.5) -> float | None:
+    """The effect (model - null mean, in null standard deviations) that `rule` ("rank" | "t")
+    detects with probability `power` when the nulls are Gaussian; None when it can detect nothing."""
+    from scipy import integrate, optimize, stats
+
+    if rule == "t":
+        if n_nulls < 2:
+            return None
+        critical = stats.t.ppf(1 - alpha, n_nulls - 1)
+        scale = math.sqrt(1 + 1 / n_nulls)
+
+        def detected(delta):
+            return stats.nct.sf(critical, n_nulls - 1, delta / scale) - power
+    else:
+        allowed = _rank_threshold(n_nulls, alpha)
+        if allowed < 0:
+            return None
+
+        def detected(delta):
+            def density(z):
+                return stats.norm.pdf(z) * stats.binom.cdf(allowed, n_nulls, stats.norm.sf(delta + z))
+            return integrate.quad(density, -12, 12)[0] - power
+    return float(optimize.brentq(detected, -5.0, 60.0))
+
+
+def power_at(n_nulls: int, rule: str, effect_sd: float, alpha: float = ALPHA) -> float | None:
+    """The probability that `rule` detects an effect of effect_sd null standard deviations
+    (Gaussian nulls)."""
+    from scipy import integrate, stats
+
+    if rule == "t":
+        if n_nulls < 2:
+            return None
+        return float(stats.nct.sf(stats.t.ppf(1 - alpha, n_nulls - 1), n_nulls - 1,
+                                  effect_sd / math.sqrt(1 + 1 / n_nulls)))
+    allowed = _rank_threshold(n_nulls, alpha)
+    if allowed < 0:
+        return 0.0
+    return float(integrate.quad(lambda z: stats.norm.pdf(z) * stats.binom.cdf(
+        allowed, n_nulls, stats.norm.sf(effect_sd + z)), -12, 12)[0])
+
+
+def _rule_for(nulls: np.ndarray) -> tuple[str, str]:
+    """(rule, why) for these null values."""
+    n = len(nulls)
+    if n >= RANK_RULE_MIN:
+        return "rank", f"rank among {n} untrained copies (distribution-free, exact under exchangeability)"
+    if n < 2:
+        return "none", "one untrained copy: no seed-to-seed spread, nothing can be decided"
+    if not np.std(nulls) > 0:
+        return "none", f"the {n} untrained copies give one value: no spread to test against"
+    if n >= 3:
+        from scipy.stats import shapiro
+
+        normality = float(shapiro(nulls).pvalue)
+        if normality < NORMALITY_P:
+            return "rank", (f"rank among {n} untrained copies: their values are not Gaussian (Shapiro-Wilk p "
+                            f"{normality:.3f}), and {RANK_RULE_MIN} copies are needed for the rank rule to reach "
+                            f"p {ALPHA}")
+    return "t", (f"one-sided t prediction test of one more copy over {n} untrained copies (assumes Gaussian null "
+                 f"values; {RANK_RULE_MIN}+ copies give the distribution-free rank rule)")
+
+
+def judge_against_nulls(model_value: float, null_values: Sequence[float], higher_is_better: bool = True,
+                        alpha: float = ALPHA) -> dict:
+    """The exchangeability test of the module docstring on values already computed: model_value
+    one number, null_values one per untrained copy (non-finite ones are dropped and counted)."""
+    model_value = float(model_value)
+    values = np.array([float(v) for v in null_values], dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    if not math.isfinite(model_value) or finite.size == 0:
+        raise AnalysisError("no finite model or null value to compare")
+    sign = 1.0 if higher_is_better else -1.0
+    model_s, nulls_s = sign * model_value, sign * finite
+    n = finite.size
+    rule, why = _rule_for(finite)
+    mean = float(finite.mean())
+    spread = float(finite.std(ddof=1)) if n >= 2 else None
+    p_rank_above = float((1 + np.count_nonzero(nulls_s >= model_s)) / (n + 1))
+    p_rank_below = float((1 + np.count_nonzero(nulls_s <= model_s)) / (n + 1))
+    prediction, t_value = None, None
+    if n >= 2 and spread:
+        from scipy.stats import t as student_t
+
+        scale = spread * math.sqrt(1 + 1 / n)
+        half = float(student_t.ppf(1 - alpha, n - 1)) * scale
+        prediction = [mean - half, mean + half]
+        t_value = (model_value - mean) / scale
+    if rule == "t":
+        from scipy.stats import t as student_t
+
+        p_above = float(student_t.sf(sign * t_value, n - 1))
+        p_below = float(student_t.cdf(sign * t_value, n - 1))
+    elif rule == "rank":
+        p_above, p_below = p_rank_above, p_rank_below
+    else:
+        p_above = p_below = 1.0
+    status = ABOVE if p_above <= alpha else BELOW if p_below <= alpha else SAME
+    mde = mde_sd(n, rule, alpha) if rule in ("t", "rank") else None
+    return {
+        "model": model_value, "nulls": [float(v) for v in values], "n_nulls": int(n),
+        "n_nulls_not_finite": int(values.size - n), "null_mean": mean, "null_sd": spread,
+        "null_prediction_interval": prediction, "t": t_value,
+        "rank": int(1 + np.count_nonzero(nulls_s >= model_s)), "of": int(n + 1),
+        "rule": rule, "rule_note": why, "alpha": alpha, "higher_is_better": higher_is_better,
+        "p_value": p_above, "p_value_below": p_below, "p_rank": p_rank_above,
+        "mde": {"sd": mde, "value": None if mde is None or spread is None else mde * spread,
+                "power": 0.5, "note": "the model - null mean difference this rule detects half the time "
+                                      "(Gaussian nulls)" if mde is not None else "this rule can detect no effect"},
+        "status": status,
+    }
+
+
+def not_tested(name: str, why: str) -> dict:
+    """The entry of a comparison that could not be computed (its criterion is then never met)."""
+    return {"statistic": name, "status": NOT_TESTED, "note": why}
 
 
 def compare_to_nulls(statistic: Callable[[np.ndarray], float], model: np.ndarray, nulls: Sequence[np.ndarray],
-                     higher_is_better: bool = True, n_boot: int = 1000, seed: int = 0, unit: str = "prompts",
-                     name: str = "", strata: np.ndarray | None = None) -> dict:
-    """statistic(rows) -> float for a [n_units, ...] array (rows in any order, with repeats).
-    model and each null: arrays with the same first axis (the same units in the same order).
-    strata [n_units] (optional): resample within each stratum, keeping its size (e.g. two prompt
-    sets whose statistics are subtracted)."""
+                     higher_is_better: bool = True, unit: str = "prompts", name: str = "",
+                     alpha: float = ALPHA) -> dict:
+    """statistic(rows) -> float for a [n_units, ...] array. model and each null: the units each was
+    measured on (the same units, or each null's own sample drawn the same way: the lengths may
+    differ). The statistic once on each, then judge_against_nulls (the module docstring)."""
     model = np.asarray(model)
     nulls = [np.asarray(n) for n in nulls]
     if not nulls:
         raise AnalysisError("compare_to_nulls needs at least one null model")
-    n = len(model)
-    if n < 2 or any(len(x) != n for x in nulls):
-        raise AnalysisError(f"model and nulls need the same >= 2 {unit}, got {n} and {[len(x) for x in nulls]}")
-    model_value = float(statistic(model))
-    null_values = [float(statistic(x)) for x in nulls]
-    point = model_value - float(np.mean(null_values))
-    rng = np.random.default_rng(seed)
-    groups = None if strata is None else [np.flatnonzero(np.asarray(strata) == g) for g in np.unique(strata)]
-    diffs = []
-    for _ in range(n_boot):
-        index = (rng.integers(0, n, n) if groups is None
-                 else np.concatenate([g[rng.integers(0, len(g), len(g))] for g in groups]))
-        try:
-            value = statistic(model[index]) - np.mean([statistic(x[index]) for x in nulls])
-        except (AnalysisError, ValueError, np.linalg.LinAlgError):
-            continue
-        if np.isfinite(value):
-            diffs.append(float(value))
-    ci = [float(v) for v in np.percentile(diffs, [2.5, 97.5])] if len(diffs) >= 10 else [None, None]
-    prediction = None
-    if len(null_values) >= 2:
-        from scipy.stats import t as student_t
+    if len(model) < 2 or any(len(x) < 2 for x in nulls):
+        raise AnalysisError(f"model and nulls need >= 2 {unit} each, got {len(model)} and {[len(x) for x in nulls]}")
+    judged = judge_against_nulls(float(statistic(model)), [_or_nan(statistic, x) for x in nulls],
+                                 higher_is_better=higher_is_better, alpha=alpha)
+    return {"statistic": name, **_with_difference(judged, len(model), unit)}
 
-        spread = float(np.std(null_values, ddof=1))
-        half = float(student_t.ppf(0.975, len(null_values) - 1)) * spread * float(np.sqrt(1 + 1 / len(null_values)))
-        prediction = [float(np.mean(null_values)) - half, float(np.mean(null_values)) + half]
-    sign = 1.0 if higher_is_better else -1.0
-    status = SAME
-    if ci[0] is not None:
-        low, high = sorted((sign * ci[0], sign * ci[1]))
-        outside_high = prediction is None or sign * model_value > max(sign * prediction[0], sign * prediction[1])
-        outside_low = prediction is None or sign * model_value < min(sign * prediction[0], sign * prediction[1])
-        if low > 0 and outside_high:
-            status = ABOVE
-        elif high < 0 and outside_low:
-            status = BELOW
-    return {
-        "statistic": name, "model": model_value, "nulls": null_values,
-        "null_mean": float(np.mean(null_values)),
-        "null_prediction_interval": prediction,
-        "seed_check": ("95% t prediction interval of one more untrained copy, over the null values" if prediction
-                       else "one null model: no seed-to-seed spread, only the prompt CI is checked"),
-        "difference": estimate(point, ci, f"model - mean of {len(nulls)} null(s), paired percentile bootstrap 95% "
-                                          f"CI over {unit} ({len(diffs)} of {n_boot} resamples usable)", n),
-        "higher_is_better": higher_is_better, "status": status,
-    }
+
+def _or_nan(statistic, rows) -> float:
+    try:
+        return float(statistic(rows))
+    except (AnalysisError, ValueError, np.linalg.LinAlgError):
+        return math.nan
+
+
+def _with_difference(judged: dict, n_units: int, unit: str) -> dict:
+    """judge_against_nulls's dict with the difference model - null mean and, with 2+ nulls, the
+    interval of model minus one more untrained copy (the test's prediction interval, 90%: 5% on
+    each side, as the one-sided tests at alpha 0.05)."""
+    prediction = judged["null_prediction_interval"]
+    model, mean = judged["model"], judged["null_mean"]
+    ci = (None, None) if prediction is None else (model - prediction[1], model - prediction[0])
+    how = (f"model - mean of {judged['n_nulls']} null(s); interval: model minus the 90% t prediction interval of one "
+           f"more untrained copy ({unit} of each model as measured)")
+    seed_check = ("one null model: no seed-to-seed spread, nothing can be decided" if judged["n_nulls"] < 2
+                  else judged["rule_note"])
+    return {**judged, "seed_check": seed_check, "difference": estimate(model - mean, ci, how, n_units)}
 
 
 def difference_text(cmp: dict, spec: str = "+.3f") -> str:
-    """'+0.104 [+0.051, +0.154]': a comparison's difference and its CI, for console and report."""
+    """'+0.104 [+0.051, +0.154]': a comparison's difference and its interval, for console and report."""
     diff = cmp.get("difference") or {}
     ci = diff.get("ci95") or [None, None]
     interval = "" if ci[0] is None else f" [{ci[0]:{spec}}, {ci[1]:{spec}}]"
@@ -95,14 +212,56 @@ def difference_text(cmp: dict, spec: str = "+.3f") -> str:
     return ("n/a" if value is None else f"{value:{spec}}") + interval
 
 
+def test_text(cmp: dict, spec: str = ".3f") -> str:
+    """'rank 1/20, p 0.050' or 't 2.91, p 0.012 (Gaussian)'; with 'mde 0.041' beside an
+    indistinguishable result: how the status was decided."""
+    if cmp.get("status") in (None, NOT_TESTED) or "rule" not in cmp:
+        return ""
+    if cmp["rule"] == "rank":
+        words = f"rank {cmp['rank']}/{cmp['of']}, p {cmp['p_value']:.3f}"
+    elif cmp["rule"] == "t":
+        words = f"t {cmp['t']:+.2f}, p {cmp['p_value']:.3f} (Gaussian, {cmp['n_nulls']} copies)"
+    else:
+        words = "undecidable"
+    mde = (cmp.get("mde") or {}).get("value")
+    if cmp["status"] == SAME:
+        words += "; detects " + ("nothing" if mde is None else f"a difference of {mde:{spec}} half the time "
+                                 f"({cmp['mde']['sd']:.1f} sd)")
+    return words
+
+
 def comparison_text(cmp: dict, spec: str = ".3f") -> str:
     """'model 0.359 vs untrained 0.277, 0.270, 0.216; difference +0.104 [+0.051, +0.154]:
-    indistinguishable from untrained' (or why it was not measured)."""
-    if cmp.get("status") == "not measured":
-        return f"not measured ({cmp.get('note')})"
-    nulls = ", ".join(f"{v:{spec}}" for v in cmp.get("nulls") or [])
+    indistinguishable from untrained (t +1.20, p 0.180; detects ...)' (or why it was not tested)."""
+    if cmp.get("status") in (NOT_TESTED, "not measured"):
+        return f"not tested ({cmp.get('note')})"
+    values = cmp.get("nulls") or []
+    nulls = ", ".join(f"{v:{spec}}" for v in values[:5]) + (f", ... ({len(values)})" if len(values) > 5 else "")
+    test = test_text(cmp, spec)
     return (f"model {cmp['model']:{spec}} vs untrained {nulls}; difference {difference_text(cmp)}: "
-            f"{cmp['status']}")
+            f"{cmp['status']}" + (f" ({test})" if test else ""))
+
+
+def non_inferiority(model_value: float, null_values: Sequence[float], margin: float,
+                    alpha: float = ALPHA) -> dict:
+    """Lower-is-better level test (key |cos|): is the model within `margin` times the untrained
+    value? Met when model <= margin x (the lower one-sided 1 - alpha confidence bound of the null
+    mean): conservative, so a wide null spread cannot make it easier. The comparison with the
+    nulls (judge_against_nulls, lower is better) is reported beside it."""
+    values = np.array([float(v) for v in null_values if v is not None and math.isfinite(float(v))])
+    if values.size == 0 or not math.isfinite(float(model_value)):
+        raise AnalysisError("no finite model or null value for the non-inferiority test")
+    mean = float(values.mean())
+    bound = mean
+    if values.size >= 2:
+        from scipy.stats import t as student_t
+
+        bound = mean - float(student_t.ppf(1 - alpha, values.size - 1)) * float(values.std(ddof=1)) / math.sqrt(values.size)
+    limit = margin * bound
+    return {"model": float(model_value), "null_mean": mean, "null_mean_lower_bound": bound, "margin": margin,
+            "limit": limit, "ratio_to_null": float(model_value) / mean if mean > 0 else None,
+            "met": bool(float(model_value) <= limit),
+            "rule": f"model <= {margin:g} x the lower {100 * (1 - alpha):.0f}% confidence bound of the untrained mean"}
 
 
 def explained_share(k: int) -> Callable[[np.ndarray], float]:

@@ -1,19 +1,33 @@
 """The Bayesian-geometry verdict (METHODS.md section 5): three criteria, printed with their numbers.
 
-    v = verdict(vm.pc1, vm.pc12, vm.above_shuffle_null, ko.fraction_below, af.focusing)
-    print(v.summary())   # partial (2/3): value manifold ... [met]; keys ... [not met]; focusing ... [met]
+    v = verdict(vm.pc1, vm.pc12, vm.above_shuffle_null, ko.fraction_below, af.focusing, untrained=cmps, null="...")
+    print(v.summary())   # partial (2/3): value manifold ... [met]; keys ... [not met]; focusing ... [not tested]
 
-- value manifold: PC1 > pc_threshold or PC1+PC2 > pc_threshold, and above the shuffle null;
+- value manifold: PC1 > pc_threshold or PC1+PC2 > pc_threshold, i.e. PC1+PC2 > pc_threshold (the one
+  statistic tested), and above the shuffle null;
 - keys: mean off-diagonal |cos| < orth_threshold in at least orth_layer_fraction of the layers;
 - focusing: 1 - Hbar(L-1)/Hbar(0) > focusing_threshold.
-3 met: "full", 2: "partial", fewer: "absent". A criterion whose number is None was not measured
-and counts as not met.
+3 met: "full", 2: "partial", fewer: "absent".
 
-With untrained null models (geomprobe.nulls, compared by geomprobe.analysis.null_comparison), a
-criterion also needs its statistic to be "above untrained": the paired-bootstrap CI of model minus
-null excludes 0 on the favourable side (for keys: the model's mean |cos| below the null's). Without
-nulls the verdict says it had none: a threshold alone does not tell learned geometry from
-architecture, prompt length and token identity.
+With untrained null models (geomprobe.nulls, compared by geomprobe.analysis.null_comparison) each
+criterion also needs its comparison, and each has a direction that can be met:
+- value manifold and focusing: "above untrained" (the model's rank among the copies, or the t
+  prediction test with fewer than 19 copies);
+- keys, a level (non-inferiority): the model's mean |cos| at most keys_margin times the untrained
+  copies' (the lower confidence bound of their mean). Random directions are already nearly
+  orthogonal, so "more orthogonal than untrained" is unreachable; the claim is that training
+  keeps the key frame near that level; untrained networks meet it, so it can only fail (a model
+  whose training aligned its key columns). The comparison with the copies is shown beside it.
+An untrained network therefore scores 1/3 (keys) and "partial" needs one learned signature above
+its untrained copies at p <= 0.05 (focusing's threshold is out of reach of untrained copies, which
+attend uniformly): P(partial | untrained) <= 5%, P(full | untrained) about 0.
+Fail closed: with nulls on, a criterion whose comparison is missing or could not be computed is
+"not tested" and never met, whatever its threshold says. A criterion whose own number is None is
+"not tested" too. Without nulls the verdict says it had none: a threshold alone does not tell
+learned geometry from architecture, prompt length and token identity.
+
+Focusing is specific to learned retrieval, not to inference: a model trained on a copy task, which
+has no posterior to track, meets it too (tests/test_specificity.py); the criterion says so.
 """
 
 from __future__ import annotations
@@ -34,10 +48,13 @@ class VerdictThresholds:
     orth_threshold: float = 0.20  # a layer counts as orthogonal when its mean |cos| is below this
     orth_layer_fraction: float = 0.50  # ... in at least this fraction of layers
     focusing_threshold: float = 0.30  # relative entropy reduction, layer 0 to last, must exceed this
+    keys_margin: float = 2.0  # keys non-inferiority: mean |cos| at most this times the untrained value
 
     def __post_init__(self):
         if not 0.0 <= self.orth_layer_fraction <= 1.0:
             raise AnalysisError(f"orth_layer_fraction must be in [0, 1], got {self.orth_layer_fraction}")
+        if not self.keys_margin >= 1.0:
+            raise AnalysisError(f"keys_margin must be >= 1 (a multiple of the untrained value), got {self.keys_margin}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -50,16 +67,22 @@ def _measured(value) -> float | None:
     return value if math.isfinite(value) else None
 
 
+MET, NOT_MET, NOT_TESTED = "met", "not met", "not tested"
+FOCUSING_SPECIFICITY = ("attention that sharpens with depth is learned retrieval, not inference: a model trained on "
+                        "a copy task (no posterior to track) meets it too")
+
+
 @dataclass(frozen=True)
 class Verdict:
     label: str  # "full" | "partial" | "absent"
     n_met: int
     n_criteria: int
-    value_manifold: dict  # met, pc1, pc12, above_shuffle_null, pc_threshold, passed_by
-    keys: dict  # met, fraction_below, orth_threshold, orth_layer_fraction
-    focusing: dict  # met, focusing, focusing_threshold
+    value_manifold: dict  # met, state, pc1, pc12, above_shuffle_null, pc_threshold, passed_by, vs_untrained
+    keys: dict  # met, state, fraction_below, orth_threshold, orth_layer_fraction, vs_untrained, non_inferiority
+    focusing: dict  # met, state, focusing, focusing_threshold, vs_untrained, specificity
     thresholds: dict
     null: str | None = None  # what the null models were, or None when there were none
+    n_not_tested: int = 0
 
     def to_dict(self) -> dict:
         out = dataclasses.asdict(self)
@@ -67,8 +90,12 @@ class Verdict:
         return out
 
     def summary(self) -> str:
-        def mark(met):
-            return "[met]" if met else "[not met]"
+        from geomprobe.analysis.null_comparison import difference_text, test_text
+
+        def mark(entry):
+            state = entry.get("state") or (MET if entry["met"] else NOT_MET)
+            return f"[{state}" + (f": {entry['why_not_tested']}" if state == NOT_TESTED and entry.get(
+                "why_not_tested") else "") + "]"
 
         def number(value):
             return "n/a" if value is None else f"{value:.2f}"
@@ -80,14 +107,14 @@ class Verdict:
             sign = (">" if strict else ">=") if holds else ("<=" if strict else "<")
             return f"{value:.2f} {sign} {threshold:.2f}"
 
-        def untrained(entry):
-            from geomprobe.analysis.null_comparison import difference_text
-
-            cmp = entry.get("vs_untrained")
-            if not cmp:
+        def untrained(cmp, words=None):
+            if not cmp or cmp.get("status") is None:
                 return ""
-            return (f", {cmp['status']} ({cmp['model']:.3f} vs {cmp['null_mean']:.3f}, difference "
-                    f"{difference_text(cmp)})")
+            if cmp.get("status") in ("not tested", "not measured"):
+                return ", vs untrained not tested"
+            test = test_text(cmp)
+            return (f", {words or cmp['status']} ({cmp['model']:.3f} vs {cmp['null_mean']:.3f}, difference "
+                    f"{difference_text(cmp)}" + (f"; {test}" if test else "") + ")")
 
         vm, keys, foc = self.value_manifold, self.keys, self.focusing
         above = vm["above_shuffle_null"]
@@ -99,16 +126,49 @@ class Verdict:
         for name in ("pc1", "pc12"):
             cmp = (vm.get("vs_untrained") or {}).get(name)
             if cmp:
-                vm_null += f"; {name.upper().replace('PC12', 'PC1+PC2')} " + untrained({"vs_untrained": cmp})[2:]
+                vm_null += f"; {name.upper().replace('PC12', 'PC1+PC2')} " + untrained(cmp)[2:]
+        level = keys.get("non_inferiority")
+        keys_null = ""
+        if level:
+            ratio = level.get("ratio_to_null")
+            keys_null = (f", {'within' if level['met'] else 'not within'} {level['margin']:g}x untrained "
+                         f"({level['model']:.3f} vs limit {level['limit']:.3f}"
+                         + ("" if ratio is None else f", {ratio:.2f}x") + ")")
+            cmp = keys.get("vs_untrained") or {}
+            if cmp.get("status") not in (None, "not tested", "not measured"):
+                keys_null += f"; vs untrained copies: {_key_words(cmp['status'])}"
+        elif keys.get("vs_untrained"):
+            keys_null = untrained(keys["vs_untrained"])
         nulls = "no untrained null (threshold only)" if self.null is None else f"nulls: {self.null}"
-        return (f"{self.label} ({self.n_met}/{self.n_criteria}): "
+        tested = "" if not self.n_not_tested else f", {self.n_not_tested} not tested"
+        return (f"{self.label} ({self.n_met}/{self.n_criteria}{tested}): "
                 f"value manifold PC1 {versus(vm['pc1'], vm['pc_threshold'])}, PC1+PC2 "
-                f"{versus(vm['pc12'], vm['pc_threshold'])}, above shuffle null: {above}{vm_null} {mark(vm['met'])}; "
+                f"{versus(vm['pc12'], vm['pc_threshold'])}, above shuffle null: {above}{vm_null} {mark(vm)}; "
                 f"keys: {number(keys['fraction_below'])} of layers mean |cos| < {keys['orth_threshold']:.2f} "
                 f"({versus(keys['fraction_below'], keys['orth_layer_fraction'], strict=False)} needed)"
-                f"{untrained(keys)} {mark(keys['met'])}; "
-                f"focusing {versus(foc['focusing'], foc['focusing_threshold'])}{untrained(foc)} {mark(foc['met'])}; "
+                f"{keys_null} {mark(keys)} (a level random networks have: it can only fail); "
+                f"focusing {versus(foc['focusing'], foc['focusing_threshold'])}{untrained(foc.get('vs_untrained'))} "
+                f"{mark(foc)} (learned retrieval: a copy-task model meets it too); "
                 f"{nulls}")
+
+
+def _key_words(status: str) -> str:
+    """Key |cos| is lower-is-better: say which way in words, not 'above/below'."""
+    from geomprobe.analysis.null_comparison import ABOVE, BELOW
+
+    return {ABOVE: "more orthogonal than untrained", BELOW: "less orthogonal than untrained"}.get(
+        status, "as orthogonal as untrained")
+
+
+def _untested(cmp) -> str | None:
+    """Why a null comparison cannot decide a criterion (None: it can)."""
+    from geomprobe.analysis.null_comparison import NOT_TESTED as CMP_NOT_TESTED
+
+    if cmp is None:
+        return "no null comparison"
+    if cmp.get("status") in (CMP_NOT_TESTED, "not measured", None):
+        return cmp.get("note") or "the null comparison could not be computed"
+    return None
 
 
 def verdict(value_manifold_pc1, value_manifold_pc12, above_shuffle_null, key_fraction_below, focusing,
@@ -121,40 +181,82 @@ def verdict(value_manifold_pc1, value_manifold_pc12, above_shuffle_null, key_fra
     "at least" for the layer fraction.
 
     untrained: null-model comparisons (geomprobe.analysis.null_comparison.compare_to_nulls):
-    {"pc1": cmp, "pc12": cmp, "keys": cmp, "focusing": cmp}; each criterion then also needs its
-    comparison to be "above untrained". null: a description of the null models (None: none)."""
-    from geomprobe.analysis.null_comparison import ABOVE
+    {"pc1": cmp, "pc12": cmp, "keys": cmp, "focusing": cmp}; with null given (the null models'
+    description) every criterion needs its own (module docstring), and one that is missing or
+    "not tested" makes its criterion not tested. null None: no nulls, thresholds only."""
+    from geomprobe.analysis.null_comparison import ABOVE, non_inferiority
 
     untrained = dict(untrained or {})
+    with_nulls = null is not None
 
-    def above_null(name):
-        return name not in untrained or untrained[name]["status"] == ABOVE
+    def null_state(name) -> tuple[bool, str | None]:
+        """(passes the null, why not tested)."""
+        if not with_nulls:
+            return True, None
+        why = _untested(untrained.get(name))
+        return (False, why) if why else (untrained[name]["status"] == ABOVE, None)
 
     pc1, pc12 = _measured(value_manifold_pc1), _measured(value_manifold_pc12)
     fraction, focusing = _measured(key_fraction_below), _measured(focusing)
 
+    # value manifold: "PC1 > t or PC1+PC2 > t" is PC1+PC2 > t (PC1+PC2 >= PC1), so PC1+PC2 is the one
+    # statistic tested (clearing its threshold, its shuffle null, its untrained null): one test, no
+    # multiplicity; PC1's comparison is reported beside it
+    primary = (("pc12", pc12),) if pc12 is not None else (("pc1", pc1),)
     if isinstance(above_shuffle_null, Mapping):
         above = {name: bool(flag) for name, flag in above_shuffle_null.items()}
-        candidates = {"pc1": pc1, "pc12": pc12}
-        passed_by = [name for name, value in candidates.items()
-                     if value is not None and value > thresholds.pc_threshold and above.get(name, False)]
+        level = [name for name, value in primary
+                 if value is not None and value > thresholds.pc_threshold and above.get(name, False)]
     else:
         above = None if above_shuffle_null is None else bool(above_shuffle_null)
-        passed_by = [name for name, value in (("pc1", pc1), ("pc12", pc12))
-                     if value is not None and value > thresholds.pc_threshold] if above else []
-    passed_by = [name for name in passed_by if above_null(name)]
-    value_met = bool(passed_by)
-    keys_met = fraction is not None and fraction >= thresholds.orth_layer_fraction and above_null("keys")
-    focusing_met = focusing is not None and focusing > thresholds.focusing_threshold and above_null("focusing")
+        level = [name for name, value in primary if value is not None and value > thresholds.pc_threshold] \
+            if above else []
+    passed_by = [name for name in level if null_state(name)[0]]
+    vm_untested = [f"{name}: {null_state(name)[1]}" for name in level if null_state(name)[1]]
+    if passed_by:
+        vm_state, vm_why = MET, None
+    elif vm_untested:
+        vm_state, vm_why = NOT_TESTED, "; ".join(vm_untested)
+    elif pc1 is None and pc12 is None:
+        vm_state, vm_why = NOT_TESTED, "no value-manifold number"
+    else:
+        vm_state, vm_why = NOT_MET, None
 
-    n_met = int(value_met) + int(keys_met) + int(focusing_met)
+    # keys: the level in enough layers, and within keys_margin of the untrained value
+    level_ok = fraction is not None and fraction >= thresholds.orth_layer_fraction
+    keys_cmp, keys_level = untrained.get("keys"), None
+    keys_why = None if fraction is not None else "no key-orthogonality number"
+    if with_nulls and keys_why is None:
+        keys_why = _untested(keys_cmp)
+        if keys_why is None:
+            try:
+                keys_level = non_inferiority(keys_cmp["model"], keys_cmp.get("nulls") or [keys_cmp["null_mean"]],
+                                             thresholds.keys_margin)
+            except AnalysisError as error:
+                keys_why = str(error)
+    keys_met = keys_why is None and level_ok and (keys_level is None or keys_level["met"])
+    keys_state = MET if keys_met else (NOT_TESTED if keys_why and (level_ok or fraction is None) else NOT_MET)
+
+    foc_pass, foc_why = null_state("focusing")
+    if focusing is None:
+        foc_why = "no focusing number"
+    focusing_met = foc_why is None and focusing > thresholds.focusing_threshold and foc_pass
+    foc_state = MET if focusing_met else (NOT_TESTED if foc_why and (focusing is None or focusing >
+                                                                      thresholds.focusing_threshold) else NOT_MET)
+
+    value_met = vm_state == MET
+    states = (vm_state, keys_state, foc_state)
+    n_met = states.count(MET)
     return Verdict(
-        label=LABELS.get(n_met, "absent"), n_met=n_met, n_criteria=3,
-        value_manifold={"met": value_met, "pc1": pc1, "pc12": pc12, "above_shuffle_null": above,
-                        "pc_threshold": thresholds.pc_threshold, "passed_by": passed_by,
+        label=LABELS.get(n_met, "absent"), n_met=n_met, n_criteria=3, n_not_tested=states.count(NOT_TESTED),
+        value_manifold={"met": value_met, "state": vm_state, "why_not_tested": vm_why, "pc1": pc1, "pc12": pc12,
+                        "above_shuffle_null": above, "pc_threshold": thresholds.pc_threshold, "passed_by": passed_by,
                         "vs_untrained": {k: untrained[k] for k in ("pc1", "pc12") if k in untrained} or None},
-        keys={"met": keys_met, "fraction_below": fraction, "orth_threshold": thresholds.orth_threshold,
-              "orth_layer_fraction": thresholds.orth_layer_fraction, "vs_untrained": untrained.get("keys")},
-        focusing={"met": focusing_met, "focusing": focusing, "focusing_threshold": thresholds.focusing_threshold,
-                  "vs_untrained": untrained.get("focusing")},
+        keys={"met": keys_met, "state": keys_state, "why_not_tested": keys_why if keys_state == NOT_TESTED else None,
+              "fraction_below": fraction, "orth_threshold": thresholds.orth_threshold,
+              "orth_layer_fraction": thresholds.orth_layer_fraction, "vs_untrained": keys_cmp,
+              "non_inferiority": keys_level},
+        focusing={"met": focusing_met, "state": foc_state, "why_not_tested": foc_why if foc_state == NOT_TESTED
+                  else None, "focusing": focusing, "focusing_threshold": thresholds.focusing_threshold,
+                  "vs_untrained": untrained.get("focusing"), "specificity": FOCUSING_SPECIFICITY},
         thresholds=thresholds.to_dict(), null=null)

@@ -67,9 +67,12 @@ class GeometryConfig(ManifoldOptions):
                                    min=0, max=1)
     orth_layer_fraction: float = option(0.50, "verdict: share of layers that must be orthogonal", min=0, max=1)
     focusing_threshold: float = option(0.30, "verdict: attention focusing needed", min=-1, max=1)
-    null: str = option("init:3", "untrained null models measured on the same prompts, which each verdict criterion "
-                                 "must beat: init:N (fresh initialisations) | step0 | a model spec | off; "
-                                 "comma-separated for several")
+    keys_margin: float = option(2.0, "verdict: keys count as near-orthogonal when their mean |cos| is at most this "
+                                     "times the untrained copies' (non-inferiority)", min=1)
+    null: str = option("auto", "untrained null models, each drawing its own sample the same way, which each verdict "
+                               "criterion is tested against: auto (init:N, N from the model's size: 19 up to 200M "
+                               "parameters) | init:N (fresh initialisations) | step0 | a model spec | off; "
+                               "comma-separated for several")
     definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
         "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
                      "side by side (METHODS.md section 11) | paper-code-as-released: the same plus the released "
@@ -90,16 +93,19 @@ def candidate_prompts(ctx, corpus: str | None = None):
     return suite_prompts(ctx, n_windtunnel=N_WINDTUNNEL_CANDIDATES, corpus=corpus or ctx.options.corpus)
 
 
-def stratified_prompts(ctx, candidates, work_dir: Path, label: str):
-    """The stratified-entropy sample of `candidates` (METHODS.md section 6) and what was done.
-    With n_per_quintile 0, or an encoder (no next-token entropy), every candidate is kept."""
+def stratified_prompts(ctx, candidates, work_dir: Path, label: str, loaded=None):
+    """The stratified-entropy sample of `candidates` (METHODS.md section 6) under `loaded` (default:
+    the suite's model; an untrained null draws its own sample from the same candidates the same
+    way) and what was done. With n_per_quintile 0 every candidate is kept; an encoder (no
+    next-token entropy) draws uniformly."""
     config, seed = ctx.options, ctx.seed
-    n_layers = ctx.loaded.adapter.shape.n_layers
+    loaded = loaded or ctx.loaded
+    n_layers = loaded.adapter.shape.n_layers
     balanced = None
     if config.max_per_final_token:
-        candidates, balanced = balance_final_tokens(ctx.loaded.tokenizer, candidates, config.max_per_final_token,
+        candidates, balanced = balance_final_tokens(loaded.tokenizer, candidates, config.max_per_final_token,
                                                     ctx.run.max_tokens, seed)
-    chosen, record = _stratified(ctx, candidates, work_dir, label, config, seed, n_layers)
+    chosen, record = _stratified(ctx, loaded, candidates, work_dir, label, config, seed, n_layers)
     if balanced is not None:
         record["final_token_balance"] = balanced
     return chosen, record
@@ -124,17 +130,17 @@ def balance_final_tokens(tokenizer, candidates, cap: int, max_tokens, seed: int)
                   "n_distinct_final_tokens": len(set(finals))}
 
 
-def _stratified(ctx, candidates, work_dir, label, config, seed, n_layers):
+def _stratified(ctx, loaded, candidates, work_dir, label, config, seed, n_layers):
     if config.n_per_quintile == 0:
         return candidates, {"stratified": False, "why": "--n-per-quintile 0: every candidate", "n": len(candidates)}
-    if not ctx.loaded.adapter.has_next_token:  # an encoder: same sample size, drawn uniformly
+    if not loaded.adapter.has_next_token:  # an encoder: same sample size, drawn uniformly
         n = min(len(candidates), 5 * config.n_per_quintile)
         picks = np.random.default_rng(seed).choice(len(candidates), size=n, replace=False)
         chosen = [candidates[int(i)] for i in picks]
         return chosen, {"stratified": False, "n": n, "n_candidates": len(candidates), "seed": seed,
                         "ids": [p.id for p in chosen],
                         "why": "encoder: no next-token entropy to stratify by; drawn uniformly instead"}
-    scores = extract(ctx.loaded, candidates, ctx.extraction_config(layers=[n_layers - 1], readouts=(), tokens=[]),
+    scores = extract(loaded, candidates, ctx.extraction_config(layers=[n_layers - 1], readouts=(), tokens=[]),
                      out_dir=work_dir / f"candidates-{label}" if label else work_dir / "candidates",
                      progress=ctx.progress, label=f"{ctx.suite}: candidates" + (f" ({label})" if label else ""))
     entropy = scores["next_entropy_bits"]
@@ -232,15 +238,19 @@ def key_results(ctx) -> dict:
 def thresholds_of(config) -> VerdictThresholds:
     return VerdictThresholds(pc_threshold=config.pc_threshold, orth_threshold=config.orth_threshold,
                              orth_layer_fraction=config.orth_layer_fraction,
-                             focusing_threshold=config.focusing_threshold)
+                             focusing_threshold=config.focusing_threshold,
+                             keys_margin=getattr(config, "keys_margin", VerdictThresholds.keys_margin))
 
 
-def null_results(ctx, prompts, extraction, key_layer_mean) -> dict | None:
+def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
     """The same pipeline on each untrained null model (geomprobe.nulls), and the model against
     them: PC1 and PC1+PC2 of the last-layer readout, mean key |cos| over layers, attention
-    focusing (geomprobe.analysis.null_comparison). None with --null off."""
-    from geomprobe.analysis.null_comparison import compare_to_nulls, explained_share, focusing_of, mean_of
-    from geomprobe.nulls import null_model, null_specs
+    focusing (geomprobe.analysis.null_comparison). Each null draws its own stratified sample from
+    the same candidates by its own next-token entropy, as the model's was drawn by the model's: a
+    sample chosen by the model's entropy and reused for the nulls favours the model (METHODS.md
+    section 5.1). None with --null off."""
+    from geomprobe.analysis.null_comparison import compare_to_nulls, explained_share, focusing_of, mean_of, not_tested
+    from geomprobe.nulls import each_null, null_specs
     from geomprobe.weights import key_weight_stack
 
     config, seed = ctx.options, ctx.seed
@@ -249,19 +259,22 @@ def null_results(ctx, prompts, extraction, key_layer_mean) -> dict | None:
         return None
     model_rows = readout_matrix(extraction, config.readout)[:, -1]
     rows, entropies, key_means, per_null = [], [], [], []
-    for spec in specs:
-        with null_model(ctx.loaded, spec) as copy:
-            null_extraction = extract(copy, prompts, ctx.extraction_config(layers=None),
-                                      out_dir=ctx.work / "nulls" / spec.name / "extraction", progress=ctx.progress,
-                                      label=f"geometry: {spec.name}")
-            keys = key_orthogonality(key_weight_stack(copy, fold_ln=config.fold_ln), threshold=config.orth_threshold,
-                                     ln_folded=config.fold_ln, seed=seed).to_dict()
+    for spec, copy in each_null(ctx.loaded, specs):
+        work = ctx.work / "nulls" / spec.name
+        prompts, sample = stratified_prompts(ctx, candidates, work, label="", loaded=copy)
+        atomic_write_json(work / "sample.json", sample)
+        null_extraction = extract(copy, prompts, ctx.extraction_config(layers=None), out_dir=work / "extraction",
+                                  progress=ctx.progress, label=f"geometry: {spec.name}")
+        keys = key_orthogonality(key_weight_stack(copy, fold_ln=config.fold_ln), threshold=config.orth_threshold,
+                                 ln_folded=config.fold_ln, seed=seed).to_dict()
         stack = readout_matrix(null_extraction, config.readout)
         matrix = stack[:, -1]
         rows.append(matrix)
         entropies.append(null_extraction["attn_entropy_bits"])
         key_means.append(np.asarray(keys["layer_mean"], dtype=np.float64))
-        entry = {**spec.to_dict(), "pc1": None, "pc12": None, "focusing": None,
+        entry = {**spec.to_dict(), "pc1": None, "pc12": None, "focusing": None, "n_prompts": len(prompts),
+                 "sample": "sample.json (its own stratified draw from the candidates)",
+                 "n_prompts_shared_with_model": len({p.id for p in prompts} & set(extraction.prompt_ids)),
                  "key_layer_mean": keys["layer_mean"], "key_fraction_below": keys["fraction_below"],
                  "hbar_bits": [float(v) for v in np.nanmean(null_extraction["attn_entropy_bits"].mean(axis=2), axis=0)]}
         for name, statistic in (("pc1", explained_share(1)), ("pc12", explained_share(2)), ("focusing", focusing_of)):
@@ -288,15 +301,15 @@ def null_results(ctx, prompts, extraction, key_layer_mean) -> dict | None:
              "attention focusing 1 - H(L-1)/H(0)")]
     for name, statistic, model, nulls, higher, unit, label in plan:
         try:
-            comparisons[name] = compare_to_nulls(statistic, model, nulls, higher_is_better=higher, n_boot=config.n_boot,
-                                                 seed=seed, unit=unit, name=label)
+            comparisons[name] = compare_to_nulls(statistic, model, nulls, higher_is_better=higher, unit=unit, name=label)
         except ValueError as error:
-            comparisons[name] = {"statistic": label, "status": "not measured", "note": str(error)}
+            comparisons[name] = not_tested(label, str(error))
     description = ", ".join(spec.name for spec in specs)
     return {"spec": config.null, "description": description, "models": per_null, "comparisons": comparisons,
-            "note": "each null is the same architecture untrained, run through the same pipeline on the same "
-                    "prompts; a criterion holds only when the model beats the nulls (paired-bootstrap CI of the "
-                    "difference excludes 0)"}
+            "note": "each null is the same architecture untrained, run through the same pipeline: its own stratified "
+                    "sample from the same candidates (by its own next-token entropy), the same extraction; a "
+                    "criterion holds only when the model's value ranks above the copies' (keys: within a margin of "
+                    "them), METHODS.md section 5.1"}
 
 
 def final_token_counts(tokenizer, prompts, max_tokens) -> dict:
@@ -311,7 +324,9 @@ def final_token_counts(tokenizer, prompts, max_tokens) -> dict:
     return {"n_prompts": len(prompts), "n_distinct": len(finals), "most_common": common}
 
 
-def geometry_results(ctx, extraction, prompts=None) -> dict:
+def geometry_results(ctx, extraction, prompts=None, candidates=None) -> dict:
+    """candidates: the pool the sample was drawn from (each untrained null draws its own sample
+    from it); None: the prompts themselves."""
     config = ctx.options
     manifold = manifold_results(extraction, config.readout, config, ctx.seed)
     if prompts is not None:
@@ -319,11 +334,10 @@ def geometry_results(ctx, extraction, prompts=None) -> dict:
     keys = key_results(ctx)
     focusing = attention_focusing(extraction["attn_entropy_bits"], extraction["n_visible_keys"],
                                   n_boot=config.n_boot, seed=ctx.seed).to_dict()
-    nulls = null_results(ctx, prompts, extraction, keys["layer_mean"]) if prompts is not None else None
-    usable = {name: cmp for name, cmp in ((nulls or {}).get("comparisons") or {}).items()
-              if cmp.get("status") != "not measured"}
+    nulls = (null_results(ctx, candidates if candidates is not None else prompts, extraction, keys["layer_mean"])
+             if prompts is not None else None)
     judged = verdict(manifold["pc1"], manifold["pc12"], manifold["above_shuffle_null"], keys["fraction_below"],
-                     focusing["focusing"], thresholds=thresholds_of(config), untrained=usable,
+                     focusing["focusing"], thresholds=thresholds_of(config), untrained=(nulls or {}).get("comparisons"),
                      null=None if nulls is None else nulls["description"])
     out = {"value_manifold": manifold, "key_orthogonality": keys, "attention_focusing": focusing,
            "untrained_null": nulls, "verdict": judged.to_dict(), "definitions": getattr(config, "definitions", "geomprobe")}
@@ -380,7 +394,7 @@ def run_geometry_suite(ctx) -> dict:
     results = ctx.write_results({
         "shape": dict(ctx.loaded.adapter.shape.__dict__),
         "prompts": {"source": source, "n": len(prompts), "stratified": sample["stratified"]},
-        **geometry_results(ctx, extraction, prompts)})
+        **geometry_results(ctx, extraction, prompts, candidates)})
     if ctx.progress:
         print_summary(results)
     return results
@@ -399,11 +413,13 @@ def _vs_untrained(results: dict, name: str) -> tuple[str, str]:
     cmp = ((results.get("untrained_null") or {}).get("comparisons") or {}).get(name)
     if not cmp:
         return "-", "no null"
-    if cmp.get("status") == "not measured":
-        return "-", "not measured"
-    from geomprobe.analysis.null_comparison import difference_text
+    if cmp.get("status") in ("not tested", "not measured"):
+        return "-", "not tested"
+    from geomprobe.analysis.null_comparison import difference_text, test_text
+    from geomprobe.analysis.verdict import _key_words
 
-    return f"{cmp['null_mean']:.3f}", f"{difference_text(cmp)}: {cmp['status']}"
+    status = _key_words(cmp["status"]) if name == "keys" else cmp["status"]
+    return f"{cmp['null_mean']:.3f}", f"{difference_text(cmp)}: {status} ({test_text(cmp)})"
 
 
 def print_summary(results: dict) -> None:

@@ -55,9 +55,10 @@ class MechanismsConfig(SuiteConfig):
     curves: Literal["auto", "off"] = option("auto", "frame-precision curves from the model directory's "
                                                     "checkpoints, when it has them")
     init_seeds: int = option(3, "freshly initialised copies for the layer-0 frame's untrained baselines", min=0)
-    null: str = option("init:3", "untrained null models (init:N fresh initialisations, step0, a checkpoint spec, or "
-                                 "off) read on the same sequences: evidence mass, Q-K cosine contrast and focusing "
-                                 "are compared with theirs")
+    null: str = option("auto", "untrained null models (auto: init:N, N from the model's size, 19 up to 200M "
+                               "parameters; init:N fresh initialisations, step0, a checkpoint spec, or off) read on "
+                               "the same sequences: evidence mass, Q-K cosine contrast and focusing are compared with "
+                               "theirs")
 
     def check(self) -> None:
         from geomprobe.nulls import null_specs
@@ -137,10 +138,10 @@ NULL_STATISTICS = {
 def null_alignment(ctx, model_rows: dict, rows_of, last_only: bool) -> dict | None:
     """The same rows read from each untrained null model (geomprobe.nulls) on the same sequences,
     and the model's evidence mass, cosine contrast and focusing against theirs. None with --null off."""
-    from geomprobe.analysis.null_comparison import compare_to_nulls, focusing_of
+    from geomprobe.analysis.null_comparison import compare_to_nulls, focusing_of, not_tested
     from geomprobe.nulls import null_model, null_specs
 
-    config, seed = ctx.options, ctx.seed
+    config = ctx.options
     specs = null_specs(config.null, ctx.loaded)
     if not specs:
         return None
@@ -170,14 +171,13 @@ def null_alignment(ctx, model_rows: dict, rows_of, last_only: bool) -> dict | No
             continue
         try:
             comparisons[name] = compare_to_nulls(statistic or focusing_of, model_units[name],
-                                                 [units[name] for units in null_units], n_boot=config.n_boot,
-                                                 seed=seed, unit="sequences", name=label)
+                                                 [units[name] for units in null_units], unit="sequences", name=label)
         except ValueError as error:
-            comparisons[name] = {"statistic": label, "status": "not measured", "note": str(error)}
+            comparisons[name] = not_tested(label, str(error))
     return {"spec": config.null, "description": ", ".join(spec.name for spec in specs), "models": per_null,
             "comparisons": comparisons,
-            "note": "the same sequences read from untrained copies of the same architecture; each comparison "
-                    "resamples sequences jointly for the model and the copies (paired bootstrap)"}
+            "note": "the same sequences read from untrained copies of the same architecture; the model's value "
+                    "is ranked among the copies' (geomprobe.analysis.null_comparison: exchangeability test)"}
 
 
 def frame_results(loaded, task, config, seed: int) -> dict:

@@ -1,0 +1,190 @@
+"""What the verdict's criteria can and cannot tell (issue 24, METHODS.md sections 4, 5 and 5.1).
+
+- Specificity of focusing: a GPT-NeoX of the tiny shape trained for a few hundred steps to copy a
+  sequence (the next token is determined: no posterior to track) focuses its attention far more
+  than its untrained copies: the criterion detects learned retrieval, and the verdict says so.
+- A planted model with all three signatures gets `full`, so `full` is reachable with nulls on.
+- Fail closed: a comparison that cannot be computed makes its criterion "not tested", never met.
+"""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from geomprobe.analysis.null_comparison import ABOVE, NOT_TESTED, SAME, not_tested
+from geomprobe.analysis.verdict import verdict
+from geomprobe.config import RunConfig
+from geomprobe.nulls import fresh_copy
+from geomprobe.prompts import Prompt
+from geomprobe.runner import run
+from geomprobe.suites.geometry import GeometryConfig
+
+N_SYMBOLS, HALF = 24, 6
+
+
+def _copy_task_model(path, steps: int = 300, seed: int = 0):
+    """A 2-layer GPT-NeoX (width 64) trained to repeat a random sequence of HALF symbols after a
+    separator, saved with its word-level tokenizer; returns (directory, copy accuracy)."""
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+
+    from geomprobe.windtunnel.tokenizer import task_tokenizer
+
+    vocab = ["<pad>", "<bos>", "<unk>", "|"] + [f"s{i}" for i in range(N_SYMBOLS)]
+    tokenizer = task_tokenizer(vocab)
+    torch.manual_seed(seed)
+    config = GPTNeoXConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=128, max_position_embeddings=32, pad_token_id=0, bos_token_id=1,
+                           eos_token_id=1, attn_implementation="eager")
+    model = GPTNeoXForCausalLM(config)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    rng = np.random.default_rng(seed)
+
+    def batch(n):
+        symbols = rng.integers(4, len(vocab), size=(n, HALF))
+        rows = np.c_[np.ones((n, 1), int), symbols, np.full((n, 1), 3), symbols]
+        return torch.as_tensor(rows)
+
+    for _ in range(steps):
+        rows = batch(64)
+        logits = model(rows).logits[:, HALF + 1:-1]  # predictions of the copied half
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[:, HALF + 2:].reshape(-1))
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+    model.eval()
+    with torch.no_grad():
+        rows = batch(256)
+        accuracy = float((model(rows).logits[:, HALF + 1:-1].argmax(-1) == rows[:, HALF + 2:]).float().mean())
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return str(path), accuracy, vocab
+
+
+def _copy_prompts(vocab, n: int = 40, seed: int = 1) -> list[Prompt]:
+    """Sequences cut inside the copied half, so the next token is determined by the context."""
+    rng = np.random.default_rng(seed)
+    prompts = []
+    for i in range(n):
+        symbols = [vocab[j] for j in rng.integers(4, len(vocab), size=HALF)]
+        cut = 1 + i % (HALF - 1)
+        prompts.append(Prompt(id=f"copy-{i}", text=" ".join(symbols + ["|"] + symbols[:cut]), domain="copy",
+                              source="test"))
+    return prompts
+
+
+def _prompt_file(path, prompts):
+    path.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in prompts))
+    return str(path)
+
+
+def test_a_copy_task_model_meets_focusing_so_focusing_is_retrieval_not_inference(tmp_path, one_thread):
+    directory, accuracy, vocab = _copy_task_model(tmp_path / "copy")
+    assert accuracy > 0.9  # it learned to copy: attention must find the earlier occurrence
+    prompts = _prompt_file(tmp_path / "copy.jsonl", _copy_prompts(vocab))
+    run(RunConfig(model=directory, prompts=prompts, out=str(tmp_path / "run")),
+        GeometryConfig(n_per_quintile=0, n_boot=100, n_null=20, init_seeds=1, null="init:5"), progress=False)
+    results = json.loads((tmp_path / "run" / "geometry" / "results.json").read_text())
+    focusing = results["untrained_null"]["comparisons"]["focusing"]
+    # untrained copies attend almost uniformly; the copy model focuses
+    assert abs(focusing["null_mean"]) < 0.1 and focusing["model"] > 0.3
+    assert focusing["status"] == ABOVE and results["verdict"]["focusing"]["met"]
+    assert "copy task" in results["verdict"]["focusing"]["specificity"]
+    assert "learned retrieval" in results["verdict"]["summary"]
+
+
+def _planted(loaded, seed: int = 5):
+    """Every signature planted in a tiny Llama: W_K rows orthonormal in every layer (|cos| 0), a
+    rank-one last-layer W_V (PC1 = 1), layer 0 attending uniformly (W_Q = 0) and every later layer
+    attending to the final token itself (W_Q = 40 W_K per query head: the self score is the
+    largest, rotary leaves it unrotated)."""
+    model = fresh_copy(loaded, seed).model
+    config = model.config
+    d_model, head_dim = config.hidden_size, config.hidden_size // config.num_attention_heads
+    group = config.num_attention_heads // config.num_key_value_heads
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for index, block in enumerate(model.model.layers):
+            attention = block.self_attn
+            basis, _ = torch.linalg.qr(torch.randn(d_model, d_model, generator=generator))
+            attention.k_proj.weight.copy_(basis[:, : attention.k_proj.weight.shape[0]].T)
+            keys = attention.k_proj.weight.reshape(config.num_key_value_heads, head_dim, d_model)
+            queries = keys.repeat_interleave(group, dim=0).reshape(-1, d_model)
+            attention.q_proj.weight.copy_(0 * queries if index == 0 else 40 * queries)
+        values = model.model.layers[-1].self_attn.v_proj.weight
+        values.copy_(torch.outer(torch.randn(values.shape[0], generator=generator),
+                                 torch.randn(d_model, generator=generator)) / d_model ** 0.5)
+    return model
+
+
+def test_a_planted_model_gets_full_with_nulls_on(tmp_path, load_tiny, demo_prompts, one_thread):
+    loaded = load_tiny("tiny-llama")
+    path = tmp_path / "planted"
+    _planted(loaded).save_pretrained(path)
+    loaded.tokenizer.save_pretrained(path)
+    prompts = _prompt_file(tmp_path / "prompts.jsonl", demo_prompts[:40])
+    run(RunConfig(model=str(path), prompts=prompts, out=str(tmp_path / "run")),
+        GeometryConfig(n_per_quintile=0, n_boot=100, n_null=20, init_seeds=1, null="init:4"), progress=False)
+    results = json.loads((tmp_path / "run" / "geometry" / "results.json").read_text())
+    comparisons = results["untrained_null"]["comparisons"]
+    assert comparisons["pc1"]["status"] == ABOVE and comparisons["focusing"]["status"] == ABOVE
+    assert results["verdict"]["keys"]["non_inferiority"]["met"]
+    assert results["verdict"]["label"] == "full", results["verdict"]["summary"]
+
+
+def _cmp(status, model=0.5, nulls=(0.1, 0.12, 0.09)):
+    return {"status": status, "model": model, "nulls": list(nulls), "null_mean": float(np.mean(nulls)),
+            "difference": {"value": model - float(np.mean(nulls)), "ci95": [None, None]}}
+
+
+def test_fail_closed_a_comparison_not_computed_is_never_met():
+    everything = {"pc1": _cmp(ABOVE), "pc12": _cmp(ABOVE), "keys": _cmp(SAME, 0.1, (0.1, 0.1, 0.11)),
+                  "focusing": _cmp(ABOVE)}
+    full = verdict(0.6, 0.7, True, 1.0, 0.8, untrained=everything, null="init:3")
+    assert full.label == "full"
+    # the same numbers, with the keys and focusing comparisons not computable: not tested, not met
+    broken = {**everything, "keys": not_tested("keys", "no null value"), "focusing": not_tested("focusing", "boom")}
+    judged = verdict(0.6, 0.7, True, 1.0, 0.8, untrained=broken, null="init:3")
+    assert judged.label == "absent" and judged.n_met == 1 and judged.n_not_tested == 2
+    assert judged.keys["state"] == NOT_TESTED and judged.focusing["state"] == NOT_TESTED
+    assert "[not tested: boom]" in judged.summary()
+    # a comparison missing altogether (nulls on) is not tested either
+    missing = verdict(0.6, 0.7, True, 1.0, 0.8, untrained={"pc1": _cmp(ABOVE)}, null="init:3")
+    assert missing.n_met == 1 and missing.keys["state"] == NOT_TESTED
+    # with all comparisons indistinguishable the same numbers give absent, never partial
+    same = {**{name: _cmp(SAME) for name in ("pc1", "pc12", "focusing")}, "keys": everything["keys"]}
+    assert verdict(0.6, 0.7, True, 1.0, 0.8, untrained=same, null="init:3").n_met == 1  # keys: a level, met
+
+
+@pytest.mark.parametrize("model, met", [(0.18, True), (0.25, False)])
+def test_keys_are_a_level_within_a_margin_of_untrained(model, met):
+    """Untrained copies at 0.10 with almost no spread: 0.18 is within 2x of their lower bound, 0.25 is not; neither is
+    'more orthogonal than untrained', which no trained model reaches."""
+    keys = _cmp(SAME, model, (0.0957, 0.1001, 0.1021))
+    judged = verdict(0.1, 0.2, True, 1.0, 0.1, untrained={"keys": keys}, null="init:3")
+    assert judged.keys["met"] is met and judged.keys["non_inferiority"]["limit"] == pytest.approx(0.1876, abs=0.001)
+
+
+def test_untrained_models_sit_at_z_zero_against_their_own_nulls(tmp_path, load_tiny, demo_prompts, one_thread):
+    """The same prompts seen the same way: untrained tiny-Llama "models" (seeds 20-29), each
+    through the geometry suite with 10 untrained copies that draw their own stratified samples.
+    Exchangeable by construction, so z = (model - null mean) / null sd averages about 0 (with the
+    model's sample reused for the copies it averaged +1.04, se 0.35) and "above untrained" is rare."""
+    loaded = load_tiny("tiny-llama")
+    prompts = _prompt_file(tmp_path / "prompts.jsonl", demo_prompts)
+    z, above = [], 0
+    for seed in range(20, 30):
+        path = tmp_path / f"untrained-{seed}"
+        fresh_copy(loaded, seed).model.save_pretrained(path)
+        loaded.tokenizer.save_pretrained(path)
+        run(RunConfig(model=str(path), prompts=prompts, out=str(tmp_path / f"run-{seed}")),
+            GeometryConfig(n_per_quintile=4, n_boot=20, n_null=10, init_seeds=0, step0="off", null="init:10"),
+            progress=False)
+        cmp = json.loads((tmp_path / f"run-{seed}" / "geometry" / "results.json").read_text())[
+            "untrained_null"]["comparisons"]["pc1"]
+        z.append((cmp["model"] - cmp["null_mean"]) / cmp["null_sd"])
+        above += cmp["status"] == ABOVE
+    # mean of 10 z's: sd about 0.33 under exchangeability; the old shared sample gave +1.04
+    assert abs(float(np.mean(z))) < 0.7, z
+    assert above <= 2, z
