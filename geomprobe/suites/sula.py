@@ -84,9 +84,9 @@ class SulaConfig(SulaPromptOptions):
     controls: tuple[Control, ...] = option(CONTROLS, "comma-separated controls, or all | none",
                                            aliases={"all": CONTROLS, "none": ()})
     readout: Readout = option("values", "what the axis is fitted on")
-    null: str = option("init:3", "untrained null models measured on the main prompts (MAE and the controlled "
-                                 "rho): init:N (fresh initialisations) | step0 | a model spec | off; "
-                                 "comma-separated for several")
+    null: str = option("auto", "untrained null models measured on the main prompts (MAE and the controlled "
+                               "rho): auto (init:N, N from the model's size: 19 up to 200M parameters) | init:N "
+                               "(fresh initialisations) | step0 | a model spec | off; comma-separated for several")
     definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
         "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
                      "side by side (METHODS.md section 11) | paper-code-as-released: the same plus the released "
@@ -329,8 +329,8 @@ def abs_rho_given_k(rows) -> float:
 def null_results(ctx, spec, choice, records, last: int, readout: str, model_error, model_pc1) -> dict | None:
     """The main condition on each untrained null model (geomprobe.nulls): its SULA MAE and its
     controlled |rho(PC1, H_bayes) given k| on its own axis, and the model against them."""
-    from geomprobe.analysis.null_comparison import compare_to_nulls, mean_of
-    from geomprobe.nulls import null_model, null_specs
+    from geomprobe.analysis.null_comparison import compare_to_nulls, mean_of, not_tested
+    from geomprobe.nulls import each_null, null_specs
 
     specs = null_specs(ctx.options.null, ctx.loaded)
     if not specs:
@@ -339,12 +339,11 @@ def null_results(ctx, spec, choice, records, last: int, readout: str, model_erro
     k = np.array([r.k for r in records], dtype=np.float64)
     tokens = [choice.token_strings[w] for w in spec.pair("main")]
     errors, coords, per_null = [], [], []
-    for null in specs:
-        with null_model(ctx.loaded, null) as copy:
-            extraction = extract(copy, [r.to_prompt() for r in records],
-                                 ctx.extraction_config(layers=[last], readouts=(readout,), tokens=tokens),
-                                 out_dir=ctx.work / "nulls" / null.name / "extraction-main", progress=ctx.progress,
-                                 label=f"sula: {null.name}, main")
+    for null, copy in each_null(ctx.loaded, specs):
+        extraction = extract(copy, [r.to_prompt() for r in records],
+                             ctx.extraction_config(layers=[last], readouts=(readout,), tokens=tokens),
+                             out_dir=ctx.work / "nulls" / null.name / "extraction-main", progress=ctx.progress,
+                             label=f"sula: {null.name}, main")
         side = restrict_to_labels(extraction["token_probs"])
         vectors = extraction[readout][:, 0].reshape(len(records), -1)
         entry = {**null.to_dict(), "mae_bits": float(np.mean(np.abs(side["H_model"] - H_bayes))),
@@ -367,10 +366,9 @@ def null_results(ctx, spec, choice, records, last: int, readout: str, model_erro
              "|Spearman partial rho(PC1, H_bayes) given k|, each model on its own axis")]
     for name, statistic, model, nulls, higher, label in plan:
         try:
-            comparisons[name] = compare_to_nulls(statistic, model, nulls, higher_is_better=higher,
-                                                 n_boot=ctx.options.n_boot, seed=ctx.seed, name=label)
+            comparisons[name] = compare_to_nulls(statistic, model, nulls, higher_is_better=higher, name=label)
         except ValueError as error:
-            comparisons[name] = {"statistic": label, "status": "not measured", "note": str(error)}
+            comparisons[name] = not_tested(label, str(error))
     return {"spec": ctx.options.null, "description": ", ".join(n.name for n in specs), "models": per_null,
             "comparisons": comparisons,
             "note": "the main SULA prompts on untrained copies of the same architecture, through the same "
