@@ -128,7 +128,7 @@ def null_gains(ctx, chosen: dict, matrices: dict) -> dict | None:
     PC1+PC2 gain over the mixed set against the same gain of the untrained copies (resampled
     within each set)."""
     from geomprobe.analysis.null_comparison import compare_to_nulls, not_tested, share_gain
-    from geomprobe.nulls import null_model, null_specs
+    from geomprobe.nulls import each_null, null_specs
 
     config = ctx.options
     specs = null_specs(config.null, ctx.loaded)
@@ -136,15 +136,14 @@ def null_gains(ctx, chosen: dict, matrices: dict) -> dict | None:
         return None
     last = ctx.loaded.adapter.shape.n_layers - 1
     null_matrices, per_null = [], []
-    for spec in specs:
+    for spec, copy in each_null(ctx.loaded, specs):
         rows = {}
-        with null_model(ctx.loaded, spec) as copy:
-            for label, prompts in chosen.items():
-                extraction = extract(copy, prompts, ctx.extraction_config(layers=[last]),
-                                     out_dir=ctx.work / "nulls" / spec.name / f"extraction-{label}", progress=ctx.progress,
-                                     label=f"domain: {spec.name}, {label}")
-                matrix = readout_matrix(extraction, config.readout)
-                rows[label] = matrix[:, -1].reshape(len(matrix), -1)
+        for label, prompts in chosen.items():
+            extraction = extract(copy, prompts, ctx.extraction_config(layers=[last]),
+                                 out_dir=ctx.work / "nulls" / spec.name / f"extraction-{label}", progress=ctx.progress,
+                                 label=f"domain: {spec.name}, {label}")
+            matrix = readout_matrix(extraction, config.readout)
+            rows[label] = matrix[:, -1].reshape(len(matrix), -1)
         null_matrices.append(rows)
         per_null.append(spec.to_dict())
     comparisons = {}

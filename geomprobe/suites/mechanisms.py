@@ -139,7 +139,7 @@ def null_alignment(ctx, model_rows: dict, rows_of, last_only: bool) -> dict | No
     """The same rows read from each untrained null model (geomprobe.nulls) on the same sequences,
     and the model's evidence mass, cosine contrast and focusing against theirs. None with --null off."""
     from geomprobe.analysis.null_comparison import compare_to_nulls, focusing_of, not_tested
-    from geomprobe.nulls import null_model, null_specs
+    from geomprobe.nulls import each_null, null_specs
 
     config = ctx.options
     specs = null_specs(config.null, ctx.loaded)
@@ -147,9 +147,8 @@ def null_alignment(ctx, model_rows: dict, rows_of, last_only: bool) -> dict | No
         return None
     model_units = _null_units(model_rows, last_only)
     null_units, per_null = [], []
-    for spec in specs:
-        with null_model(ctx.loaded, spec) as copy:
-            rows = rows_of(copy)
+    for spec, copy in each_null(ctx.loaded, specs):
+        rows = rows_of(copy)
         _save_sample(ctx.work / "nulls" / spec.name / "qk_rows.npz", rows)
         units = _null_units(rows, last_only)
         entry = {**spec.to_dict()}
