@@ -1437,7 +1437,7 @@ def _untrained_panel(run: RunData, suite: str) -> Figure | None:
     if not nulls:
         return None
     panels = [(name, cmp) for name, cmp in (nulls.get("comparisons") or {}).items()
-              if cmp.get("status") != "not measured"]
+              if cmp.get("status") not in ("not measured", "not tested")]
     if not panels:
         return None
     titles = UNTRAINED_TITLES.get(suite, {})

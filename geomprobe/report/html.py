@@ -276,18 +276,25 @@ def _unique_names(paths: list[Path]) -> list[str]:
 
 
 def _mark(met) -> str:
+    """met: a criterion's state ("met" | "not met" | "not tested") or, from older results, a bool."""
     if met is None:
         return '<span class="na">n/a</span>'
-    return '<span class="yes">met</span>' if met else '<span class="no">not met</span>'
+    if met == "not tested":
+        return '<span class="na">not tested</span>'
+    return '<span class="yes">met</span>' if met in (True, "met") else '<span class="no">not met</span>'
 
 
 def _versus_untrained(cmp) -> str:
     """'; better than untrained copies (0.359 vs 0.254)', or '' when none was measured. The status
     (geomprobe.analysis.null_comparison) is on the favourable side: "below untrained" of a
     lower-is-better statistic is a model value above the copies'."""
-    if not isinstance(cmp, dict) or cmp.get("status") in (None, "not measured"):
+    if not isinstance(cmp, dict) or cmp.get("status") in (None, "not measured", "not tested"):
         return ""
     words = UNTRAINED_WORDS.get(cmp["status"], str(cmp["status"]))
+    if not cmp.get("higher_is_better", True):
+        from geomprobe.analysis.verdict import _key_words
+
+        words = _key_words(cmp["status"])
     better = "" if cmp.get("higher_is_better", True) else "; lower is better"
     return f"; {words} ({fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}{better})"
 
@@ -324,18 +331,22 @@ def verdict_sentences(run: RunData) -> tuple[list[str], list[str]]:
         say(vm.get("met"), f"a value manifold: PC1 {pct(vm.get('pc1'))}, PC1+PC2 {pct(vm.get('pc12'))} of variance "
             f"(threshold {pct(vm.get('pc_threshold'))}; above the shuffle null: PC1 {_yes(above.get('pc1'))}, "
             f"PC1+PC2 {_yes(above.get('pc12'))})"
-            + _versus_untrained((vm.get("vs_untrained") or {}).get((vm.get("passed_by") or ["pc1"])[0])))
+            + _versus_untrained((vm.get("vs_untrained") or {}).get((vm.get("passed_by") or ["pc12"])[0])))
     order = _entropy_order_words((geometry.get("value_manifold") or {}).get("rho_pc1_entropy_raw"),
                                  "value PC1", "0.65-0.80")
     if order:
         say(*order)
     if keys:
-        say(keys.get("met"), f"orthogonal keys: {pct(keys.get('fraction_below'))} of layers with mean |cos| below "
-            f"{fmt(keys.get('orth_threshold'), '.2f')} (needed {pct(keys.get('orth_layer_fraction'))})"
+        level = keys.get("non_inferiority") or {}
+        within = "" if not level else (f"; {'within' if level.get('met') else 'not within'} "
+                                       f"{fmt(level.get('margin'), 'g')}x untrained (a level random networks have)")
+        say(keys.get("met"), f"near-orthogonal keys: {pct(keys.get('fraction_below'))} of layers with mean |cos| below "
+            f"{fmt(keys.get('orth_threshold'), '.2f')} (needed {pct(keys.get('orth_layer_fraction'))}){within}"
             + _versus_untrained(keys.get("vs_untrained")))
     if focus:
-        say(focus.get("met"), f"attention focusing: 1 - H(L-1)/H(0) = {pct(focus.get('focusing'))} (threshold "
-            f"{pct(focus.get('focusing_threshold'))})" + _versus_untrained(focus.get("vs_untrained")))
+        say(focus.get("met"), f"attention focusing (learned retrieval; a copy-task model shows it too): 1 - "
+            f"H(L-1)/H(0) = {pct(focus.get('focusing'))} (threshold {pct(focus.get('focusing_threshold'))})"
+            + _versus_untrained(focus.get("vs_untrained")))
     sula = run.results.get("sula") or {}
     main = (sula.get("conditions") or {}).get("main")
     if isinstance(main, dict):
@@ -401,7 +412,7 @@ def _sula_summary(run: RunData) -> str:
     nulls = (run.results.get("sula") or {}).get("untrained_null") or {}
     for name, label in (("mae_bits", "MAE"), ("abs_rho_pc1_H_bayes_given_k", "|rho given k|")):
         cmp = (nulls.get("comparisons") or {}).get(name)
-        if cmp and cmp.get("status") != "not measured":
+        if cmp and cmp.get("status") not in ("not measured", "not tested"):
             rows.append((f"{label} vs untrained copies ({nulls.get('description')})",
                          _untrained_cells(cmp, label).strip(), "not reported"))
     body = "".join(f'<tr><td>{esc(a)}</td><td>{esc(b)}</td><td class="paper">{esc(c)}</td></tr>' for a, b, c in rows)
@@ -453,15 +464,18 @@ def _verdict_body(run: RunData, anchor: str) -> str:
                                f"{_yes(above.get('pc1'))}, PC1+PC2 {_yes(above.get('pc12'))}",
              _untrained_cells((vm.get("vs_untrained") or {}).get("pc1"), "PC1")
              + _untrained_cells((vm.get("vs_untrained") or {}).get("pc12"), "PC1+PC2"),
-             f"PC1 or PC1+PC2 > {pct(vm.get('pc_threshold'))}, above its shuffle null and above untrained",
-             vm.get("met")),
+             f"PC1+PC2 (>= PC1) > {pct(vm.get('pc_threshold'))}, above its shuffle null and above untrained",
+             vm.get("state") or vm.get("met")),
             ("key orthogonality", f"{pct(keys.get('fraction_below'))} of layers with mean |cos| < "
                                   f"{fmt(keys.get('orth_threshold'), '.2f')}",
              _untrained_cells(keys.get("vs_untrained"), "mean |cos|"),
-             f">= {pct(keys.get('orth_layer_fraction'))} of layers, and more orthogonal than untrained", keys.get("met")),
+             f">= {pct(keys.get('orth_layer_fraction'))} of layers, and within "
+             f"{fmt((keys.get('non_inferiority') or {}).get('margin', 2), 'g')}x the untrained value (a level random "
+             "networks have)", keys.get("state") or keys.get("met")),
             ("attention focusing", f"1 - H(L-1)/H(0) = {pct(focus.get('focusing'))}",
              _untrained_cells(focus.get("vs_untrained"), "focusing"),
-             f"> {pct(focus.get('focusing_threshold'))}, above untrained", focus.get("met")),
+             f"> {pct(focus.get('focusing_threshold'))}, above untrained (learned retrieval, not specific to "
+             "inference)", focus.get("state") or focus.get("met")),
         ]
         body = "".join(f"<tr><td>{esc(name)}</td><td>{esc(measured)}</td><td>{esc(null) or 'no null'}</td>"
                        f"<td>{esc(rule)}</td><td>{_mark(met)}</td></tr>"
@@ -492,10 +506,17 @@ def _verdict_body(run: RunData, anchor: str) -> str:
 
 def _untrained_cells(cmp, label: str) -> str:
     """'PC1 0.359 vs 0.307: indistinguishable from untrained (+0.051 [-0.004, +0.108]). ' or ''."""
-    if not cmp or cmp.get("status") == "not measured":
+    if not cmp:
         return ""
-    return (f"{label} {fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}: {cmp.get('status')} "
-            f"({difference_text(cmp)}). ")
+    if cmp.get("status") in ("not measured", "not tested"):
+        return f"{label}: not tested ({cmp.get('note')}). "
+    from geomprobe.analysis.null_comparison import test_text
+    from geomprobe.analysis.verdict import _key_words
+
+    status = cmp.get("status") if cmp.get("higher_is_better", True) else _key_words(cmp.get("status"))
+    test = test_text(cmp)
+    return (f"{label} {fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}: {status} "
+            f"({difference_text(cmp)}{'; ' + test if test else ''}). ")
 
 
 def _yes(value) -> str:
