@@ -608,6 +608,7 @@ class _Context:
 
     def __init__(self, target: ModelTarget, run, counter: TokenCounter, tokenizer=None):
         self.target, self.run, self.counter, self.tokenizer = target, run, counter, tokenizer
+        self.null_notes: dict[str, str] = {}  # suite -> what its untrained copies can decide
         self.arch = target.arch
         self._task = None
 
@@ -661,6 +662,12 @@ class _Context:
         from geomprobe.nulls import null_specs
 
         specs = null_specs(text, n_params=self.arch.n_params)
+        if specs:
+            from geomprobe.analysis.null_comparison import power_note
+
+            self.null_notes[suite] = power_note(len(specs)) + (f" (--null {text}: chosen from the model's "
+                                                               f"{self.arch.n_params / 1e6:.0f}M parameters)"
+                                                               if "auto" in text else "")
         for spec in specs:
             if spec.kind == "checkpoint" and spec.spec == "step0" and not self.target.pythia:
                 raise ConfigError(f"{suite} suite: --null step0: {self.target.spec} has no published untrained "
@@ -1487,6 +1494,8 @@ def plan(model_spec: str | None = None, suites="sula", run_config=None, device: 
             entry = planner(ctx, config)
         if entry.skipped and not explicit_all:
             entry.skipped += " (named on its own the run refuses it; --suite all skips it)"
+        elif name in ctx.null_notes:
+            entry.notes.append(ctx.null_notes[name])
         suite_plans.append(entry)
     return _assemble(target, run, device, suite_plans, device_memory, host_memory, device_name, counter)
 

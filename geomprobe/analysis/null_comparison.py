@@ -89,6 +89,17 @@ def power_at(n_nulls: int, rule: str, effect_sd: float, alpha: float = ALPHA) ->
         allowed, n_nulls, stats.norm.sf(effect_sd + z)), -12, 12)[0])
 
 
+def power_note(n_nulls: int, alpha: float = ALPHA) -> str:
+    """One line for the planner: what N untrained copies can decide (Gaussian nulls assumed for the power)."""
+    if n_nulls < 2:
+        return f"{n_nulls} untrained copy: no spread, nothing can be decided against it"
+    rule = "rank" if n_nulls >= RANK_RULE_MIN else "t"
+    mde = mde_sd(n_nulls, rule, alpha)
+    return (f"{n_nulls} untrained copies ({'rank rule' if rule == 'rank' else 'Gaussian t rule'}): a difference of "
+            f"{mde:.2f} copy sd is detected half the time, 2 sd {100 * power_at(n_nulls, rule, 2.0, alpha):.0f}% of "
+            f"the time (one-sided p <= {alpha})")
+
+
 def _rule_for(nulls: np.ndarray) -> tuple[str, str]:
     """(rule, why) for these null values."""
     n = len(nulls)
