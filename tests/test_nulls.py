@@ -172,3 +172,36 @@ def test_balancing_over_final_tokens(load_tiny, demo_prompts):
     assert record["n_candidates_after"] == len(kept) == sum(min(2, n) for n in before.values())
     with pytest.raises(ConfigError, match="fewer than 2 prompts"):
         balance_final_tokens(tokenizer, demo_prompts[:1], cap=1, max_tokens=None, seed=0)
+
+
+@pytest.mark.parametrize("n_nulls", [5, 10, 19])
+def test_the_exchangeability_test_keeps_its_level_and_has_the_power_it_states(n_nulls):
+    """Gaussian nulls, the model one more draw: "above untrained" at most 5% of the time (the rank
+    rule is exact, the t rule exact for Gaussian values); a model mde sd above the null mean is
+    detected about half the time, as the result says."""
+    from geomprobe.analysis.null_comparison import judge_against_nulls
+
+    rng = np.random.default_rng(n_nulls)
+    trials = 1500
+    null_draws = rng.standard_normal((trials, n_nulls))
+    same = [judge_against_nulls(rng.standard_normal(), row) for row in null_draws]
+    above = np.mean([r["status"] == ABOVE for r in same])
+    below = np.mean([r["status"] == BELOW for r in same])
+    assert above <= 0.05 + 0.017 and below <= 0.05 + 0.017  # 3 binomial se at 1500 trials
+    assert {r["rule"] for r in same} <= {"rank" if n_nulls >= 19 else "t", "rank"}
+    mde = same[0]["mde"]["sd"]
+    shifted = [judge_against_nulls(mde + rng.standard_normal(), row)["status"] == ABOVE for row in null_draws]
+    assert 0.5 - 0.06 < np.mean(shifted) < 0.5 + 0.06
+
+
+def test_heavy_tailed_nulls_fall_back_to_the_rank_rule():
+    """Cauchy null values (untrained focusing has a copy at z = -5.6): Shapiro-Wilk rejects, the
+    rank rule decides, and a model that is one more draw is still rarely "above untrained"."""
+    from geomprobe.analysis.null_comparison import judge_against_nulls
+
+    rng = np.random.default_rng(3)
+    results = [judge_against_nulls(rng.standard_cauchy(), rng.standard_cauchy(10)) for _ in range(800)]
+    assert np.mean([r["rule"] == "rank" for r in results]) > 0.5
+    assert np.mean([r["status"] == ABOVE for r in results]) <= 0.05 + 0.023
+    single = judge_against_nulls(1.0, [0.2])
+    assert single["status"] == SAME and single["rule"] == "none" and single["mde"]["sd"] is None
