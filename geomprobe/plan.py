@@ -816,8 +816,12 @@ def plan_domain(ctx: _Context, options) -> SuitePlan:
         out.sweeps += sweeps
         out.notes += notes
     nulls = ctx.nulls(options.null, "domain")
+    scoring = [sweep for sweep in out.sweeps if "next-token entropy" in sweep.what]
     for load in ctx.null_loads(nulls, DTYPE_BYTES[ctx.run.dtype]):
         out.loads.append(load)
+        for sweep in scoring:  # each null draws its own samples: it scores every corpus too
+            out.sweeps.append(Sweep(f"{load.what}: {sweep.what}", sweep.lengths, ctx.batch, layers=1,
+                                    readout_width=ctx.arch.n_heads, on="null"))
         for label, lengths in chosen.items():
             out.sweeps.append(Sweep(f"{load.what}: {label} sample", lengths, ctx.batch, layers=1,
                                     readout_width=ctx.readout_width((*ctx.run.readouts, options.readout)), on="null"))

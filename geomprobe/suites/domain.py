@@ -112,7 +112,7 @@ def run_domain_suite(ctx) -> dict:
         mixed, restricted = summary["mixed"], summary[label]
         summary[label]["gain_over_mixed"] = gain_over_mixed(mixed, restricted, matrices["mixed"], matrices[label],
                                                             max(200, config.n_boot // 2), seed)
-    nulls = null_gains(ctx, chosen, matrices)
+    nulls = null_gains(ctx, sets, matrices)
     if nulls is not None:
         for label in config.domains:
             summary[label]["gain_vs_untrained"] = nulls["comparisons"][f"pc12_gain_{label}"]
@@ -123,11 +123,13 @@ def run_domain_suite(ctx) -> dict:
     return results
 
 
-def null_gains(ctx, chosen: dict, matrices: dict) -> dict | None:
-    """Each set's prompts on the untrained null models (geomprobe.nulls), and each restricted set's
-    PC1+PC2 gain over the mixed set against the same gain of the untrained copies (resampled
-    within each set)."""
+def null_gains(ctx, sets: dict, matrices: dict) -> dict | None:
+    """Each set on the untrained null models (geomprobe.nulls), each copy drawing its own stratified
+    sample of every corpus by its own entropy (as the model's samples were drawn by the model's),
+    and each restricted set's PC1+PC2 gain over the mixed set against the same gain of the
+    untrained copies (geomprobe.analysis.null_comparison)."""
     from geomprobe.analysis.null_comparison import compare_to_nulls, not_tested, share_gain
+    from geomprobe.corpora import load_corpus
     from geomprobe.nulls import each_null, null_specs
 
     config = ctx.options
@@ -137,15 +139,18 @@ def null_gains(ctx, chosen: dict, matrices: dict) -> dict | None:
     last = ctx.loaded.adapter.shape.n_layers - 1
     null_matrices, per_null = [], []
     for spec, copy in each_null(ctx.loaded, specs):
-        rows = {}
-        for label, prompts in chosen.items():
+        rows, sizes = {}, {}
+        work = ctx.work / "nulls" / spec.name
+        for label, corpus in sets.items():
+            prompts, sample = stratified_prompts(ctx, load_corpus(corpus), work, label=label, loaded=copy)
+            atomic_write_json(work / f"sample-{label}.json", {"corpus": corpus, **sample})
             extraction = extract(copy, prompts, ctx.extraction_config(layers=[last]),
-                                 out_dir=ctx.work / "nulls" / spec.name / f"extraction-{label}", progress=ctx.progress,
+                                 out_dir=work / f"extraction-{label}", progress=ctx.progress,
                                  label=f"domain: {spec.name}, {label}")
             matrix = readout_matrix(extraction, config.readout)
-            rows[label] = matrix[:, -1].reshape(len(matrix), -1)
+            rows[label], sizes[label] = matrix[:, -1].reshape(len(matrix), -1), len(prompts)
         null_matrices.append(rows)
-        per_null.append(spec.to_dict())
+        per_null.append({**spec.to_dict(), "n_prompts": sizes})
     comparisons = {}
     for label in config.domains:
         def stacked(sets):
@@ -160,8 +165,9 @@ def null_gains(ctx, chosen: dict, matrices: dict) -> dict | None:
             comparisons[f"pc12_gain_{label}"] = not_tested(f"PC1+PC2 gain of {label} over mixed", str(error))
     return {"spec": config.null, "description": ", ".join(s.name for s in specs), "models": per_null,
             "comparisons": comparisons,
-            "note": "the same sampled prompts of every set on untrained copies; a gain means one inference mode only "
-                    "if it exceeds the gain an untrained network shows from the narrower vocabulary alone"}
+            "note": "every set on untrained copies, each drawing its own stratified samples from the same corpora; a "
+                    "gain means one inference mode only if it exceeds the gain an untrained network shows from the "
+                    "narrower vocabulary alone"}
 
 
 register_suite("domain", DomainConfig, run_domain_suite,
