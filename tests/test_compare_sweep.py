@@ -29,7 +29,7 @@ from geomprobe.suites.geometry import GeometryConfig
 from geomprobe.suites.mechanisms import MechanismsConfig
 from geomprobe.suites.sula import SulaConfig
 
-SMALL = dict(n_per_quintile=5, n_boot=50, n_null=20, init_seeds=1)
+SMALL = dict(n_per_quintile=5, n_boot=50, n_null=20, init_seeds=1, null="init:3")
 
 
 def write_prompts(path, prompts):
