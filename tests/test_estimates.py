@@ -170,6 +170,12 @@ def test_qk_alignment_metrics_are_per_layer_estimates():
     entry = qk.metrics["attn_entropy_bits"]
     assert len(entry["value"]) == n_layers and len(entry["per_head"][0]) == n_heads
     assert entry["n"] == 4 and "over sequences" in entry["method"]
+    assert "BCa bootstrap" in entry["method"] and len(entry["ci_method"]) == n_layers
+    assert set(entry["ci_method"]) == {"percentile"}  # 4 sequences, 40 resamples: BCa's ends would be extreme ones
+    per_row = qk_alignment(probs, cosine, visible, evidence=evidence, n_boot=400).metrics["attn_entropy_bits"]
+    assert per_row["ci_method"] == ["BCa"] * n_layers  # 12 sequences, 400 resamples
+    for value, (low, high) in zip(per_row["value"], per_row["ci95"]):
+        assert low <= value <= high
 
 
 class _Extraction:

@@ -13,7 +13,11 @@ from geomprobe.analysis.bootstrap import (
     bootstrap_mean_estimate,
     bootstrap_mean_interval,
     bootstrap_rows,
+    excludes_estimate_note,
+    grouped_jackknife,
+    jackknife_groups,
     jackknife_interval,
+    stratified_bca_interval,
 )
 from geomprobe.analysis.pca import standardise
 from geomprobe.analysis.value_manifold import _resampled_statistics, value_manifold
@@ -148,3 +152,95 @@ def test_jackknife_covers_the_value_manifold_statistics_where_the_bootstrap_is_b
                 excluded_by_bootstrap += not low <= estimate[2] <= high
     assert (covered / replicates >= 0.85).all(), covered / replicates
     assert excluded_by_bootstrap >= 10  # the failure the jackknife exists for
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 24 item 6: where a percentile interval excludes its estimate
+
+
+def test_bca_contains_its_estimate_exactly_when_the_percentile_interval_does():
+    """BCa's ends are the bootstrap quantiles at Phi(z0 + (z0 +- z) / (1 - a (z0 +- z))), the
+    estimate is the quantile at Phi(z0): wherever the map is monotone (1 - a (z0 +- z) > 0), the
+    BCa interval contains the estimate iff |z0| <= z, iff the percentile interval [Phi(-z), Phi(z)]
+    does. Checked on the formula over a grid and on bca_interval itself with resamples placed so
+    that the estimate sits at a chosen quantile."""
+    from scipy.special import ndtr
+
+    z = 1.959963984540054
+    for z0 in np.linspace(-3.5, 3.5, 57):
+        for a in np.linspace(-0.2, 0.2, 9):
+            w = z0 + np.array([-z, z])
+            if np.any(1 - a * w <= 0):
+                continue
+            low, high = ndtr(z0 + w / (1 - a * w))
+            assert (low <= ndtr(z0) <= high) == (abs(z0) <= z) == (ndtr(-z) <= ndtr(z0) <= ndtr(z))
+    rng = np.random.default_rng(0)
+    boot = np.sort(rng.normal(size=20000))
+    jackknife = rng.gamma(2.0, size=50)  # skewed: a about 0.04
+    for share in (0.005, 0.02, 0.03, 0.2, 0.5, 0.8, 0.97, 0.98, 0.995):
+        value = float(np.quantile(boot, share))
+        low, high, method = bca_interval(value, boot, jackknife)
+        percentile = np.percentile(boot, [2.5, 97.5])
+        assert (low <= value <= high) == (percentile[0] <= value <= percentile[1]), (share, method)
+
+
+def _tiny_strata(n_strata: int):
+    """x, y, strata: n_strata strata of 3 prompts, each with Spearman rho 0.5 (ranks (1, 2, 3) and
+    (1, 3, 2)); the pooled within-stratum rho is 0.5 exactly."""
+    return np.tile([1.0, 2.0, 3.0], n_strata), np.tile([1.0, 3.0, 2.0], n_strata), np.repeat(np.arange(n_strata), 3)
+
+
+def test_a_percentile_interval_that_excludes_its_estimate_and_why_bca_cannot_fix_it():
+    """Resampling 3 prompts within a stratum of 3 duplicates one of them 2 times in 3, and a
+    stratum with two distinct prompts has rho +-1: the resamples' pooled within-stratum rho
+    averages 0.375 where the estimate is 0.5 (exactly: 1/4 * 0.5 + 1/2 * 1 + 1/4 * -1). With
+    200 strata the bootstrap spread (0.058) is well under that bias, so the percentile interval
+    lies below 0.5. BCa's z0 is then beyond 1.96 and its far end beyond the extreme resamples, so
+    the interval falls back to the percentile one, and says why: no interval from these resamples
+    contains the estimate (test above). (Resampling whole strata instead of prompts within them
+    would not duplicate prompts inside a stratum; SULA's strata are 5 values of k with 250 prompts
+    each, where the bias is negligible: test_sula_confounds.py.)"""
+    from geomprobe.analysis.confounds import within_stratum_spearman
+
+    x, y, strata = _tiny_strata(200)
+    _, pooled = within_stratum_spearman(x, y, strata, n_perm=9, n_boot=1000, seed=0)
+    low, high = pooled["ci95"]
+    assert pooled["value"] == pytest.approx(0.5) and high < 0.5  # the percentile interval excludes it
+    assert (low + high) / 2 == pytest.approx(0.375, abs=0.03)
+    assert "percentile bootstrap" in pooled["method"] and "lies below its estimate" in pooled["note"]
+    # with 40 strata the bias (0.125) is within the spread (0.13): both intervals contain 0.5
+    x, y, strata = _tiny_strata(40)
+    _, pooled = within_stratum_spearman(x, y, strata, n_perm=9, n_boot=1000, seed=0)
+    assert pooled["ci95"][0] <= 0.5 <= pooled["ci95"][1] and "note" not in pooled
+
+
+def test_excludes_estimate_note():
+    assert excludes_estimate_note(0.5, 0.2, 0.6) is None and excludes_estimate_note(None, 0.2, 0.6) is None
+    assert excludes_estimate_note(0.5, None, None) is None
+    assert "lies below its estimate" in excludes_estimate_note(0.5, 0.2, 0.4)
+    assert "lies above its estimate" in excludes_estimate_note(0.1, 0.2, 0.4)
+
+
+def test_grouped_jackknife_and_the_stratified_acceleration():
+    """Leave-one-out up to max_groups units, interleaved groups beyond; the stratified BCa of a
+    mean over two independently resampled samples equals scipy's two-sample BCa (same resamples)."""
+    assert [g.tolist() for g in jackknife_groups(3)] == [[0], [1], [2]]
+    groups = jackknife_groups(10, 4)
+    assert [g.tolist() for g in groups] == [[0, 4, 8], [1, 5, 9], [2, 6], [3, 7]]
+    samples = np.random.default_rng(1).exponential(size=30)
+    np.testing.assert_allclose(grouped_jackknife(lambda kept: samples[kept].mean(), 30),
+                               (samples.sum() - samples) / 29)
+    np.testing.assert_allclose(grouped_jackknife(lambda kept: samples[kept].mean(), 30, 3),
+                               [np.delete(samples, g).mean() for g in jackknife_groups(30, 3)])
+    rng = np.random.default_rng(2)
+    a, b = rng.exponential(size=25), rng.gamma(3.0, size=40)
+
+    def difference(x, y, axis=-1):
+        return y.mean(axis=axis) - x.mean(axis=axis)
+
+    result = bootstrap((a, b), difference, n_resamples=2000, method="BCa", vectorized=True,
+                       rng=np.random.default_rng(3))
+    jackknifes = [b.mean() - (a.sum() - a) / 24, (b.sum() - b) / 39 - a.mean()]
+    low, high, method = stratified_bca_interval(difference(a, b), result.bootstrap_distribution, jackknifes)
+    assert method == "BCa"
+    assert [low, high] == pytest.approx([result.confidence_interval.low, result.confidence_interval.high], rel=1e-9)

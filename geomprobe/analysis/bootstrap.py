@@ -5,6 +5,8 @@
     low, high, method = bca_interval(estimate, boot, jackknife)                      # any statistic
     intervals = bootstrap_rows(statistic, n_rows, n_boot, rng)   # scipy.stats.bootstrap over row indices
     low, high, method = jackknife_interval(estimate, jackknife)                      # method "jackknife"
+    jackknife = grouped_jackknife(statistic_of_kept_rows, n)                        # leave-out values for BCa
+    low, high, method = stratified_bca_interval(estimate, boot, [jack_k0, jack_k1])  # resampled per stratum
 
 BCa (bias-corrected and accelerated; Efron & Tibshirani 1993, sections 14.3 and 15.4; the formulas
 of scipy.stats.bootstrap(method="BCa")) moves the percentile interval's quantile levels by the
@@ -15,6 +17,20 @@ undefined or unsupported by the resamples: a non-finite resample or jackknife va
 resample on one side of the estimate (z0 infinite), a jackknife with no spread (a = 0 / 0), or
 adjusted levels so far out that an end falls between the two smallest or the two largest
 resamples (R boot's warning "extreme order statistics used as endpoints").
+
+The acceleration needs one leave-out value per unit; with many units (a SULA run has 1,250 prompts)
+`grouped_jackknife` leaves out at most JACKKNIFE_GROUPS interleaved groups instead (Efron and
+Narasimhan's grouped jackknife, bcaboot::bcajack's `m`), which estimates the same a. A bootstrap
+that resamples strata separately (prompts within each k) takes one jackknife per stratum:
+`stratified_bca_interval`, with scipy.stats.bootstrap's multi-sample acceleration.
+
+BCa cannot pull an interval back onto its estimate. Its ends are the bootstrap quantiles at
+Phi(z0 + (z0 +- z) / (1 - a (z0 +- z))) and the estimate is the quantile at Phi(z0), so (while
+1 - a (z0 +- z) > 0) it contains the estimate exactly when |z0| <= z, which is when the percentile
+interval does: BCa reads resamples that sit to one side of the estimate as a bias of the estimate
+and moves the interval across it, to the other side, and once |z0| > z its far end needs
+quantiles beyond the extreme resamples, where the percentile fallback takes over.
+`excludes_estimate_note` says so on an interval that misses its estimate.
 
 Limit (measured, see tests/test_intervals.py): BCa corrects a bias of a fraction of the bootstrap
 spread. The PCA ratios of the value manifold with n prompts << p columns are biased by more:
@@ -38,6 +54,7 @@ from geomprobe.errors import AnalysisError
 
 BCA, PERCENTILE, JACKKNIFE = "BCa", "percentile", "jackknife"
 NO_INTERVAL = "none"  # no finite resample: the interval is [None, None]
+JACKKNIFE_GROUPS = 100  # at most this many leave-out groups for BCa's acceleration (grouped_jackknife)
 
 
 def _percentile(boot: np.ndarray, level: float) -> tuple[float | None, float | None, str]:
@@ -63,20 +80,36 @@ def _share_below(boot: np.ndarray, value: float) -> float:
 
 def bca_interval(value, boot, jackknife, level: float = 0.95) -> tuple[float | None, float | None, str]:
     """(low, high, method) of a statistic from its estimate `value`, its bootstrap distribution
-    `boot` [n_boot] and its leave-one-out values `jackknife` [n]: BCa, or percentile where BCa is
-    undefined (see the module docstring); (None, None, "none") when no resample is finite."""
+    `boot` [n_boot] and its leave-one-out (or leave-group-out, `grouped_jackknife`) values
+    `jackknife` [n]: BCa, or percentile where BCa is undefined (see the module docstring);
+    (None, None, "none") when no resample is finite."""
+    return stratified_bca_interval(value, boot, [jackknife], level)
+
+
+def stratified_bca_interval(value, boot, jackknifes, level: float = 0.95) -> tuple[float | None, float | None, str]:
+    """bca_interval for a bootstrap that resamples S strata (or samples) independently: `jackknifes`
+    holds one array of leave-out values per stratum, and the acceleration is scipy.stats.bootstrap's
+    for several samples, a = sum_s sum_i U_si^3 / n_s^3 / (6 (sum_s sum_i U_si^2 / n_s^2)^1.5) with
+    U_si = (n_s - 1)(mean_s - t_si), which for one stratum is sum d^3 / (6 (sum d^2)^1.5)."""
     boot = np.asarray(boot, dtype=np.float64).reshape(-1)
-    jackknife = np.asarray(jackknife, dtype=np.float64).reshape(-1)
+    groups = [np.asarray(j, dtype=np.float64).reshape(-1) for j in jackknifes]
     value = float(value) if value is not None else math.nan
-    if not (math.isfinite(value) and np.isfinite(boot).all() and np.isfinite(jackknife).all() and boot.size):
+    finite = all(np.isfinite(j).all() and j.size for j in groups)
+    if not (math.isfinite(value) and np.isfinite(boot).all() and finite and boot.size and groups):
         return _percentile(boot, level)
     share = _share_below(boot, value)
-    spread = jackknife.mean() - jackknife
-    scale = max(abs(value), float(np.abs(jackknife).max()), 1e-300)
-    if not 0 < share < 1 or np.abs(spread).max() <= 1e-12 * scale:
+    spreads = [j.mean() - j for j in groups]
+    scale = max(abs(value), max(float(np.abs(j).max()) for j in groups), 1e-300)
+    if not 0 < share < 1 or max(float(np.abs(d).max()) for d in spreads) <= 1e-12 * scale:
         return _percentile(boot, level)
     z0 = ndtri(share)
-    acceleration = (spread**3).sum() / (6 * (spread**2).sum() ** 1.5)
+    if len(spreads) == 1:
+        acceleration = (spreads[0]**3).sum() / (6 * (spreads[0]**2).sum() ** 1.5)
+    else:
+        influence = [(d.size - 1) * d for d in spreads]
+        cubes = sum((u**3).sum() / u.size**3 for u in influence)
+        squares = sum((u**2).sum() / u.size**2 for u in influence)
+        acceleration = cubes / (6 * squares**1.5)
     z = z0 + ndtri(np.array([(1 - level) / 2, (1 + level) / 2]))
     levels = ndtr(z0 + z / (1 - acceleration * z))
     if not np.isfinite(levels).all():
@@ -85,6 +118,38 @@ def bca_interval(value, boot, jackknife, level: float = 0.95) -> tuple[float | N
     if _extreme_ends(boot, low, high):
         return _percentile(boot, level)
     return float(low), float(high), BCA
+
+
+def jackknife_groups(n: int, max_groups: int = JACKKNIFE_GROUPS) -> list[np.ndarray]:
+    """The index sets a jackknife leaves out, one at a time: each of the n units alone when
+    n <= max_groups, else max_groups interleaved groups (unit i in group i mod max_groups, so that
+    units in a meaningful order, such as SULA's k-major prompts, spread over every group)."""
+    if n <= max_groups:
+        return [np.array([i]) for i in range(n)]
+    return [np.arange(g, n, max_groups) for g in range(max_groups)]
+
+
+def grouped_jackknife(statistic: Callable[[np.ndarray], float], n: int,
+                      max_groups: int = JACKKNIFE_GROUPS) -> np.ndarray:
+    """[G] statistic(kept rows) with each group of `jackknife_groups(n, max_groups)` left out in
+    turn: the leave-one-out values for n <= max_groups, a grouped jackknife otherwise (what BCa's
+    acceleration needs; Efron and Narasimhan 2020, bcaboot::bcajack). NaN where the statistic is
+    undefined without that group."""
+    rows = np.arange(n)
+    return np.array([float(statistic(np.delete(rows, left_out))) for left_out in jackknife_groups(n, max_groups)])
+
+
+def excludes_estimate_note(value, low, high) -> str | None:
+    """A note for an interval [low, high] that does not contain its estimate (None when it does, or
+    when either is undefined): why, and that no bias correction of the same resamples fixes it."""
+    if value is None or low is None or high is None or not all(map(math.isfinite, (value, low, high))):
+        return None
+    if low <= value <= high:
+        return None
+    side = "above" if low > value else "below"
+    return (f"the interval lies {side} its estimate: the resamples are biased by more than their spread "
+            f"(ties or duplicated rows under resampling), and neither BCa nor the percentile interval can "
+            f"contain the estimate then (METHODS.md section 2.3); read the estimate, not the interval's ends")
 
 
 def jackknife_interval(value, jackknife, level: float = 0.95) -> tuple[float | None, float | None, str]:

@@ -19,7 +19,15 @@ import numpy as np
 from scipy.stats import rankdata
 from scipy.stats import t as student_t
 
-from geomprobe.analysis.bootstrap import bootstrap_mean_estimate
+from geomprobe.analysis.bootstrap import (
+    JACKKNIFE_GROUPS,
+    PERCENTILE,
+    bootstrap_mean_estimate,
+    excludes_estimate_note,
+    grouped_jackknife,
+    jackknife_groups,
+    stratified_bca_interval,
+)
 from geomprobe.analysis.estimate import Estimate, estimate
 from geomprobe.errors import AnalysisError
 
@@ -112,12 +120,29 @@ def partial_rho_given_strata(x, y, strata) -> float:
                             np.zeros((len(x), 0)), _codes(strata)))
 
 
-def partial_method(given: str, n_boot: int) -> str:
-    """The Estimate `method` of rank_partial_correlation."""
+def partial_method(given: str, n_boot: int, ci_method: str = PERCENTILE) -> str:
+    """The Estimate `method` of rank_partial_correlation; ci_method: the interval made ("BCa" or
+    "percentile", geomprobe.analysis.bootstrap)."""
     return (f"Spearman partial correlation given {given}: ranks of both sides residualised by least squares on "
             f"{given} (the ranks of a continuous covariate, one indicator per level of a discrete one), Pearson r "
-            f"of the residuals; percentile bootstrap 95% CI over prompts ({n_boot} resamples, ranks recomputed in "
+            f"of the residuals; {ci_method} bootstrap 95% CI over prompts ({n_boot} resamples, ranks recomputed in "
             f"each); p from Student's t with n - 2 - (covariate columns) degrees of freedom")
+
+
+def _with_interval(entry: Estimate, boot: np.ndarray, jackknifes: list, method_of) -> Estimate:
+    """entry with its 95% interval from the finite resamples `boot`: BCa from the leave-out values
+    `jackknifes` (one array per independently resampled stratum), percentile where BCa is
+    undefined; method_of(ci_method) -> the method string; a note where the interval misses the
+    estimate. [None, None] when no resample is finite."""
+    boot = boot[np.isfinite(boot)]
+    if not len(boot):
+        return entry
+    low, high, ci_method = stratified_bca_interval(entry["value"], boot, jackknifes)
+    entry.update(ci95=[low, high], method=method_of(ci_method))
+    note = excludes_estimate_note(entry["value"], low, high)
+    if note:
+        entry["note"] = f"{entry['note']}; {note}" if entry.get("note") else note
+    return entry
 
 
 def rank_partial_correlation(x, y, covariates=(), strata=None, names=None, n_boot: int = 1000,
@@ -161,22 +186,30 @@ def rank_partial_correlation(x, y, covariates=(), strata=None, names=None, n_boo
         boot.append(_partial_r(tie_ranks(x[idx], axis=1), tie_ranks(y[idx], axis=1), boot_cov,
                                None if codes is None else codes[idx]))
     boot = np.concatenate(boot) if boot else np.zeros(0)
-    boot = boot[np.isfinite(boot)]
-    if len(boot):
-        entry["ci95"] = [float(v) for v in np.percentile(boot, [2.5, 97.5])]
-    return entry
+    if not np.isfinite(boot).any():
+        return entry
+
+    def left_out(kept: np.ndarray) -> float:
+        ranks = [tie_ranks(c[kept]) for c in covs]
+        kept_cov = np.stack(ranks, axis=-1) if ranks else np.zeros((len(kept), 0))
+        return float(_partial_r(tie_ranks(x[kept]), tie_ranks(y[kept]), kept_cov,
+                                None if codes is None else _codes(codes[kept])))
+
+    return _with_interval(entry, boot, [grouped_jackknife(left_out, n)],
+                          lambda ci_method: partial_method(given, n_boot, ci_method))
 
 
 # ----------------------------------------------------------------------------------------------
 # Within-stratum Spearman with a permutation test
 
 
-def within_method(n_perm: int, n_boot: int, pooled: bool) -> str:
-    """The Estimate `method` of within_stratum_spearman's entries."""
+def within_method(n_perm: int, n_boot: int, pooled: bool, ci_method: str = PERCENTILE) -> str:
+    """The Estimate `method` of within_stratum_spearman's entries; ci_method: the interval made
+    ("BCa" or "percentile", geomprobe.analysis.bootstrap)."""
     what = ("mean of the within-k Spearman rhos weighted by prompts (the k where both sides vary)" if pooled
             else "Spearman rho among the prompts of this k")
     return (f"{what}; p: permutation test, x shuffled within each k ({n_perm} permutations, two-sided on |rho|); "
-            f"percentile bootstrap 95% CI, prompts resampled within each k ({n_boot} resamples; resamples with a "
+            f"{ci_method} bootstrap 95% CI, prompts resampled within each k ({n_boot} resamples; resamples with a "
             f"constant side skipped)")
 
 
@@ -197,9 +230,15 @@ def _permutation_p(observed: float, null: np.ndarray) -> float | None:
     return float((1 + np.sum(np.abs(null) >= abs(observed) - 1e-12)) / (len(null) + 1)) if len(null) else None
 
 
-def _percentile_ci(boot: np.ndarray) -> list:
-    boot = boot[np.isfinite(boot)]
-    return [float(v) for v in np.percentile(boot, [2.5, 97.5])] if len(boot) else [None, None]
+def _stratum_jackknife(x: np.ndarray, y: np.ndarray, n_groups: int) -> np.ndarray:
+    """[G] the Spearman rho of one stratum with each of its jackknife groups left out (NaN where,
+    as in the statistic itself, fewer than 3 prompts are left or a side is then constant)."""
+    def rho(kept: np.ndarray) -> float:
+        if len(kept) < 3 or not (_varies(x[kept]) and _varies(y[kept])):
+            return np.nan
+        return float(_rowwise_pearson(tie_ranks(x[kept])[None], tie_ranks(y[kept])[None])[0])
+
+    return grouped_jackknife(rho, len(x), n_groups)
 
 
 def within_stratum_spearman(x, y, strata, n_perm: int = 999, n_boot: int = 1000,
@@ -243,12 +282,30 @@ def within_stratum_spearman(x, y, strata, n_perm: int = 999, n_boot: int = 1000,
     resampled = [rng.integers(0, len(rows), size=(n_boot, len(rows))) for rows in members]
     boot = _strata_rhos([tie_ranks(x[rows][idx], axis=1) for rows, idx in zip(members, resampled)],
                         [tie_ranks(y[rows][idx], axis=1) for rows, idx in zip(members, resampled)])
+    # BCa's leave-out values: each stratum's own jackknife (at most JACKKNIFE_GROUPS / strata groups
+    # within it, and leave-one-out up to 10 prompts); the pooled value without a group of stratum s
+    # has that stratum's rho and weight replaced
+    per_stratum_groups = max(JACKKNIFE_GROUPS // len(members), 10)
+    jackknifes = [_stratum_jackknife(x[rows], y[rows], per_stratum_groups) if n_boot else np.zeros(0)
+                  for rows in members]
+    pooled_jackknifes = []
+    for column, (rows, jack) in enumerate(zip(members, jackknifes) if n_boot else ()):
+        sizes = np.array([len(g) for g in jackknife_groups(len(rows), per_stratum_groups)], dtype=np.float64)
+        rhos = np.tile(observed, (len(jack), 1))
+        rhos[:, column] = jack
+        kept_weights = np.tile(weights, (len(jack), 1))
+        kept_weights[:, column] -= sizes
+        w = np.where(np.isfinite(rhos), kept_weights, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pooled_jackknifes.append(np.where(w.sum(-1) > 0, (np.nan_to_num(rhos) * w).sum(-1) / w.sum(-1), np.nan))
     for column, key in enumerate(keys):
-        per_stratum[key].update(value=float(observed[column]), pvalue=_permutation_p(observed[column], null[:, column]),
-                                ci95=_percentile_ci(boot[:, column]))
+        per_stratum[key].update(value=float(observed[column]), pvalue=_permutation_p(observed[column], null[:, column]))
+        _with_interval(per_stratum[key], boot[:, column], [jackknifes[column]],
+                       lambda ci_method: within_method(n_perm, n_boot, False, ci_method))
     value = float(_pooled(observed[None], weights)[0])
-    pooled.update(value=value, pvalue=_permutation_p(value, _pooled(null, weights)),
-                  ci95=_percentile_ci(_pooled(boot, weights)), n=int(weights.sum()))
+    pooled.update(value=value, pvalue=_permutation_p(value, _pooled(null, weights)), n=int(weights.sum()))
+    _with_interval(pooled, _pooled(boot, weights), pooled_jackknifes,
+                   lambda ci_method: within_method(n_perm, n_boot, True, ci_method))
     return per_stratum, pooled
 
 

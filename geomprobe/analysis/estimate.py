@@ -28,6 +28,3 @@ def estimate(value, ci95=(None, None), method: str = "", n: int | None = None, *
     entry.update(extra)
     return entry
 
-
-def bootstrap_method(n_boot: int) -> str:
-    return f"mean over units, percentile bootstrap 95% CI ({n_boot} resamples)"

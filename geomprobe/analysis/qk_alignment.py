@@ -16,8 +16,9 @@ Rows without evidence (e.g. the first key of a bijection) are left out of the ev
 would give, the baseline of evidence_mass.
 
 Aggregation: each sequence's rows are averaged first, then the sequences (equal weight per
-sequence); the 95% CIs resample sequences (percentile bootstrap), so the several query rows of a
-sequence are never counted as independent. Head-averaged numbers average the per-head statistics
+sequence); the 95% CIs resample sequences (BCa bootstrap, percentile where BCa is undefined; the
+method of each layer's interval in `ci_method`), so the several query rows of a sequence are never
+counted as independent. Head-averaged numbers average the per-head statistics
 (never the attention distributions, which would add a Jensen bias).
 """
 
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from geomprobe.analysis.bootstrap import bca_interval
 from geomprobe.errors import AnalysisError
 
 METRICS = ("attn_entropy_bits", "attn_entropy_normalised", "top_weight", "cos_mean", "cos_max", "evidence_mass",
@@ -96,6 +98,16 @@ def per_sequence_metrics(probs, cosine, visible, evidence=None, sequence=None) -
             for name, values in _row_statistics(probs, cosine, visible, evidence).items()}
 
 
+def _leave_one_out_means(values: np.ndarray) -> np.ndarray:
+    """[m] the mean of the finite entries of `values` [S] with each finite one left out in turn
+    (the sequences without a value leave the mean unchanged, so they add nothing to BCa's
+    acceleration and are not listed); NaN when fewer than 2 are finite."""
+    finite = values[np.isfinite(values)]
+    if finite.size < 2:
+        return np.full(max(finite.size, 1), np.nan)
+    return (finite.sum() - finite) / (finite.size - 1)
+
+
 def _num(value) -> float | None:
     value = float(value)
     return value if math.isfinite(value) else None
@@ -104,8 +116,8 @@ def _num(value) -> float | None:
 @dataclass(frozen=True)
 class QKAlignment:
     """Per-layer summaries. metrics[name] = {"value": [L] (head-averaged), "ci95": [L][2], "method",
-    "n" (the sequences with a value), "per_head": [L][H]}: a per-layer vector Estimate; evidence
-    metrics are absent when no evidence was given."""
+    "n" (the sequences with a value), "per_head": [L][H], "ci_method": [L] ("BCa", "percentile" or
+    "none")}: a per-layer vector Estimate; evidence metrics are absent when no evidence was given."""
 
     n_rows: int
     n_sequences: int
@@ -144,19 +156,24 @@ def qk_alignment(probs, cosine, visible, evidence=None, sequence=None, layers=No
     stats = _row_statistics(probs, cosine, visible, evidence)
     boot = np.random.default_rng(seed).integers(0, n_sequences, size=(n_boot, n_sequences))
     method = ("per layer, the head average of each sequence's row mean, averaged over sequences; "
-              + (f"percentile bootstrap 95% CI over sequences ({n_boot} resamples)" if n_boot else "no CI (n_boot 0)"))
+              + (f"BCa bootstrap 95% CI over sequences ({n_boot} resamples; percentile where BCa is undefined, "
+                 f"per layer in ci_method)" if n_boot else "no CI (n_boot 0)"))
     metrics = {}
     for name, values in stats.items():
         per_seq = _per_sequence(values, sequence, n_sequences)  # [S, L, H]
         head_mean = _nanmean(per_seq, 2)  # [S, L]
         boot_means = np.stack([_nanmean(head_mean[index], 0) for index in boot]) if n_boot else None
-        cis = []
+        layer_means = _nanmean(head_mean, 0)
+        cis, ci_methods = [], []
         for layer in range(n_layers):
             samples = boot_means[:, layer][np.isfinite(boot_means[:, layer])] if n_boot else np.array([])
-            cis.append([float(v) for v in np.percentile(samples, [2.5, 97.5])] if samples.size else [None, None])
-        metrics[name] = {"value": [_num(v) for v in _nanmean(head_mean, 0)], "ci95": cis, "method": method,
+            low, high, ci_method = (bca_interval(layer_means[layer], samples, _leave_one_out_means(head_mean[:, layer]))
+                                    if samples.size else (None, None, "none"))
+            cis.append([low, high])
+            ci_methods.append(ci_method)
+        metrics[name] = {"value": [_num(v) for v in layer_means], "ci95": cis, "method": method,
                          "n": int(np.isfinite(head_mean).any(axis=1).sum()),
-                         "per_head": [[_num(v) for v in row] for row in _nanmean(per_seq, 0)]}
+                         "per_head": [[_num(v) for v in row] for row in _nanmean(per_seq, 0)], "ci_method": ci_methods}
     share, n_evidence_rows = None, 0
     if evidence is not None:
         ev = np.asarray(evidence, dtype=bool) & np.asarray(visible, dtype=bool)

@@ -27,7 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import pearsonr, rankdata, spearmanr
 
-from geomprobe.analysis.bootstrap import bootstrap_mean_estimate
+from geomprobe.analysis.bootstrap import (
+    PERCENTILE,
+    bca_interval,
+    bootstrap_mean_estimate,
+    excludes_estimate_note,
+    grouped_jackknife,
+)
 from geomprobe.analysis.confounds import rank_partial_correlation, trivial_mae_baselines, within_stratum_spearman
 from geomprobe.analysis.estimate import Estimate, estimate
 from geomprobe.analysis.windtunnel_metrics import entropy_bits
@@ -153,17 +159,20 @@ def _rowwise_pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 CORRELATION_NAMES = {"spearman": "Spearman rho", "pearson": "Pearson r"}
 
 
-def correlation_method(method: str, n_boot: int) -> str:
-    """The Estimate `method` of correlation(..., method, n_boot)."""
-    return (f"{CORRELATION_NAMES[method]}, percentile bootstrap 95% CI over prompts (pairs resampled, {n_boot} "
+def correlation_method(method: str, n_boot: int, ci_method: str = PERCENTILE) -> str:
+    """The Estimate `method` of correlation(..., method, n_boot); ci_method: the interval made
+    ("BCa" or "percentile", geomprobe.analysis.bootstrap)."""
+    return (f"{CORRELATION_NAMES[method]}, {ci_method} bootstrap 95% CI over prompts (pairs resampled, {n_boot} "
             f"resamples; resamples with a constant side skipped)")
 
 
 def correlation(x, y, method: str = "spearman", n_boot: int = 1000, seed: int = 0) -> Estimate:
     """An Estimate {"value", "ci95", "method", "n", "pvalue"} of the Pearson or Spearman correlation
-    of x and y; the CI is a percentile bootstrap over prompts (pairs resampled; resamples where
-    either side is constant are skipped). value None, with a note, when x or y is constant (e.g.
-    H_bayes = 1 everywhere)."""
+    of x and y; the CI is a bootstrap over prompts (pairs resampled; resamples where either side is
+    constant are skipped), BCa with a grouped jackknife where it is defined, percentile otherwise
+    (geomprobe.analysis.bootstrap), the method string naming which; a note where the interval
+    misses the estimate. value None, with a note, when x or y is constant (e.g. H_bayes = 1
+    everywhere)."""
     if method not in CORRELATION_NAMES:
         raise AnalysisError(f"method must be 'spearman' or 'pearson', got '{method}'")
     x = np.asarray(x, dtype=np.float64)
@@ -181,8 +190,21 @@ def correlation(x, y, method: str = "spearman", n_boot: int = 1000, seed: int = 
     boot = boot[np.isfinite(boot)]
     entry.update(value=_finite(value), pvalue=_finite(pvalue))
     if len(boot):
-        entry["ci95"] = [float(v) for v in np.percentile(boot, [2.5, 97.5])]
+        jackknife = grouped_jackknife(lambda kept: _correlation_value(x[kept], y[kept], method), len(x))
+        low, high, ci_method = bca_interval(entry["value"], boot, jackknife)
+        entry.update(ci95=[low, high], method=correlation_method(method, n_boot, ci_method))
+        note = excludes_estimate_note(entry["value"], low, high)
+        if note:
+            entry["note"] = note
     return entry
+
+
+def _correlation_value(x: np.ndarray, y: np.ndarray, method: str) -> float:
+    """The correlation as the bootstrap computes it (Pearson of the ranks for Spearman); NaN where
+    a side is constant."""
+    if method == "spearman":
+        x, y = rankdata(x), rankdata(y)
+    return float(_rowwise_pearson(x[None], y[None])[0])
 
 
 def _finite(value) -> float | None:
@@ -191,8 +213,8 @@ def _finite(value) -> float | None:
 
 
 def mean_ci(samples, n_boot: int = 1000, seed: int = 0, unit: str = "prompts") -> Estimate:
-    """An Estimate {"value", "ci95", "method", "n"}: the mean over prompts with a percentile bootstrap
-    95% CI."""
+    """An Estimate {"value", "ci95", "method", "n"}: the mean over prompts with a bootstrap 95% CI
+    (BCa, percentile where BCa is undefined; geomprobe.analysis.bootstrap.bootstrap_mean_estimate)."""
     return bootstrap_mean_estimate(samples, n_boot=n_boot, seed=seed, unit=unit)
 
 
@@ -210,7 +232,7 @@ CONFOUND_NOTES = {
 
 def _labelled(entry: Estimate, name: str) -> Estimate:
     if entry["value"] is not None:
-        entry["note"] = CONFOUND_NOTES[name]
+        entry["note"] = CONFOUND_NOTES[name] + (f"; {entry['note']}" if entry.get("note") else "")
     return entry
 
 
