@@ -282,7 +282,8 @@ def test_mechanisms_suite_on_windtunnel_sula(tmp_path, tunnel):
     loaded, task = tunnel
     out = tmp_path / "mech"
     run(RunConfig(model="windtunnel-sula", out=str(out)),
-        MechanismsConfig(n_sequences=24, n_eval=64, n_reference=16, init_seeds=1, n_boot=50), progress=False)
+        MechanismsConfig(n_sequences=24, n_eval=64, n_reference=16, init_seeds=1, n_boot=50, null="init:3"),
+        progress=False)
     results = json.loads((out / "mechanisms" / "results.json").read_text())
     for key in ("qk_alignment", "attention_focusing", "frame", "ablation", "two_timescale", "task", "settings"):
         assert key in results, key

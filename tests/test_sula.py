@@ -321,7 +321,8 @@ def test_sula_suite_on_a_tiny_model(tmp_path, load_tiny, capsys):
 
 def test_sula_suite_on_the_sula_wind_tunnel(tmp_path):
     out = tmp_path / "run"
-    run(RunConfig(model="windtunnel-sula", out=str(out)), SulaConfig(n_per_k=10, n_boot=50), progress=False)
+    run(RunConfig(model="windtunnel-sula", out=str(out)), SulaConfig(n_per_k=10, n_boot=50, null="init:3"),
+        progress=False)
     results = json.loads((out / "sula" / "results.json").read_text())
     choice = results["settings"]["label_choice"]
     assert results["settings"]["windtunnel"] and choice["source"] == "windtunnel"
