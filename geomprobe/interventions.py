@@ -13,14 +13,27 @@ z . u over the SULA main prompts):
     only   z' = (z . u) u                   (keeps the axis coordinate alone)
     shift  z' = z + c sigma_u u             (c = +1 or -1)
 
-mapped back to raw values v' = mean + scale z'. They are applied as v' = v + scale (z' - z),
+(each displacement z' - z times the axis's gain: 1 for the true axis), mapped back to raw
+values v' = mean + scale z'. They are applied as v' = v + scale (z' - z),
 which is the same map but leaves v bit for bit unchanged where z' = z (lambda = 0, or c = 0).
 Columns that did not vary over the SULA prompts (`kept` False; dropped from the axis fit, u = 0
 there) are left unchanged by every operation, `only` included.
 
-Random control axes (section 8.3): Gaussian over the kept columns, orthogonalised against u,
-normalised; `with_direction` puts one in place of u with the same standardisation and sigma_u, so
-a random `shift` moves the values by the same distance c sigma_u as the true one.
+Random control axes (section 8.3) displace the values as much as the true axis does, as the
+next computation reads them. A control is a unit direction r orthogonal to u with the same
+operation (`matched_directions`: drawn from the values' own covariance over the main prompts, PC1
+removed; `random_directions`: isotropic, kept for comparison), its displacement z' - z times a
+gain. The gain equalises the displacement the edited layer's attention hands to its output
+projection at the final token: for each query head j, Delta_j = sum_t a_jt s * (z'_t - z_t) over
+the positions t the edit touches (a_jt: head j's attention from the final query; s: the scales,
+so raw value units; only head j's kv slice), and gain_r = sqrt(E_true / E_r) with
+E = mean over the main prompts of sum_j ||Delta_j||^2 (`read_displacements` measures E in one
+unedited pass; `matched_gains`). Measured on random-init Llamas (issue 24): without a gain,
+cutting PC1 beats isotropic axes in any network (rank 1 of 20 in most); matching the mean
+||z' - z||^2 of the final token alone over-corrects (the true axis last in many), and matching it
+position by position under-corrects, because the true axis's coordinate is coherent across the
+positions the final query mixes and a random one's is not. `with_direction(r, gain)` puts a
+control in place of u with the same standardisation and sigma_u.
 
 `apply_op` is the pure map on torch tensors [..., p]; `make_editor` wraps it for
 `geomprobe.hooks.edit_values` (all positions, or the final token only).
@@ -48,13 +61,15 @@ class InterventionAxis:
 
     mean, scale: [p] column means and standard deviations of the raw values over the SULA main
     prompts (scale 1 on dropped columns); kept: [p] bool, columns that varied; u: [p] unit vector,
-    0 on dropped columns; sigma_u: std of z . u over the main prompts (of the true axis)."""
+    0 on dropped columns; sigma_u: std of z . u over the main prompts (of the true axis); gain: the
+    factor on every displacement z' - z (1 for the true axis; a matched control's matched_gain)."""
 
     mean: np.ndarray
     scale: np.ndarray
     kept: np.ndarray
     u: np.ndarray
     sigma_u: float
+    gain: float = 1.0
 
     @classmethod
     def from_sula(cls, axis) -> "InterventionAxis":
@@ -71,26 +86,158 @@ class InterventionAxis:
         """[n, p] raw values -> [n] coordinates z . u."""
         return self.standardise(matrix) @ self.u
 
-    def with_direction(self, direction) -> "InterventionAxis":
-        """The same standardisation and sigma_u with another unit direction (a random control)."""
-        return dataclasses.replace(self, u=np.asarray(direction, dtype=np.float64))
+    def with_direction(self, direction, gain: float = 1.0) -> "InterventionAxis":
+        """The same standardisation and sigma_u with another unit direction and a gain (a random
+        control; matched_gain gives the gain that matches the true edit's displacement)."""
+        return dataclasses.replace(self, u=np.asarray(direction, dtype=np.float64), gain=float(gain))
+
+
+def _unit_orthogonal(axis: InterventionAxis, direction: np.ndarray, layer: int) -> np.ndarray:
+    direction = np.where(axis.kept, direction, 0.0)
+    direction = direction - (direction @ axis.u) * axis.u
+    direction = direction - (direction @ axis.u) * axis.u  # a second pass: orthogonal to rounding error
+    norm = float(np.linalg.norm(direction))
+    if not norm > 1e-12:
+        raise AnalysisError(f"layer {layer}: no direction orthogonal to the entropy axis varies over the SULA "
+                            "prompts, so there is no random control axis to compare it with")
+    return direction / norm
 
 
 def random_directions(axis: InterventionAxis, n: int, seed: int, layer: int) -> np.ndarray:
-    """[n, p] random unit directions over the kept columns, each orthogonal to axis.u. Draw j is
-    seeded by (seed, layer, j), so it is the same for every operation and layer set."""
+    """[n, p] isotropic random unit directions over the kept columns, each orthogonal to axis.u
+    (unmatched: used along with gain 1 they remove far less than the true axis). Draw j is seeded
+    by (seed, layer, j), so it is the same for every operation and layer set."""
     out = np.zeros((n, axis.u.size))
     kept = axis.kept
     if kept.sum() < 2:
         raise AnalysisError(f"layer {layer}: a random axis orthogonal to u needs at least 2 varying columns, "
-                         f"found {int(kept.sum())}")
+                            f"found {int(kept.sum())}")
     for draw in range(n):
         gaussian = np.random.default_rng([seed, layer, draw]).standard_normal(int(kept.sum()))
         direction = np.zeros(axis.u.size)
         direction[kept] = gaussian
-        direction -= (direction @ axis.u) * axis.u
-        direction -= (direction @ axis.u) * axis.u  # a second pass: orthogonal to rounding error
-        out[draw] = direction / np.linalg.norm(direction)
+        out[draw] = _unit_orthogonal(axis, direction, layer)
+    return out
+
+
+def matched_directions(axis: InterventionAxis, matrix, n: int, seed: int, layer: int) -> np.ndarray:
+    """[n, p] unit directions orthogonal to axis.u drawn from the values' own covariance: r is
+    z_c^T g / sqrt(n_prompts) with g standard Gaussian over the prompts and z_c the standardised,
+    centred values of `matrix` ([n_prompts, p] raw final-token values of the main prompts), so
+    r ~ N(0, cov(z)), with its u component (PC1) removed, then normalised. Directions lie in the
+    span of the values, so each has a spread sigma_r > 0 over the prompts. Draw j is seeded by
+    (seed, layer, j)."""
+    z = axis.standardise(matrix)
+    z = z - z.mean(axis=0)
+    out = np.zeros((n, axis.u.size))
+    for draw in range(n):
+        gaussian = np.random.default_rng([seed, layer, draw]).standard_normal(len(z))
+        out[draw] = _unit_orthogonal(axis, z.T @ gaussian / np.sqrt(len(z)), layer)
+    return out
+
+
+def direction_sigmas(axis: InterventionAxis, matrix, directions) -> np.ndarray:
+    """[n] sigma_r: the std over the prompts of z . r for each of `directions` [n, p] (matrix: the
+    [n_prompts, p] raw main-prompt values the axis was fitted on)."""
+    return np.asarray(axis.standardise(matrix) @ np.asarray(directions, dtype=np.float64).T).std(axis=0)
+
+
+class ReadDisplacement:
+    """Accumulates, over batches, the displacement an edit hands the attention output at the final
+    query (module docstring): for each op and each direction (row 0 the true axis u, then the
+    controls), the sum over prompts of sum_j ||Delta_j||^2 for a unit-gain edit (cut lambda 1,
+    shift c 1).
+
+    add(probs [b, n_heads, T] final-row attention, values [b, T, p] raw values at every position,
+    final_index [b]) for each batch; energies() -> {op: [1 + n] mean over prompts}."""
+
+    def __init__(self, axis: InterventionAxis, directions, n_heads: int, n_kv_heads: int, positions: str = "all"):
+        self.axis, self.positions = axis, positions
+        self.directions = np.vstack([axis.u, np.asarray(directions, dtype=np.float64)])  # [1 + n, p]
+        self.n_heads, self.n_kv_heads = n_heads, n_kv_heads
+        self.d_head = axis.u.size // n_kv_heads
+        self.kv_of = np.arange(n_heads) // (n_heads // n_kv_heads)
+        self.sums = {op: np.zeros(len(self.directions)) for op in OPS}
+        self.n = 0
+
+    def _slice(self, array, g):
+        return array[..., g * self.d_head:(g + 1) * self.d_head]
+
+    def add(self, probs, values, final_index) -> None:
+        axis = self.axis
+        probs = probs.detach().double().cpu()
+        values = values.detach().double().cpu().reshape(*values.shape[:2], -1)
+        rows = torch.arange(values.shape[0])
+        if self.positions == "final":  # only the final position is edited: keep its weight alone
+            weights = torch.zeros_like(probs)
+            weights[rows, :, final_index] = probs[rows, :, final_index]
+            probs = weights
+        kept = torch.as_tensor(axis.kept)
+        z = torch.where(kept, (values - torch.as_tensor(axis.mean)) / torch.as_tensor(axis.scale),
+                        torch.zeros((), dtype=torch.float64))
+        mixed = torch.einsum("bht,btp->bhp", probs[..., :z.shape[1]], z).numpy()  # [b, H, p]
+        mass = probs.sum(-1).numpy()  # [b, H]: 1 with every position edited
+        dirs, scale = self.directions, axis.scale
+        coords = mixed @ dirs.T  # [b, H, 1 + n]
+        for j in range(self.n_heads):
+            g = self.kv_of[j]
+            s_g, r_g, w_g = self._slice(scale, g), self._slice(dirs, g), self._slice(mixed[:, j], g)  # [d], [k, d], [b, d]
+            read = ((s_g * r_g) ** 2).sum(-1)  # [k]: ||s_g * r_g||^2
+            c = coords[:, j]  # [b, k]
+            self.sums["cut"] += (c ** 2 * read).sum(0)
+            self.sums["shift"] += (mass[:, j, None] ** 2 * read).sum(0) * axis.sigma_u ** 2
+            # only: s_g * ((w . r) r_g - w_g), w_g zero on dropped columns
+            cross = (w_g * s_g ** 2) @ r_g.T  # [b, k]
+            self.sums["only"] += (c ** 2 * read - 2 * c * cross + ((s_g * w_g) ** 2).sum(-1)[:, None]).sum(0)
+        self.n += values.shape[0]
+
+    def energies(self) -> dict[str, np.ndarray]:
+        return {op: total / max(self.n, 1) for op, total in self.sums.items()}
+
+
+def read_displacements(loaded, prompts, extraction_config, candidates: dict, positions: str = "all") -> dict:
+    """One unedited pass over `prompts` (geomprobe.extraction.extract with `extraction_config`):
+    {layer: ReadDisplacement.energies()} for candidates {layer: (axis, directions [n, p])}, from
+    the final query's attention rows and the values at every position of each candidate layer."""
+    import contextlib
+
+    from geomprobe.attention import FinalRowCapture, capture_final_row
+    from geomprobe.extraction import extract
+    from geomprobe.hooks import watch
+
+    shape = loaded.adapter.shape
+    readers = {layer: ReadDisplacement(axis, directions, shape.n_heads, shape.n_kv_heads, positions)
+               for layer, (axis, directions) in candidates.items()}
+
+    @contextlib.contextmanager
+    def reading(final_index):
+        capture = FinalRowCapture(final_index=final_index.to(loaded.model.get_input_embeddings().weight.device),
+                                  layers=frozenset(readers), keep_probs=True)
+        values: dict[int, torch.Tensor] = {}
+
+        def keeper(layer):
+            return lambda tensor: values.__setitem__(layer, tensor.detach())
+
+        with capture_final_row(capture), watch(loaded.adapter, {(layer, "values"): keeper(layer) for layer in readers}):
+            yield
+        for layer, reader in readers.items():
+            reader.add(capture.probs[layer], values[layer], final_index.cpu())
+
+    extract(loaded, prompts, extraction_config, progress=False, batch_context=reading)
+    return {layer: reader.energies() for layer, reader in readers.items()}
+
+
+def matched_gains(energies: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """{op: [n] gain of each control}: sqrt(E_true / E_r) from ReadDisplacement.energies() (row 0
+    the true axis). A control whose edit hands the attention nothing (E_r = 0) cannot be matched:
+    AnalysisError."""
+    out = {}
+    for op, values in energies.items():
+        true, controls = float(values[0]), np.asarray(values[1:], dtype=np.float64)
+        if not np.all(controls > 0):
+            raise AnalysisError(f"a random {op} control displaces nothing that the attention reads, so it cannot be "
+                                "matched to the true axis")
+        out[op] = np.sqrt(true / controls)
     return out
 
 
@@ -112,15 +259,18 @@ def apply_op(values: torch.Tensor, axis: InterventionAxis, op: str, cut_lambda: 
     if values.shape[-1] != u.shape[0]:
         raise ValueError(f"values have {values.shape[-1]} columns, the axis {u.shape[0]}")
     x = values.float()
+    gain = float(axis.gain)
     if op == "shift":
-        delta = (float(shift_c) * axis.sigma_u * u).expand_as(x)
+        delta = (gain * float(shift_c) * axis.sigma_u * u).expand_as(x)
     elif op in ("cut", "only"):
         z = torch.where(kept, (x - mean) / scale, torch.zeros((), device=x.device))
         coord = (z @ u).unsqueeze(-1)
         if op == "cut":
-            delta = (-float(cut_lambda) * coord) * u
+            delta = (-gain * float(cut_lambda) * coord) * u
         else:
             delta = torch.where(kept, coord * u - z, torch.zeros((), device=x.device))
+            if gain != 1.0:
+                delta = gain * delta
     else:
         raise ValueError(f"unknown operation '{op}': choose one of {', '.join(OPS)}")
     return values + (scale * delta).to(values.dtype)

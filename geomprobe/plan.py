@@ -893,7 +893,7 @@ def _same_sula_prompts(a, b) -> bool:
 
 
 def plan_ablation(ctx: _Context, options, sula_options=None) -> SuitePlan:
-    from geomprobe.suites.ablation import measured_layers, parse_ops
+    from geomprobe.suites.ablation import measured_layers, parse_ops, resolve_null
 
     out = SuitePlan("ablation")
     why = _sula_unsupported(ctx, "ablation") or (
@@ -921,13 +921,31 @@ def plan_ablation(ctx: _Context, options, sula_options=None) -> SuitePlan:
                                 lengths, ctx.batch, layers=len(main_layers), readout_width=width))
         out.notes.append("axis fit skipped when a finished sula suite in the run directory used the same settings")
     n_conditions = len(operations) * len(sets) * (1 + options.n_random)
-    out.sweeps.append(Sweep("baseline (unedited)", lengths, ctx.batch, layers=len(needed), readout_width=width))
     blocks, how = ablation_blocks(ctx, sets, len(operations) * (1 + options.n_random), lengths.n)
     out.notes.append(how)
-    out.sweeps.append(Sweep(f"conditions: {len(operations)} ops ({', '.join(n for n, _, _ in operations)}) x "
-                            f"{len(sets)} layer sets ({', '.join(n for n, _ in sets)}) x (1 true + "
-                            f"{options.n_random} random axes)", lengths, ctx.batch, repeat=n_conditions,
-                            layers=len(needed), readout_width=width, blocks=blocks))
+    conditions = (f"conditions: {len(operations)} ops ({', '.join(n for n, _, _ in operations)}) x {len(sets)} layer "
+                  f"sets ({', '.join(n for n, _ in sets)}) x (1 true + {options.n_random} matched random axes)")
+
+    def passes(prefix: str, on: str) -> list[Sweep]:
+        """The matched controls' attention read, the baseline and the conditions of one model."""
+        return [Sweep(f"{prefix}matched controls: the attention read at the edited layers (unedited)", lengths,
+                      ctx.batch, layers=len(needed), readout_width=width, on=on),
+                Sweep(f"{prefix}baseline (unedited)", lengths, ctx.batch, layers=len(needed), readout_width=width,
+                      on=on),
+                Sweep(f"{prefix}{conditions}", lengths, ctx.batch, repeat=n_conditions, layers=len(needed),
+                      readout_width=width, blocks=blocks, on=on)]
+
+    out.sweeps += passes("", "model")
+    null_text = resolve_null(options.null, ctx.arch.n_params)
+    main_layers = sorted(set(needed) | {ctx.arch.n_layers - 1})
+    for load in ctx.null_loads(ctx.nulls(null_text, "ablation"), DTYPE_BYTES[ctx.run.dtype]):
+        out.loads.append(load)
+        out.sweeps.append(Sweep(f"{load.what}: its own axis fit, SULA main condition", lengths, ctx.batch,
+                                layers=len(main_layers), readout_width=width, on="null"))
+        out.sweeps += passes(f"{load.what}: ", "null")
+    if null_text != (options.null or "").strip() and null_text:
+        out.notes.append(f"--null {options.null}: {null_text} (the ablation's count from the model's "
+                         f"{ctx.arch.n_params / 1e6:.0f}M parameters; each copy runs every condition)")
     return out
 
 

@@ -210,7 +210,7 @@ class SulaResults(_SulaRequired, total=False):
     paper_code: PaperCodeTable  # with --definitions paper-code: geomprobe's and the released code's numbers
 
 
-class RandomAxesComparison(TypedDict):
+class _RandomAxesComparisonRequired(TypedDict):
     true: float | None  # the true axis's value
     random: list  # the random axes' values
     n_random: int  # random axes with a value
@@ -223,6 +223,12 @@ class RandomAxesComparison(TypedDict):
     rank: int | None  # the true axis's rank among all n_random + 1 (1 = largest; ties count against it)
     of: int | None  # n_random + 1
     p_value: float | None  # empirical one-sided p: (1 + #random >= true) / (1 + n_random)
+
+
+class RandomAxesComparison(_RandomAxesComparisonRequired, total=False):
+    p_holm: float | None  # a secondary test's p_value Holm-adjusted over its condition's secondary tests
+    measure: str  # the primary statistic's measure (mean_abs_dH_bits)
+    log2_ratio: float | None  # the primary statistic: log2(true / random_mean), compared with untrained copies
 
 
 class AblationDownstreamLayer(TypedDict):
@@ -282,18 +288,38 @@ class _AblationConditionRequired(TypedDict):
     reading: str  # one line: the downstream layers, then the output, against the random axes
 
 
+class AblationPrimary(TypedDict, total=False):
+    statistic: RandomAxesComparison  # mean abs dH of the true axis among the matched random axes: rank, p, log2_ratio
+    untrained: NullComparison | None  # log2_ratio against the untrained copies' own (None: --null off)
+    p_holm_across_conditions: float | None  # statistic.p_value Holm-adjusted over the run's conditions
+
+
 class AblationCondition(_AblationConditionRequired, total=False):
     cut_lambda: float  # cut strength
     shift_c: float  # shift in units of sigma_u
+    primary: AblationPrimary  # the pre-declared primary statistic (settings.primary) and its tests
+    secondary: dict  # tests: the secondary rank tests (in vs_random), correction holm, p_holm per test
+    behaviour_thresholds: dict  # mae_bits, pearson: behaviour changed beyond these (calibrated on copies, or fixed)
 
 
-class AblationResults(Header):
+class AblationUntrained(TypedDict):
+    spec: str  # the --null value
+    description: str  # the untrained copies' names
+    models: list  # per copy: name, seed, conditions (per id: rank, log2_ratio, behaviour changes), not_measured
+    note: str  # how the copies are run
+
+
+class _AblationResultsRequired(Header):
     settings: dict  # SULA spec, ops, layer sets, n_random, smallest_p, prefix_reuse, stacked_conditions (+ notes, groups)
     axis: dict  # where the axes came from, their orientation (Spearman), sigma_u and columns per layer
     baseline: dict  # the unedited pass: MAE, Pearson, axis-entropy Spearman rho per layer
     conditions: list[AblationCondition]  # per operation and layer set: output and downstream layers vs random axes, reading
-    thresholds: dict  # what the one-line reading calls small and large
+    thresholds: dict  # what the one-line reading calls small and large (behaviour: the fallback without copies)
     reference_paper_iii: dict  # paper values, for comparison only
+
+
+class AblationResults(_AblationResultsRequired, total=False):
+    untrained_null: AblationUntrained | None  # every condition on untrained copies, each on its own axis (None: off)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -415,7 +441,7 @@ def schema_markdown() -> str:
         lines.append("")
     nested = [LayerEntropy, PromptsUsed, UntrainedNull, NullComparison, SulaCondition, SulaPerK, AblationCondition,
               AblationAxisEntropy, AblationTrueAxis, AblationRandomDraw, AblationVersusRandom, RandomAxesComparison,
-              AblationDownstreamLayer, AblationEditedLayer]
+              AblationDownstreamLayer, AblationEditedLayer, AblationPrimary, AblationUntrained]
     for schema in nested:
         lines += [f"### `{schema.__name__}`", "", "| key | type | required | meaning |", "|---|---|---|---|"]
         for key, hint in _hints(schema).items():

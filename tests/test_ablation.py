@@ -331,8 +331,8 @@ def test_ablation_suite_end_to_end(tmp_path):
     out = tmp_path / "run"
     common = dict(n_per_k=3, n_boot=20)
     config = RunConfig(model="tiny-neox", out=str(out))
-    run(config, SulaConfig(controls="none", **common), progress=False)
-    run(config, AblationConfig(n_random=2, **common), progress=False)
+    run(config, SulaConfig(controls="none", null="off", **common), progress=False)
+    run(config, AblationConfig(n_random=2, null="off", **common), progress=False)
     work = out / "ablation"
     results = _read(work / "results.json")
     assert set(results) >= {"model", "settings", "axis", "baseline", "conditions", "thresholds",
@@ -381,7 +381,7 @@ def test_ablation_suite_end_to_end(tmp_path):
     manifest = _read(out / "manifest.json")
     assert manifest["suites"]["ablation"]["status"] == "complete"
     # a rerun reads every pass back
-    run(config, AblationConfig(n_random=2, **common), progress=False)
+    run(config, AblationConfig(n_random=2, null="off", **common), progress=False)
     assert _read(work / "results.json")["settings"]["reused_passes"] == 25
     # the run as tables: the sula suite's per-prompt H_model and the ablation's unedited pass are the
     # same prompts through the same model
@@ -399,7 +399,7 @@ def test_ablation_suite_end_to_end(tmp_path):
 def test_lambda_zero_equals_the_baseline_bit_for_bit(tmp_path):
     out = tmp_path / "run"
     run(RunConfig(model="tiny-neox", out=str(out), layers=[1, 2]),
-        AblationConfig(n_per_k=3, n_boot=20, ops="cut", cut_lambda=0.0, n_random=1), progress=False)
+        AblationConfig(n_per_k=3, n_boot=20, ops="cut", cut_lambda=0.0, n_random=1, null="off"), progress=False)
     conditions = out / "ablation" / "conditions"
     baseline = _read(conditions / "baseline.json")
     edited = sorted(conditions.glob("cut_*.json"))
@@ -432,7 +432,7 @@ def test_hooks_are_removed_when_a_run_fails_and_the_rerun_resumes(tmp_path, load
     monkeypatch.setattr(interventions, "apply_op", failing)
     out = tmp_path / "run"
     config = RunConfig(model="tiny-neox", out=str(out), layers=[2], batch_size=8)
-    options = AblationConfig(n_per_k=3, n_boot=20, ops="cut", n_random=1)
+    options = AblationConfig(n_per_k=3, n_boot=20, ops="cut", n_random=1, null="off")
     with pytest.raises(RuntimeError, match="injected failure"):
         run(config, options, progress=False)
     assert _n_hooks(loaded.adapter) == 0

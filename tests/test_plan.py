@@ -108,7 +108,7 @@ def test_mixtral_active_and_total_parameters():
 
 def test_ablation_pass_count_equals_what_the_suite_runs(tmp_path, forward_calls):
     out = tmp_path / "ablation"
-    options = dict(n_per_k=3, n_random=2, ops="cut,shift", n_boot=20)
+    options = dict(n_per_k=3, n_random=2, ops="cut,shift", n_boot=20, null="off")
     p = plan("windtunnel-sula", "ablation", device="cpu", **options)
     ablation = p.suite("ablation")
     run(RunConfig(model="windtunnel-sula", out=str(out)), AblationConfig(**options), progress=False)
@@ -119,9 +119,10 @@ def test_ablation_pass_count_equals_what_the_suite_runs(tmp_path, forward_calls)
     assert ablation.passes("baseline") + ablation.passes("conditions") == 10
     assert [s["name"] for s in results["settings"]["layer_sets"]] == ["L1"]
     assert (out / "ablation" / "sula-main" / "extraction-main" / "meta.json").exists()
-    assert ablation.passes("axis fit") == 1 and ablation.n_passes == 11
+    # and one unedited pass reads what the attention sees of each control's edit (the matched gains)
+    assert ablation.passes("axis fit") == 1 and ablation.passes("matched controls") == 1 and ablation.n_passes == 12
     assert len(forward_calls) == ablation.n_batches == p.n_batches
-    assert sum(n for n, _ in forward_calls) == ablation.n_prompts == 11 * 15
+    assert sum(n for n, _ in forward_calls) == ablation.n_prompts == 12 * 15
     assert sum(t for _, t in forward_calls) == ablation.tokens  # wind-tunnel lengths are exact
 
 
@@ -151,7 +152,7 @@ def test_ablation_block_runs_equal_the_plans_prefix_share(tmp_path, monkeypatch)
 
     monkeypatch.setattr(models, "load_model", counting)
     monkeypatch.setattr(prefix, "block_inputs", stubbed)
-    options = dict(n_per_k=3, n_random=2, ops="cut,shift", n_boot=20)
+    options = dict(n_per_k=3, n_random=2, ops="cut,shift", n_boot=20, null="off")
     for reuse in ("0", "1"):
         monkeypatch.setenv("GEOMPROBE_PREFIX_REUSE", reuse)
         calls.clear()

@@ -273,7 +273,7 @@ def _suite(tmp_path, name, monkeypatch, env=None, budget=None, model="windtunnel
         monkeypatch.setenv(prefix.BUDGET_ENV, budget)
     if stack is not None:
         monkeypatch.setenv(prefix.STACK_ENV, stack)
-    run(config, AblationConfig(**{"n_random": 3, "ops": ops, **common, **options}), progress=False)
+    run(config, AblationConfig(**{"n_random": 3, "ops": ops, "null": "off", **common, **options}), progress=False)
     monkeypatch.delenv(prefix.ENV, raising=False)
     monkeypatch.delenv(prefix.BUDGET_ENV, raising=False)
     monkeypatch.delenv(prefix.STACK_ENV, raising=False)
@@ -281,9 +281,10 @@ def _suite(tmp_path, name, monkeypatch, env=None, budget=None, model="windtunnel
 
 
 def test_ablation_suite_with_and_without_prefix_reuse_on_windtunnel_sula(tmp_path, monkeypatch):
-    on = _suite(tmp_path, "on", monkeypatch)
-    off = _suite(tmp_path, "off", monkeypatch, env="0")
-    over = _suite(tmp_path, "over-budget", monkeypatch, budget="0.0001")
+    # with one untrained copy, which runs its passes through the same prefix reuse
+    on = _suite(tmp_path, "on", monkeypatch, null="init:1")
+    off = _suite(tmp_path, "off", monkeypatch, env="0", null="init:1")
+    over = _suite(tmp_path, "over-budget", monkeypatch, budget="0.0001", null="init:1")
     results_on, results_off, results_over = (_read(work / "results.json") for work in (on, off, over))
     settings = results_on["settings"]
     assert settings["prefix_reuse"] is True and "once per batch" in settings["prefix_reuse_note"]
@@ -314,7 +315,7 @@ def test_ablation_suite_with_and_without_prefix_reuse_on_windtunnel_sula(tmp_pat
     assert base_on == _without_prefix_settings(results_off) == _without_prefix_settings(results_over)
     # a rerun reads every pass back: nothing computed, so nothing reused
     run(RunConfig(model="windtunnel-sula", out=str(on.parent)),
-        AblationConfig(n_random=3, ops="cut,shift", n_per_k=3, n_boot=20), progress=False)
+        AblationConfig(n_random=3, ops="cut,shift", n_per_k=3, n_boot=20, null="init:1"), progress=False)
     again = _read(on / "results.json")
     assert again["settings"]["reused_passes"] == 13 and again["settings"]["prefix_reuse"] is False
     assert "every one was read back" in again["settings"]["prefix_reuse_note"]
@@ -496,7 +497,8 @@ def test_ablation_suite_stacked_equals_unstacked_and_resumes(tmp_path, monkeypat
         (conditions / file_name).unlink()
     monkeypatch.setenv(prefix.STACK_ENV, "3")
     run(RunConfig(model="windtunnel-sula", out=str(stacked.parent)),
-        AblationConfig(n_random=3, ops="cut,shift", n_per_k=3, n_boot=20, positions="final"), progress=False)
+        AblationConfig(n_random=3, ops="cut,shift", n_per_k=3, n_boot=20, positions="final", null="off"),
+        progress=False)
     settings = _read(stacked / "results.json")["settings"]
     assert settings["reused_passes"] == 10 and settings["prefix_reuse_groups"][0]["computed_passes"] == 3
     assert [(g["group"], g["stacked_passes"], g["calls"]) for g in settings["stacked_groups"]] == [("shift+1_L1", 2, 1)]

@@ -101,7 +101,8 @@ def test_sula_label_choice_every_control_and_the_ablation(real, tmp_path):
     out = tmp_path / "sula"
     small = dict(n_per_k=2, n_boot=20)
     run(RunConfig(model=str(directory), out=str(out)),
-        [SulaConfig(**small, null="off"), AblationConfig(**small, ops=("cut",), n_random=1)], progress=False)
+        [SulaConfig(**small, null="off"), AblationConfig(**small, ops=("cut",), n_random=1, null="off")],
+        progress=False)
     sula = json.loads((out / "sula" / "results.json").read_text())
     assert set(sula["conditions"]) == {"main", "lexical_remap", "shuffled", "carrier_mask", "label_mask"}
     choice = sula["settings"]["label_choice"]

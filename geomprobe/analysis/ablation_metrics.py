@@ -5,7 +5,10 @@
     geometry = axis_entropy_correlation(coords, H_edit, sigma_u)                 # rho(v'.u, H_model)
     where = compare_with_random(true_value, random_values, alternative="greater")  # rank, empirical p
     paired = paired_true_vs_random(err_true, err_random)                           # [n], [m, n] per prompt
-    text = reading(downstream, change, versus)                                     # one line
+    adjusted = holm({"delta_mae_bits": 0.05, "delta_pearson": 0.40})               # secondary tests
+    primary = primary_statistic(true_dH, random_dH)       # the one pre-declared test of a condition
+    limits = calibrated_thresholds(null_changes)          # "behaviour changed", from untrained copies
+    text = reading(downstream, change, versus, limits, primary)                    # one line
 
 Entropies in bits. "Behaviour" (the output) is the model's entropy over the two SULA labels,
 H_model, against the exact H_bayes: the SULA MAE and Pearson(H_model, H_bayes). "Geometry" is the
@@ -18,6 +21,12 @@ orientation and r use the same statistic).
 Evidence is measured downstream of the edit only: at an edited layer a cut makes the coordinate
 constant (r = 0 by construction), `only` keeps it and a shift moves it by a constant, so the
 edited layer's r says nothing about the model's use of the axis.
+
+One statistic per condition is pre-declared as primary (PRIMARY, METHODS.md section 8.5): the
+true axis's mean |H_edit - H_base| (bits) against the matched random axes, tested by its rank
+among them and, against untrained copies, by log2(true / mean random) (`primary_statistic`). The
+other rank tests of a condition (dMAE, dPearson, the downstream axis-entropy correlation per
+layer and its mean |change|) are secondary, their empirical p Holm-adjusted together (`holm`).
 """
 
 from __future__ import annotations
@@ -39,16 +48,40 @@ AT_EDITED_LAYER = {
     "shift": "at the edited layer: the coordinate moves by a constant, so its ranks do not; not evidence",
 }
 
-# The thresholds behind each condition's one-line reading (stored in results.json with them).
+# The primary statistic of every condition (stored in results.json with the conditions).
+PRIMARY = {
+    "measure": "mean_abs_dH_bits",
+    "description": "mean over prompts of |H_edit - H_base| (bits), the true axis's edit against the matched random "
+                   "axes' edits: how far the edit moves the output's entropy over the two labels",
+    "within_model": "rank of the true axis's value among the 1 + n_random values (ties count against it), empirical "
+                    "one-sided p = rank / (1 + n_random)",
+    "against_untrained": "log2(true / mean of the random axes), compared with the same number of each untrained copy "
+                         "on its own entropy axis and its own matched random axes "
+                         "(geomprobe.analysis.null_comparison.judge_against_nulls, higher is more specific)",
+    "why": "defined for every operation, sign-free, read at the output, and the quantity the matched controls make "
+           "exchangeable on untrained networks (tests/test_ablation_controls.py)",
+}
+SECONDARY = ("delta_mae_bits", "delta_pearson", "axis_r_downstream_change", "axis_r_mean_abs_change_downstream")
+SECONDARY_NOTE = ("secondary rank tests of a condition (dMAE, |dPearson|, |change| of the downstream axis-entropy "
+                  "correlation per layer, and its mean |change| over the downstream layers when there are two or "
+                  "more), their empirical p Holm-adjusted together (p_holm); with n_random = 19 the smallest "
+                  "adjusted p of m tests is m / 20")
+
+# The thresholds behind each condition's one-line reading (stored in results.json with them). The
+# behaviour thresholds (mae_bits, pearson) are a fallback: with untrained copies each condition is
+# read against calibrated_thresholds (untrained networks reach |dPearson| 0.3-0.4 under a cut).
 READING_THRESHOLDS = {
     "axis_r_zero": 0.10,  # |rho(v'.u, H_model)| below this, downstream: no axis-entropy correlation left
     "axis_r_change": 0.10,  # a change of the downstream axis-entropy correlation at least this large is a change
-    "mae_bits": 0.01,  # |change of the SULA MAE| below this, in bits: MAE unchanged
-    "pearson": 0.01,  # |change of Pearson(H_model, H_bayes)| below this: correlation unchanged
+    "mae_bits": 0.01,  # fallback (no untrained copies): |change of the SULA MAE| below this, in bits: unchanged
+    "pearson": 0.01,  # fallback (no untrained copies): |change of Pearson(H_model, H_bayes)| below this: unchanged
     "coordinate_removed_sd_ratio": 1e-3,  # std(v'.u) / sigma_u below this: coordinate constant, r reported as 0
     "vs_random": "more (less) than random axes: the true-axis value lies above (below) every random axis's, "
                  "and the paired-bootstrap 95% CI of true minus mean random excludes 0",
+    "behaviour_source": "fixed (no untrained copies: --null off); with copies each condition has its own "
+                        "calibrated thresholds",
 }
+CALIBRATION_QUANTILE = 95  # percent: "behaviour changed" beyond this percentile of the untrained copies' |change|
 
 
 def pearson_or_none(x, y) -> float | None:
@@ -180,6 +213,47 @@ def paired_true_vs_random(true_per_prompt, random_per_prompt, n_boot: int = 1000
     return _paired_mean(true_per_prompt - random_per_prompt.mean(axis=0), n_boot, seed, what)
 
 
+def holm(p_values: dict) -> dict:
+    """Holm's step-down adjustment of a family of p-values {name: p or None} -> {name: adjusted p
+    or None}: the i-th smallest of m is multiplied by m - i + 1, then made monotone and capped at
+    1. None (an untestable member) is left out of the family and stays None."""
+    named = sorted(((p, name) for name, p in p_values.items() if p is not None), key=lambda item: item[0])
+    m, out, running = len(named), {name: None for name in p_values}, 0.0
+    for i, (p, name) in enumerate(named):
+        running = max(running, min(1.0, (m - i) * float(p)))
+        out[name] = running
+    return out
+
+
+def primary_statistic(true_value, random_values) -> dict:
+    """The primary statistic of a condition (PRIMARY): true_value, the true axis's mean |dH| (bits),
+    random_values, the matched random axes' (one each). compare_with_random's rank and empirical p,
+    plus log2_ratio = log2(true / mean random), the number compared with untrained copies (None when
+    either is 0 or undefined)."""
+    where = compare_with_random(true_value, random_values, "greater")
+    mean = where["random_mean"]
+    ratio = None
+    if true_value is not None and mean is not None and true_value > 0 and mean > 0:
+        ratio = float(math.log2(true_value / mean))
+    return {"measure": PRIMARY["measure"], **where, "log2_ratio": ratio}
+
+
+def calibrated_thresholds(null_changes: dict, quantile: float = CALIBRATION_QUANTILE) -> dict:
+    """"Behaviour changed" thresholds from untrained copies: null_changes {"mae_bits": [dMAE of every
+    edit of this condition on every copy, true and random axes], "pearson": [dPearson, likewise]}
+    -> {"mae_bits", "pearson"}: the `quantile` percentile of their absolute values (None when no
+    copy measured it), with n and the source in words."""
+    out = {}
+    for key in ("mae_bits", "pearson"):
+        values = np.abs(np.array([v for v in null_changes.get(key, []) if v is not None], dtype=np.float64))
+        values = values[np.isfinite(values)]
+        out[key] = float(np.percentile(values, quantile)) if len(values) else None
+        out[f"n_{key}"] = int(len(values))
+    out["source"] = (f"untrained copies: the {quantile:g}th percentile of |change| over their edits of this condition "
+                     f"(true and matched random axes, each copy on its own axis)")
+    return out
+
+
 def _versus(compare: dict, paired: dict | None) -> str | None:
     """'more' | 'less' | 'within' for one measure, by READING_THRESHOLDS['vs_random']."""
     if compare.get("rank") is None:
@@ -217,15 +291,19 @@ def _layer_words(layer: int, before, after, where: dict | None, thresholds: dict
 
 
 def reading(downstream: list[tuple], change: dict, versus: dict | None = None,
-            thresholds: dict = READING_THRESHOLDS) -> str:
-    """One line that follows from the numbers: the downstream layers, then the output.
+            thresholds: dict = READING_THRESHOLDS, primary: dict | None = None) -> str:
+    """One line that follows from the numbers: the downstream layers, the output, the secondary
+    comparisons with the random axes, then the primary statistic.
 
     downstream: [(layer, r before, r after, compare_with_random of the change or None)] for the
     layers after the last edited one, in order (the edited layers are never evidence: they are not
     read here); the first and the last are named, and with more than two the mean |change| over
     all of them. change: behaviour_change(...) of the true axis (the output: H_model vs H_bayes);
     versus: {"mean_abs_dH_bits": (compare, paired), "delta_mae_bits": (compare, paired)} against
-    the random axes, or None."""
+    the random axes, or None. thresholds: READING_THRESHOLDS, with "mae_bits" and "pearson" replaced
+    by a condition's calibrated_thresholds where untrained copies gave them (their "source" is
+    then named). primary: {"statistic": primary_statistic(...), "untrained": judge_against_nulls
+    (...) or a "not tested" entry, or None (no copies)}."""
     if not downstream:
         geometry = "downstream rho: no layer after the edit has an axis"
     else:
@@ -237,8 +315,17 @@ def reading(downstream: list[tuple], change: dict, versus: dict | None = None,
             geometry += f"; mean |change| over {len(downstream)} downstream layers {np.mean(changes):.2f}"
     d_mae = change["delta_mae_bits"]["value"]
     d_r = change["delta_pearson"]["value"]
-    quiet = abs(d_mae) < thresholds["mae_bits"] and (d_r is None or abs(d_r) < thresholds["pearson"])
+    mae_limit = thresholds.get("mae_bits")
+    pearson_limit = thresholds.get("pearson")
+    calibrated = "source" in thresholds and mae_limit is not None
+    if mae_limit is None:
+        mae_limit = READING_THRESHOLDS["mae_bits"]
+    if pearson_limit is None:
+        pearson_limit = READING_THRESHOLDS["pearson"]
+    quiet = abs(d_mae) < mae_limit and (d_r is None or abs(d_r) < pearson_limit)
     numbers = f"MAE {d_mae:+.3f} bits" + ("" if d_r is None else f", Pearson {d_r:+.3f}")
+    if calibrated:
+        numbers += f"; changed at {mae_limit:.3f} bits, {pearson_limit:.3f}: untrained copies' 95th percentile"
     line = " / ".join([geometry, f"output: behaviour {'unchanged' if quiet else 'changed'} ({numbers})"])
     if versus:
         moved = _versus(*versus["mean_abs_dH_bits"])
@@ -247,7 +334,36 @@ def reading(downstream: list[tuple], change: dict, versus: dict | None = None,
             compare_moved, compare_mae = versus["mean_abs_dH_bits"][0], versus["delta_mae_bits"][0]
             moved_words = {"more": "more", "less": "less", "within": "no differently"}
             mae_words = {"more": "higher", "less": "lower", "within": "no different"}
-            line += (f"; vs {compare_moved['n_random']} random axes: behaviour moved {moved_words[moved]} "
-                     f"(rank {compare_moved['rank']}/{compare_moved['of']}), MAE {mae_words[hurt]} "
-                     f"(rank {compare_mae['rank']}/{compare_mae['of']})")
+            holm_p = compare_mae.get("p_holm")
+            mae_text = (f"MAE {mae_words[hurt]} (rank {compare_mae['rank']}/{compare_mae['of']}"
+                        + ("" if holm_p is None else f", Holm p {holm_p:.2f}") + ")")
+            if primary:  # the primary names the movement itself
+                line += f"; vs {compare_mae['n_random']} random axes: {mae_text}"
+            else:
+                line += (f"; vs {compare_moved['n_random']} random axes: behaviour moved {moved_words[moved]} "
+                         f"(rank {compare_moved['rank']}/{compare_moved['of']}), {mae_text}")
+    if primary:
+        line += " / " + primary_words(primary)
     return line
+
+
+def primary_words(primary: dict) -> str:
+    """'primary, mean |dH| vs 19 matched random axes: rank 3/20 (p 0.15); untrained copies (7):
+    log2 true/random +0.41 vs +0.12 +- 0.30, indistinguishable from untrained (t, p 0.22, mde 1.99 sd)'."""
+    stat = primary["statistic"]
+    if stat.get("rank") is None:
+        words = "primary, mean |dH| vs matched random axes: not measured"
+    else:
+        words = (f"primary, mean |dH| vs {stat['n_random']} matched random axes: rank {stat['rank']}/{stat['of']} "
+                 f"(p {stat['p_value']:.2f})")
+    untrained = primary.get("untrained")
+    if untrained is None:
+        return words + "; no untrained copies (--null off)"
+    if untrained.get("status") == "not tested" or "n_nulls" not in untrained:
+        return words + f"; untrained copies: not tested ({untrained.get('note')})"
+    sd = untrained.get("null_sd")
+    spread = "" if sd is None else f" +- {sd:.2f}"
+    mde = (untrained.get("mde") or {}).get("sd")
+    return (words + f"; untrained copies ({untrained['n_nulls']}): log2 true/random {untrained['model']:+.2f} vs "
+            f"{untrained['null_mean']:+.2f}{spread}, {untrained['status']} ({untrained['rule']}, p "
+            f"{untrained['p_value']:.2f}" + ("" if mde is None else f", mde {mde:.2f} sd") + ")")

@@ -66,12 +66,17 @@ import numpy as np
 from geomprobe.analysis.ablation_metrics import (
     AT_EDITED_LAYER,
     AXIS_STATISTIC,
+    PRIMARY,
     READING_THRESHOLDS,
+    SECONDARY_NOTE,
     axis_entropy_correlation,
     behaviour_change,
     behaviour_point,
+    calibrated_thresholds,
     compare_with_random,
+    holm,
     paired_true_vs_random,
+    primary_statistic,
     reading,
 )
 from geomprobe.analysis.sula_metrics import correlation, mean_ci, restrict_to_labels
@@ -80,10 +85,14 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import ExtractionConfig, extract
 from geomprobe.hooks import edit_values
 from geomprobe.interventions import (
+    OPS,
     InterventionAxis,
+    direction_sigmas,
     load_axes,
     make_editor,
-    random_directions,
+    matched_directions,
+    matched_gains,
+    read_displacements,
     save_axes,
 )
 from geomprobe.prompts import prompts_hash
@@ -105,17 +114,22 @@ class AblationConfig(SulaPromptOptions):
     ops: tuple[Literal["cut", "only", "shift"], ...] = option(
         ("cut", "only", "shift"), "comma-separated: cut (z - lambda (z.u) u), only ((z.u) u), shift (z +- sigma_u u; "
                                   "runs +1 and -1)", noun="operation")
-    n_random: int = option(19, "random unit axes (orthogonal to u) per condition: the control distribution (19 "
-                                   "gives a smallest empirical p of 1/20 = 0.05)", min=1)
+    n_random: int = option(19, "matched random axes per condition (orthogonal to u, from the values' covariance, "
+                                   "each edit scaled to displace what the attention reads as much as the true "
+                                   "one): the control distribution (19 gives a smallest empirical p of 0.05)", min=1)
     cut_lambda: float = option(1.0, "cut strength (1 removes the axis, 0 leaves the values as they are)",
                                cli="--lambda")
     positions: Literal["all", "final"] = option("all", "edit the values at every position or at the final token only")
     definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
         "geomprobe", "geomprobe | paper-code: edit as the papers' released code does (raw, uncentred values along "
                      "the raw-PCA axis; random axes not orthogonal to it, with its sigma); measured as always")
+    null: str = option("auto", "untrained copies, each running every condition on its own entropy axis: auto (3 "
+                               "fresh initialisations here: a copy costs a whole suite) | init:N | step0 | a model "
+                               "spec | off; comma-separated for several")
 
     def check(self):
         super().check()
+        ablation_nulls(self.null, n_params=0)  # the syntax; step0 is resolved against the model when the suite runs
         if self.definitions == "paper-code-as-released":
             raise ConfigError("the ablation suite edits the model's own values: --definitions paper-code-as-released "
                               "(the released GPT-NeoX split) is a sula option; use --definitions paper-code here")
@@ -143,8 +157,22 @@ REFERENCE_PAPER_III = {
             "section 8.5); the r measured here is downstream of the edit",
 }
 
-SHIFT_NOTE = ("random axes are Gaussian over the columns that vary, orthogonalised against u and normalised; a "
-              "random shift moves the values by the true axis's distance c sigma_u")
+CONTROL_VERSION = "matched-read-displacement-1"  # in every pass fingerprint: passes of other controls are rerun
+CONTROL_NOTE = ("matched random axes: unit directions drawn from the values' own covariance over the SULA main "
+                "prompts (PC1 removed: orthogonal to u), seeded by (seed, layer, draw), with the same operation, each "
+                "edit's displacement times a gain so that the displacement the edited layer's attention hands its "
+                "output projection at the final token (sum over heads of ||sum_t a_t s (z'_t - z_t)||^2, mean over "
+                "the main prompts, measured in one unedited pass) equals the true edit's; per axis sigma_r (std of "
+                "z.r), the measured displacements and the gains in axis.controls and random_axes.npz. Without the "
+                "gain cutting PC1 wins in any network, trained or not (METHODS.md section 8.3)")
+PRIMARY_ACROSS_NOTE = ("each condition's primary test stands on its own; primary.p_holm_across_conditions is its "
+                       "empirical p Holm-adjusted over the run's conditions, for a reader who takes them together")
+# (largest parameter count, untrained copies `--null auto` runs). A copy costs a whole suite here
+# (its own axis fit, matched controls and every condition: 81 passes on windtunnel-sula, 241 on
+# Pythia-410M), so auto runs 3 at every size, where the other suites run 5-19: the t rule then
+# detects 2.87 copy sd half the time (2 sd: 32%), printed beside every result; --null init:7 gets
+# 1.99 sd at 8x the suite's time.
+ABLATION_NULL_COUNTS = ((float("inf"), 3),)
 STACK_CPU_NOTE = ("it keeps the numbers bit for bit those of full passes: stacking 4 measured 0.84x the time per "
                   "condition on a Pythia-410M-shaped model (benchmarks/stacked_conditions.py) with float32 "
                   "results up to 3e-6 from one-by-one runs; GEOMPROBE_STACK_CONDITIONS=N stacks N")
@@ -611,6 +639,302 @@ def _stack_groups(ordered):
     return [list(group) for _, group in itertools.groupby(ordered, key=same)]
 
 
+def ablation_null_count(n_params: float | None) -> int:
+    """The untrained copies `--null auto` stands for in the ablation suite (ABLATION_NULL_COUNTS)."""
+    if n_params is None:
+        return ABLATION_NULL_COUNTS[0][1]
+    return next(count for limit, count in ABLATION_NULL_COUNTS if n_params <= limit)
+
+
+def resolve_null(text: str, n_params: float | None) -> str:
+    """--null with `auto` (or init:auto) replaced by init:N, N = ablation_null_count(n_params)."""
+    parts = [part.strip() for part in (text or "").split(",") if part.strip()]
+    return ",".join(f"init:{ablation_null_count(n_params)}" if part in ("auto", "init:auto") else part
+                    for part in parts)
+
+
+def ablation_nulls(text: str, loaded=None, n_params: float | None = None):
+    """--null for the ablation suite -> [NullSpec]: `auto` is init:N with N from ablation_null_count
+    (the parameters of `loaded`, or n_params); everything else as geomprobe.nulls.null_specs."""
+    from geomprobe.nulls import null_specs
+
+    if n_params is None and loaded is not None:
+        n_params = sum(p.numel() for p in loaded.model.parameters())
+    return null_specs(resolve_null(text, n_params), loaded)
+
+
+# ----------------------------------------------------------------------------------------------
+# The controls
+
+
+def control_axes(loaded, prompts, extraction_config, edit_base: dict[int, InterventionAxis],
+                 main_values: dict[int, np.ndarray], n_random: int, seed: int, positions: str,
+                 paper_code: bool) -> dict[int, dict]:
+    """{layer: {"directions" [n, p], "sigma_r" [n], "energies" {op: [1 + n]}, "gains" {op: [n]}}}
+    for each edited layer: the random control axes (METHODS.md section 8.3), drawn from the
+    values' own covariance (PC1 removed), each op's gain matching the displacement the attention
+    reads (interventions.read_displacements, one unedited pass). paper-code: the released code's
+    random axes, with gain 1 (not matched, as released); their energies are still measured."""
+    if paper_code:
+        directions = paper_code_randoms(edit_base, n_random, seed)
+    else:
+        directions = {layer: matched_directions(edit_base[layer], main_values[layer], n_random, seed, layer)
+                      for layer in edit_base}
+    energies = read_displacements(loaded, prompts, extraction_config,
+                                  {layer: (edit_base[layer], directions[layer]) for layer in edit_base}, positions)
+    out = {}
+    for layer in edit_base:
+        gains = ({op: np.ones(n_random) for op in energies[layer]} if paper_code
+                 else matched_gains(energies[layer]))
+        out[layer] = {"directions": directions[layer],
+                      "sigma_r": direction_sigmas(edit_base[layer], main_values[layer], directions[layer]),
+                      "energies": energies[layer], "gains": gains}
+    return out
+
+
+def save_controls(path, controls: dict[int, dict], seed: int, note: str) -> None:
+    arrays = {}
+    for layer, entry in controls.items():
+        arrays[f"layer_{layer}"] = entry["directions"]
+        arrays[f"sigma_r_{layer}"] = entry["sigma_r"]
+        for op in OPS:
+            arrays[f"gain_{op}_{layer}"] = entry["gains"][op]
+            arrays[f"energy_{op}_{layer}"] = entry["energies"][op]
+    atomic_save_npz(path, **arrays, seed=np.array(seed), control=np.array(note))
+
+
+def controls_summary(controls: dict[int, dict], edit_base: dict[int, InterventionAxis]) -> dict:
+    """results.json's per-layer record of the controls: sigma_u, each control's sigma_r, and per op
+    the displacement the attention reads (true, each control before its gain) and the gains."""
+    return {str(layer): {"sigma_u": edit_base[layer].sigma_u,
+                         "sigma_r": [float(v) for v in entry["sigma_r"]],
+                         "read_displacement": {op: {"true": float(entry["energies"][op][0]),
+                                                    "random_unit_gain": [float(v) for v in entry["energies"][op][1:]]}
+                                               for op in OPS},
+                         "gain": {op: [float(v) for v in entry["gains"][op]] for op in OPS}}
+            for layer, entry in controls.items()}
+
+
+def _controls_digest(controls: dict[int, dict]) -> str:
+    digest = hashlib.sha256()
+    for layer in sorted(controls):
+        digest.update(np.ascontiguousarray(controls[layer]["directions"]).tobytes())
+        for op in OPS:
+            digest.update(np.ascontiguousarray(controls[layer]["gains"][op]).tobytes())
+    return digest.hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------------------------
+# Running the passes of one model (the model itself, or an untrained copy)
+
+
+@dataclass
+class PassRun:
+    passes: dict
+    reused: int
+    n_passes: int
+    settings: dict
+
+
+def run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, operations, sets, options, run_config,
+               seed: int, conditions_dir, common: dict, progress: bool, label: str) -> PassRun:
+    """The baseline and every condition's passes (true axis and n_random controls) for one model,
+    each cached in conditions_dir/<name>.json under its fingerprint (common plus the pass's own
+    key), with prefix reuse and stacking where they are proven (module docstring, item 4)."""
+    from geomprobe.console import ProgressReport
+
+    n_random, positions = options.n_random, options.positions
+    plan = [("baseline", None, {})]
+    for name, op, params in operations:
+        for set_name, layers in sets:
+            for draw in [None, *range(n_random)]:
+                axis_name = "true" if draw is None else f"random{draw:02d}"
+                plan.append((f"{name}_{set_name}_{axis_name}", (op, params, layers, draw),
+                             {"op": op, **params, "layers": layers, "positions": positions,
+                              "axis": axis_name, "seed": seed}))
+    passes, reused = {}, 0
+    prefixes = _Prefixes(loaded, prompts, extraction_config)
+    stacking = _Stacking(*stacked_conditions(loaded, run_config, options, len(prompts), 1 + n_random, prefixes.why))
+
+    def edit_of(what):
+        if what is None:
+            return None, None
+        op, params, layers, draw = what
+        edit_axes = {layer: edit_base[layer] if draw is None else
+                     edit_base[layer].with_direction(controls[layer]["directions"][draw],
+                                                     controls[layer]["gains"][op][draw])
+                     for layer in layers}
+        return (op, params, edit_axes, positions), min(layers)
+
+    with ProgressReport(progress, f"{label}, {len(prompts)} prompts a pass", len(plan), verb="ablation",
+                        unit="passes") as bar:
+        def write(file_name, key, numbers):
+            passes[file_name] = _write_pass(conditions_dir / f"{file_name}.json", key, numbers)
+            bar.advance(1)
+
+        for group in _stack_groups(_prefix_order(plan)):
+            todo = []  # the group's passes not read back: (file name, edit, first edited layer, key)
+            for file_name, what, key in group:
+                key = {**common, **key}
+                cached = _read_pass(conditions_dir / f"{file_name}.json", key)
+                if cached is not None:
+                    passes[file_name], reused = cached, reused + 1
+                    bar.advance(1)
+                else:
+                    todo.append((file_name, *edit_of(what), key))
+            todo = stacking.run(group[0][0].rsplit("_", 1)[0], todo, prefixes, axes, write)
+            for file_name, edit, start, key in todo:
+                passes[file_name], _ = _cached_pass(
+                    conditions_dir / f"{file_name}.json", key,
+                    lambda: _one_pass(loaded, prompts, extraction_config, axes, edit, prefixes.below(start)))
+                bar.advance(1)
+    prefixes.release()
+    return PassRun(passes, reused, len(plan), {**prefixes.settings(), **stacking.settings()})
+
+
+def _edit_setup(loaded, prompts, extraction_config, axes, edited, main_extraction, config, seed, work):
+    """(edit axes {layer: InterventionAxis}, controls) for the edited layers of one model: its own
+    axes (geomprobe) or the released code's raw-PCA axes (paper-code), and its matched controls."""
+    main_values = _main_values(main_extraction, edited)
+    paper_code = config.definitions == "paper-code"
+    if paper_code:
+        from geomprobe.extraction import load_extraction
+
+        main = load_extraction(main_extraction)
+        edit_base = paper_code_axes(main_values, restrict_to_labels(main["token_probs"])["H_model"])
+        save_axes(work / "edit_axis.npz", edit_base, source=np.array("raw-PCA PC1 of the SULA main values (paper-code)"))
+    else:
+        edit_base = {layer: axes[layer] for layer in edited}
+    controls = control_axes(loaded, prompts, extraction_config, edit_base, main_values, config.n_random, seed,
+                            config.positions, paper_code)
+    save_controls(work / "random_axes.npz", controls, seed, PAPER_CODE_EDITS if paper_code else CONTROL_NOTE)
+    return edit_base, controls
+
+
+def _common_key(prompts, extraction_config, axes, edit_base, controls, ctx, paper_code: bool) -> dict:
+    common = {"prompts_sha256": prompts_hash(prompts), "layers": extraction_config.layers,
+              "batch_size": ctx.run.batch_size, "axes": _axes_digest(axes), "tokens": extraction_config.tokens,
+              "max_tokens": ctx.run.max_tokens, "axis_statistic": AXIS_STATISTIC,
+              "controls": _controls_digest(controls), "control": CONTROL_VERSION}
+    if paper_code:
+        common.update(definitions="paper-code", edit_axes=_axes_digest(edit_base))
+    return common
+
+
+# ----------------------------------------------------------------------------------------------
+# Untrained copies (geomprobe.nulls): the same ablation, each on its own entropy axis
+
+
+def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, needed: list[int]) -> dict:
+    """The suite's conditions on one untrained copy: the SULA main condition extracted through it,
+    its own axes fitted there, its own matched controls, the same passes; per condition the
+    primary statistic and the true and random axes' behaviour changes. A condition whose layers
+    have no axis on this copy (or nothing downstream) is left out with why."""
+    from geomprobe.suites.sula import main_axes, main_layers
+
+    config = ctx.options
+    work = ctx.work / "nulls" / null.name
+    prompts = [r.to_prompt() for r in records]
+    H_bayes = np.array([r.H_bayes for r in records])
+    n_layers = copy.adapter.shape.n_layers
+    last = n_layers - 1
+    tokens = [choice.token_strings[w] for w in spec.labels]
+    fit_config = ExtractionConfig(layers=main_layers(copy.adapter, needed), readouts=("values",), tokens=tokens,
+                                  backend="hf", max_tokens=ctx.run.max_tokens, batch_size=ctx.run.batch_size)
+    main_dir = work / "sula-main" / "extraction-main"
+    main = extract(copy, prompts, fit_config, out_dir=main_dir, progress=ctx.progress,
+                   label=f"ablation: {null.name}, SULA main")
+    H_model = restrict_to_labels(main["token_probs"])["H_model"]
+    vectors = {layer: main["values"][:, column].reshape(len(records), -1) for column, layer in enumerate(main.layers)}
+    entry = {**null.to_dict(), "conditions": {}, "not_measured": {}}
+    try:
+        fitted = main_axes(vectors, H_model, last)
+    except ConfigError as error:
+        entry["note"] = str(error)
+        return entry
+    axes = {layer: InterventionAxis.from_sula(a) for layer, a in fitted.items() if a is not None and layer in needed}
+    usable = []
+    for set_name, layers in sets:
+        if any(layer not in axes for layer in layers) or not downstream_of(layers, axes, n_layers):
+            entry["not_measured"][set_name] = "no entropy axis at an edited layer, or none downstream, on this copy"
+        else:
+            usable.append((set_name, layers))
+    if not usable:
+        return entry
+    edited = sorted({layer for _, layers in usable for layer in layers})
+    extraction_config = ExtractionConfig(layers=sorted(axes), readouts=("values",), tokens=tokens, backend="hf",
+                                         max_tokens=ctx.run.max_tokens, batch_size=ctx.run.batch_size)
+    save_axes(work / "axis.npz", axes, source=np.array(f"the SULA main condition through {null.name}"))
+    edit_base, controls = _edit_setup(copy, prompts, extraction_config, axes, edited, main_dir, config, ctx.seed, work)
+    common = _common_key(prompts, extraction_config, axes, edit_base, controls, ctx,
+                         config.definitions == "paper-code")
+    ran = run_passes(copy, prompts, extraction_config, axes, edit_base, controls, operations, usable, config,
+                     ctx.run, ctx.seed, work / "conditions", common, ctx.progress, f"ablation: {null.name}")
+    base = restrict_to_labels(np.array(ran.passes["baseline"]["token_probs"]))["H_model"]
+    for name, _, _ in operations:
+        for set_name, _ in usable:
+            true = restrict_to_labels(np.array(ran.passes[f"{name}_{set_name}_true"]["token_probs"]))["H_model"]
+            randoms = [restrict_to_labels(np.array(ran.passes[f"{name}_{set_name}_random{draw:02d}"]["token_probs"])
+                                          )["H_model"] for draw in range(config.n_random)]
+            true_point = behaviour_point(H_bayes, base, true)
+            random_points = [behaviour_point(H_bayes, base, H) for H in randoms]
+            primary = primary_statistic(true_point["mean_abs_dH_bits"], [p["mean_abs_dH_bits"] for p in random_points])
+            entry["conditions"][f"{name}/{set_name}"] = {
+                "rank": primary["rank"], "of": primary["of"], "log2_ratio": primary["log2_ratio"],
+                "true_mean_abs_dH_bits": true_point["mean_abs_dH_bits"],
+                "random_mean_abs_dH_bits": primary["random_mean"],
+                "delta_mae_bits": [true_point["delta_mae_bits"], *[p["delta_mae_bits"] for p in random_points]],
+                "delta_pearson": [true_point["delta_pearson"], *[p["delta_pearson"] for p in random_points]]}
+    entry["n_forward_passes"] = ran.n_passes
+    entry["mae_bits"] = float(np.mean(np.abs(base - H_bayes)))
+    return entry
+
+
+def null_ablations(ctx, spec, choice, records, operations, sets, needed: list[int]) -> dict | None:
+    """null_ablation on each untrained copy of --null, one copy alive at a time; None with --null off."""
+    from geomprobe.nulls import null_model
+
+    specs = ablation_nulls(ctx.options.null, ctx.loaded)
+    if not specs:
+        return None
+    models = []
+    for null in specs:
+        with null_model(ctx.loaded, null) as copy:
+            models.append(null_ablation(ctx, null, copy, spec, choice, records, operations, sets, needed))
+            del copy  # nothing keeps the copy once null_model frees it
+    return {"spec": ctx.options.null, "description": ", ".join(n.name for n in specs), "models": models,
+            "note": "each untrained copy runs the same conditions on its own entropy axis (fitted on its own SULA "
+                    "main extraction) with its own matched random axes"}
+
+
+def untrained_for(condition_id: str, untrained: dict | None, model_ratio) -> tuple[dict | None, dict]:
+    """(the primary statistic against the untrained copies, the condition's "behaviour changed"
+    thresholds) for one condition: judge_against_nulls of the model's log2 ratio among the copies'
+    (fail closed: "not tested" when it cannot be computed), and calibrated_thresholds from every
+    copy's edits of the condition; without copies (None, the fixed fallback)."""
+    from geomprobe.analysis.null_comparison import judge_against_nulls, not_tested
+
+    fixed = {"mae_bits": READING_THRESHOLDS["mae_bits"], "pearson": READING_THRESHOLDS["pearson"],
+             "source_fixed": READING_THRESHOLDS["behaviour_source"]}
+    if untrained is None:
+        return None, fixed
+    measured = [m["conditions"][condition_id] for m in untrained["models"] if condition_id in m["conditions"]]
+    changes = {"mae_bits": [v for m in measured for v in m["delta_mae_bits"]],
+               "pearson": [v for m in measured for v in m["delta_pearson"]]}
+    thresholds = calibrated_thresholds(changes)
+    label = "log2(true / mean matched random) of the mean |dH|, each copy on its own axis"
+    ratios = [m["log2_ratio"] for m in measured if m["log2_ratio"] is not None]
+    if model_ratio is None:
+        return not_tested(label, "the model's ratio is undefined (no |dH| from the true or the random axes)"), thresholds
+    if not ratios:
+        return not_tested(label, "no untrained copy measured this condition"), thresholds
+    judged = judge_against_nulls(model_ratio, ratios, higher_is_better=True)
+    missing = len(untrained["models"]) - len(measured)
+    if missing:
+        judged["note"] = f"{missing} of {len(untrained['models'])} copies could not run this condition (their not_measured)"
+    return {"statistic": label, **judged}, thresholds
+
+
 # ----------------------------------------------------------------------------------------------
 # The suite
 
@@ -667,19 +991,6 @@ def run_ablation_suite(ctx) -> dict:
     save_axes(work / "axis.npz", axes, source=np.array(source))
     edited = sorted({layer for _, layers in sets for layer in layers})
     paper_code = config.definitions == "paper-code"
-    if paper_code:
-        from geomprobe.analysis.sula_metrics import restrict_to_labels as _labels
-        from geomprobe.extraction import load_extraction
-
-        main = load_extraction(main_extraction)
-        edit_base = paper_code_axes(_main_values(main_extraction, edited), _labels(main["token_probs"])["H_model"])
-        save_axes(work / "edit_axis.npz", edit_base, source=np.array("raw-PCA PC1 of the SULA main values (paper-code)"))
-        randoms = paper_code_randoms(edit_base, config.n_random, seed)
-    else:
-        edit_base = axes
-        randoms = {layer: random_directions(axes[layer], config.n_random, seed, layer) for layer in edited}
-    atomic_save_npz(work / "random_axes.npz", **{f"layer_{layer}": dirs for layer, dirs in randoms.items()},
-                    seed=np.array(seed))
     ctx.record_prompts(prompts, f"sula:main (seed {spec.seed})")
 
     extract_layers = sorted(axes)
@@ -687,62 +998,15 @@ def run_ablation_suite(ctx) -> dict:
                                          tokens=[choice.token_strings[w] for w in spec.labels], backend="hf",
                                          max_tokens=ctx.run.max_tokens, batch_size=ctx.run.batch_size)
     ctx.used["readouts"] = list(extraction_config.readouts)
-    common = {"prompts_sha256": prompts_hash(prompts), "layers": extract_layers, "batch_size": ctx.run.batch_size,
-              "axes": _axes_digest(axes), "tokens": extraction_config.tokens, "max_tokens": ctx.run.max_tokens,
-              "axis_statistic": AXIS_STATISTIC}
-    if paper_code:
-        common.update(definitions="paper-code", edit_axes=_axes_digest(edit_base))
-    conditions_dir = work / "conditions"
-    plan = [("baseline", None, {})]
-    for name, op, params in operations:
-        for set_name, layers in sets:
-            for draw in [None, *range(config.n_random)]:
-                axis_name = "true" if draw is None else f"random{draw:02d}"
-                plan.append((f"{name}_{set_name}_{axis_name}", (op, params, layers, draw),
-                             {"op": op, **params, "layers": layers, "positions": config.positions,
-                              "axis": axis_name, "seed": seed}))
+    edit_base, controls = _edit_setup(loaded, prompts, extraction_config, axes, edited, main_extraction, config, seed,
+                                      work)
+    common = _common_key(prompts, extraction_config, axes, edit_base, controls, ctx, paper_code)
+    ran = run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, operations, sets, config, ctx.run,
+                     seed, work / "conditions", common, ctx.progress, loaded.spec)
+    untrained = null_ablations(ctx, spec, choice, records, operations, sets, needed)
 
-    from geomprobe.console import ProgressReport
-
-    passes, reused = {}, 0
-    prefixes = _Prefixes(loaded, prompts, extraction_config)
-    stacking = _Stacking(*stacked_conditions(loaded, ctx.run, config, len(prompts), 1 + config.n_random,
-                                             prefixes.why))
-
-    def edit_of(what):
-        if what is None:
-            return None, None
-        op, params, layers, draw = what
-        edit_axes = {layer: edit_base[layer] if draw is None else edit_base[layer].with_direction(randoms[layer][draw])
-                     for layer in layers}
-        return (op, params, edit_axes, config.positions), min(layers)
-
-    with ProgressReport(ctx.progress, f"{loaded.spec}, {len(prompts)} prompts a pass", len(plan), verb="ablation",
-                        unit="passes") as bar:
-        def write(file_name, key, numbers):
-            passes[file_name] = _write_pass(conditions_dir / f"{file_name}.json", key, numbers)
-            bar.advance(1)
-
-        for group in _stack_groups(_prefix_order(plan)):
-            todo = []  # the group's passes not read back: (file name, edit, first edited layer, key)
-            for file_name, what, key in group:
-                key = {**common, **key}
-                cached = _read_pass(conditions_dir / f"{file_name}.json", key)
-                if cached is not None:
-                    passes[file_name], reused = cached, reused + 1
-                    bar.advance(1)
-                else:
-                    todo.append((file_name, *edit_of(what), key))
-            todo = stacking.run(group[0][0].rsplit("_", 1)[0], todo, prefixes, axes, write)
-            for file_name, edit, start, key in todo:
-                passes[file_name], _ = _cached_pass(
-                    conditions_dir / f"{file_name}.json", key,
-                    lambda: _one_pass(loaded, prompts, extraction_config, axes, edit, prefixes.below(start)))
-                bar.advance(1)
-    prefixes.release()
-
-    results = summarise(passes, operations, sets, H_bayes, config.n_boot, seed, last, config.n_random,
-                        config.positions)
+    results = summarise(ran.passes, operations, sets, H_bayes, config.n_boot, seed, last, config.n_random,
+                        config.positions, untrained=untrained)
     results = {
         "settings": {**spec.describe(), "label_choice": choice.to_dict(), "windtunnel": info is not None,
                      "ops": [name for name, _, _ in operations], "cut_lambda": config.cut_lambda,
@@ -760,10 +1024,14 @@ def run_ablation_suite(ctx) -> dict:
                                                "Pearson(H_model, H_bayes) is the SULA calibration",
                      "evidence": "the axis-entropy correlation at the layers after the last edited one, and the "
                                  "output; at an edited layer a cut makes it 0 by construction (kept apart, labelled)",
+                     "primary": PRIMARY, "secondary": SECONDARY_NOTE,
+                     "primary_across_conditions": PRIMARY_ACROSS_NOTE,
+                     "null": config.null,
                      "dropped_layers": dropped_layers, "dropped_sets": dropped_sets,
-                     "n_forward_passes": len(plan), "reused_passes": int(reused),
-                     **prefixes.settings(), **stacking.settings(),
-                     "random_axes": SHIFT_NOTE if not paper_code else PAPER_CODE_EDITS,
+                     "n_forward_passes": ran.n_passes, "reused_passes": int(ran.reused),
+                     "n_control_passes": 1,
+                     **ran.settings,
+                     "random_axes": CONTROL_NOTE if not paper_code else PAPER_CODE_EDITS,
                      "dropped_columns": DROPPED_NOTE, "definitions": config.definitions,
                      **({"edit_convention": PAPER_CODE_EDITS, "released_lambda_scale": 1 - config.cut_lambda,
                          "edit_axis_file": "edit_axis.npz"} if paper_code else {})},
@@ -772,8 +1040,10 @@ def run_ablation_suite(ctx) -> dict:
                                 "correlation is Spearman too)",
                  "per_layer": {str(layer): {"sigma_u": axes[layer].sigma_u, "n_columns": int(axes[layer].kept.size),
                                             "n_dropped_columns": int((~axes[layer].kept).sum())}
-                               for layer in axes}},
+                               for layer in axes},
+                 "controls": controls_summary(controls, edit_base)},
         **results,
+        "untrained_null": untrained,
         "thresholds": READING_THRESHOLDS,
         "reference_paper_iii": REFERENCE_PAPER_III,
     }
@@ -784,10 +1054,13 @@ def run_ablation_suite(ctx) -> dict:
 
 
 def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, last: int, n_random: int,
-              positions: str) -> dict:
+              positions: str, untrained: dict | None = None) -> dict:
     """results.json's "baseline" and "conditions" from the cached passes. The axis-entropy
-    correlation is read at every layer after a set's last edited layer, up to `last`, that the
-    passes measured (each on its own axis), and reported per layer."""
+    correlation is read at every layer after a set's last edited one, up to `last`, that the
+    passes measured (each on its own axis), and reported per layer. Each condition's primary
+    statistic (PRIMARY) is compared with the untrained copies' (null_ablations' result, or None),
+    its secondary rank tests Holm-adjusted, and its "behaviour changed" thresholds calibrated on
+    the copies (the fixed ones without copies)."""
 
     def side(name):
         return restrict_to_labels(np.array(passes[name]["token_probs"]))
@@ -871,17 +1144,37 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
                 "paired_abs_dH_bits": paired_true_vs_random(np.abs(edited["H_model"] - base["H_model"]),
                                                             moved_random, n_boot, seed),
             }
+            family = {"delta_mae_bits": versus["delta_mae_bits"], "delta_pearson": versus["delta_pearson"],
+                      **{f"axis_r_downstream_change[{key}]": where
+                         for key, where in versus["axis_r_downstream_change"].items()}}
+            if len(per_layer) > 1:
+                family["axis_r_mean_abs_change_downstream"] = versus["axis_r_mean_abs_change_downstream"]
+            adjusted = holm({key: where["p_value"] for key, where in family.items()})
+            for key, where in family.items():
+                where["p_holm"] = adjusted[key]
+            condition_id = f"{name}/{set_name}"
+            statistic = primary_statistic(behaviour["mean_abs_dH_bits"]["value"],
+                                          [d["behaviour"]["mean_abs_dH_bits"] for d in random])
+            against_untrained, thresholds = untrained_for(condition_id, untrained, statistic["log2_ratio"])
+            primary = {"statistic": statistic, "untrained": against_untrained}
             against = None if not random else {
                 "mean_abs_dH_bits": (versus["mean_abs_dH_bits"], versus["paired_abs_dH_bits"]),
                 "delta_mae_bits": (versus["delta_mae_bits"], versus["paired_error_bits"])}
             downstream_rows = [(layer, per_layer[str(layer)]["before"], per_layer[str(layer)]["after"],
                                 versus["axis_r_downstream_change"][str(layer)] if random else None)
                                for layer in downstream]
+            limits = {**READING_THRESHOLDS, **thresholds}
             conditions.append({
-                "id": f"{name}/{set_name}", "op": op, **params, "layer_set": set_name, "layers": layers,
+                "id": condition_id, "op": op, **params, "layer_set": set_name, "layers": layers,
                 "downstream_layers": downstream, "positions": positions, "true": true, "random": random,
-                "vs_random": versus, "reading": reading(downstream_rows, behaviour, against),
+                "vs_random": versus, "primary": primary,
+                "secondary": {"tests": list(family), "correction": "holm", "p_holm": adjusted},
+                "behaviour_thresholds": thresholds,
+                "reading": reading(downstream_rows, behaviour, against, limits, primary if random else None),
             })
+    across = holm({c["id"]: c["primary"]["statistic"]["p_value"] for c in conditions})
+    for c in conditions:
+        c["primary"]["p_holm_across_conditions"] = across[c["id"]]
     return {"baseline": baseline, "conditions": conditions}
 
 
@@ -907,20 +1200,36 @@ def print_summary(results: dict) -> None:
                   + ", ".join(f"{layer}: {_plain(e.get(AXIS_STATISTIC))}"
                               for layer, e in baseline["axis_entropy"].items()))
     smallest = settings.get("smallest_p")
+    untrained = results.get("untrained_null")
     subtitle = (f"{results['model']}, {settings['n_per_k'] * len(settings['k_values'])} prompts, positions "
-                f"{settings['positions']}, {settings['n_random']} random axes; p: empirical, true vs random "
-                f"(smallest attainable {_plain(smallest)})")
-    geometry_table = Table(title=f"axis-entropy Spearman rho(v'.u, H_model) downstream of the edit (each layer on its "
-                                 f"own axis): {subtitle}")
-    for column in ("condition", "edited", "layer", "base", "true", "random mean", "|change| rank", "p"):
+                f"{settings['positions']}, {settings['n_random']} matched random axes")
+    primary_table = Table(title=f"primary: mean |dH| (bits) of the true axis's edit against the matched random axes' "
+                                f"(rank, empirical p, smallest {_plain(smallest)}) and log2(true / random mean) "
+                                f"against untrained copies on their own axes "
+                                f"({untrained['description'] if untrained else 'none: --null off'}): {subtitle}")
+    for column in ("condition", "|dH| true", "random", "rank", "p", "log2 ratio", "untrained", "vs untrained",
+                   "p (rule)"):
+        primary_table.add_column(column, justify="right", no_wrap=True)
+    geometry_table = Table(title="secondary: axis-entropy Spearman rho(v'.u, H_model) downstream of the edit (each "
+                                 "layer on its own axis); p Holm-adjusted over each condition's secondary tests")
+    for column in ("condition", "edited", "layer", "base", "true", "random mean", "|change| rank", "p Holm"):
         geometry_table.add_column(column, justify="right", no_wrap=True)
-    behaviour_table = Table(title=f"the output, SULA behaviour under the interventions (change vs the unperturbed "
-                                  f"pass): {subtitle}")
-    for column in ("condition", "MAE bits [95% CI]", "dMAE true", "random", "rank", "p", "dPearson true", "random",
-                   "|dH| true", "random", "rank", "p"):
+    behaviour_table = Table(title="secondary: the output, SULA behaviour under the interventions (change vs the "
+                                  "unperturbed pass); p Holm-adjusted; 'changed at': where a change counts")
+    for column in ("condition", "MAE bits [95% CI]", "dMAE true", "random", "rank", "p Holm", "dPearson true",
+                   "random", "p Holm", "changed at"):
         behaviour_table.add_column(column, justify="right", no_wrap=True)
     for c in results["conditions"]:
         geometry, behaviour, versus = c["true"]["axis_entropy"], c["true"]["behaviour"], c["vs_random"]
+        stat, against = c["primary"]["statistic"], c["primary"]["untrained"]
+        if against is None or against.get("status") == "not tested" or "n_nulls" not in against:
+            null_cells = ["-", "not tested" if against else "-", "-"]
+        else:
+            spread = "" if against["null_sd"] is None else f" +- {against['null_sd']:.2f}"
+            null_cells = [f"{against['null_mean']:+.2f}{spread}", against["status"].replace(" from untrained", "")
+                          .replace(" untrained", ""), f"{against['p_value']:.2f} ({against['rule']})"]
+        primary_table.add_row(c["id"], _plain(stat["true"], 4), _plain(stat["random_mean"], 4), _rank(stat),
+                              _plain(stat["p_value"]), _signed(stat["log2_ratio"], 2), *null_cells)
         downstream = c["downstream_layers"]
         shown = downstream if len(downstream) <= 2 else [downstream[0], downstream[-1]]
         for layer in shown:
@@ -928,28 +1237,35 @@ def print_summary(results: dict) -> None:
             random_mean = (None if where["random_mean"] is None or entry["before"] is None
                            else entry["before"] + where["random_mean"])
             geometry_table.add_row(c["id"], ",".join(map(str, c["layers"])), str(layer), _plain(entry["before"]),
-                                   _plain(entry["after"]), _plain(random_mean), _rank(where), _plain(where["p_value"]))
+                                   _plain(entry["after"]), _plain(random_mean), _rank(where),
+                                   _plain(where.get("p_holm")))
         if len(downstream) > 2:
             where = versus["axis_r_mean_abs_change_downstream"]
             geometry_table.add_row(c["id"], ",".join(map(str, c["layers"])),
                                    f"mean |change|, {downstream[0]}-{downstream[-1]}", "",
                                    _plain(geometry["mean_abs_change_downstream"]), _plain(where["random_mean"]),
-                                   _rank(where), _plain(where["p_value"]))
-        mae, dmae, moved = behaviour["mae_bits"], versus["delta_mae_bits"], versus["mean_abs_dH_bits"]
+                                   _rank(where), _plain(where.get("p_holm")))
+        mae, dmae, dr = behaviour["mae_bits"], versus["delta_mae_bits"], versus["delta_pearson"]
+        limits = c.get("behaviour_thresholds") or {}
+        changed_at = (f"{_plain(limits.get('mae_bits'), 3)} bits, {_plain(limits.get('pearson'), 3)}"
+                      + ("" if "source" in limits else " (fixed)"))
         behaviour_table.add_row(c["id"], f"{mae['value']:.3f} [{mae['ci95'][0]:.3f}, {mae['ci95'][1]:.3f}]",
                                 _signed(dmae["true"]), _signed(dmae["random_mean"]), _rank(dmae),
-                                _plain(dmae["p_value"]), _signed(behaviour["delta_pearson"]["value"]),
-                                _signed(versus["delta_pearson"]["random_mean"]), _plain(moved["true"], 3),
-                                _plain(moved["random_mean"], 3), _rank(moved), _plain(moved["p_value"]))
+                                _plain(dmae.get("p_holm")), _signed(behaviour["delta_pearson"]["value"]),
+                                _signed(dr["random_mean"]), _plain(dr.get("p_holm")), changed_at)
+    console.print(primary_table)
     console.print(geometry_table)
     console.print(behaviour_table)
     for c in results["conditions"]:
         console.print(f"{c['id']}: {c['reading']}")
     t = results["thresholds"]
+    behaviour_words = ("|dMAE| and |dPearson| under each condition's 'changed at' (the untrained copies' 95th "
+                       "percentile of the same change)" if untrained else
+                       f"|dMAE| < {t['mae_bits']} bits and |dPearson| < {t['pearson']} (fixed: no untrained copies)")
     console.print(f"thresholds: downstream |rho| < {t['axis_r_zero']} no correlation left, rho change >= "
-                  f"{t['axis_r_change']}, |dMAE| < {t['mae_bits']} bits and |dPearson| < {t['pearson']} behaviour "
-                  f"unchanged; {t['vs_random']}. At the edited layers themselves a cut makes rho 0 by construction "
-                  f"(results: true.axis_entropy.at_edited_layers), which is no evidence.")
+                  f"{t['axis_r_change']}, behaviour unchanged when {behaviour_words}; {t['vs_random']}. At the edited "
+                  f"layers themselves a cut makes rho 0 by construction (results: true.axis_entropy.at_edited_layers), "
+                  f"which is no evidence.")
     ref = results["reference_paper_iii"]
     multi = ref["multi_layer_true_cut"]
     console.print(f"paper III (Pythia-410M): axis-entropy r {ref['axis_entropy_r_baseline'][0]}-"

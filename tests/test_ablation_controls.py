@@ -1,0 +1,235 @@
+"""Ablation controls that can fail (issue 24 item 1, METHODS.md section 8.3-8.5): the matched
+random axes against the model's own attention, the true axis's rank on random-init models over
+seeds (uniform, where isotropic unit axes put it first), a planted readout that must come out
+first and above its untrained copies, an untrained model that must come out indistinguishable
+from its copies, and the statistics (Holm, the primary statistic, calibrated thresholds) on known
+cases."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from geomprobe.analysis.ablation_metrics import (
+    PRIMARY,
+    calibrated_thresholds,
+    holm,
+    primary_statistic,
+    reading,
+)
+from geomprobe.analysis.sula_metrics import fit_axis
+from geomprobe.extraction import ExtractionConfig, extract
+from geomprobe.hooks import edit_values
+from geomprobe.interventions import (
+    InterventionAxis,
+    direction_sigmas,
+    load_axes,
+    make_editor,
+    matched_directions,
+    matched_gains,
+    read_displacements,
+)
+from geomprobe.runner import RunConfig, run
+from geomprobe.suites.ablation import AblationConfig, ablation_null_count, resolve_null
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
+
+LAYER = 1
+
+
+def _random_llama(load_tiny, seed: int, path):
+    """A random-init model of tiny-llama's configuration (hidden 128, 4 layers, 8 heads, 2 KV heads,
+    initializer_range 0.1; its 512-token tokenizer), torch seed `seed`, saved at path."""
+    from transformers import LlamaForCausalLM
+
+    base = load_tiny("tiny-llama")
+    if not (path / "config.json").exists():
+        torch.manual_seed(seed)
+        LlamaForCausalLM(base.model.config).save_pretrained(path)
+        base.tokenizer.save_pretrained(path)
+    return path
+
+
+def _results(out):
+    return json.loads((out / "ablation" / "results.json").read_text())
+
+
+# ----------------------------------------------------------------------------------------------
+# The matched controls against the model's own attention
+
+
+@pytest.mark.parametrize("name, positions", [("tiny-llama", "all"), ("tiny-llama", "final"), ("tiny-neox", "all")])
+def test_read_displacement_is_what_the_attention_hands_its_output_projection(load_tiny, demo_prompts, name,
+                                                                             positions):
+    """read_displacements predicts, from one unedited pass, sum over heads of ||Delta z||^2 at the
+    final token (z: each head's attention mix, the output projection's input) for a unit-gain edit
+    of each op along the true axis and each control; the edited passes measure it through the
+    model's own attention. With the matched gains every control hands over what the true axis does."""
+    loaded = load_tiny(name)  # grouped-query attention; GPT-NeoX's fused q/k/v values
+    prompts = demo_prompts[:8]
+    config = ExtractionConfig(layers=[LAYER], readouts=("values", "z"), batch_size=8)
+    base = extract(loaded, prompts, config, progress=False)
+    values = base["values"][:, 0].reshape(len(prompts), -1)
+    axis = InterventionAxis.from_sula(fit_axis(values, base["next_entropy_bits"]))
+    directions = matched_directions(axis, values, 1, seed=0, layer=LAYER)
+
+    def measured(edit_axis, op, positions):
+        def context(final_index):
+            return edit_values(loaded.adapter, [LAYER], make_editor({LAYER: edit_axis}, op, positions, final_index))
+
+        edited = extract(loaded, prompts, config, progress=False, batch_context=context)
+        delta = (edited["z"][:, 0] - base["z"][:, 0]).reshape(len(prompts), -1).astype(np.float64)
+        return float((delta ** 2).sum(1).mean())
+
+    energies = read_displacements(loaded, prompts, config, {LAYER: (axis, directions)}, positions)[LAYER]
+    gains = matched_gains(energies)
+    for op in ("cut", "only", "shift"):
+        by_pass = [measured(axis, op, positions), measured(axis.with_direction(directions[0]), op, positions)]
+        np.testing.assert_allclose(energies[op], by_pass, rtol=1e-4)
+    matched = measured(axis.with_direction(directions[0], gains["cut"][0]), "cut", positions)
+    assert matched == pytest.approx(energies["cut"][0], rel=1e-4)
+
+
+def test_matched_directions_are_unit_orthogonal_to_u_in_the_values_span_and_seeded():
+    rng = np.random.default_rng(0)
+    latent = rng.normal(size=(60, 3)) * [3.0, 1.0, 0.5]
+    matrix = latent @ rng.normal(size=(3, 12)) + 0.01 * rng.normal(size=(60, 12))
+    matrix[:, 5] = 2.0  # a column that never varies: dropped from the fit, never edited
+    axis = InterventionAxis.from_sula(fit_axis(matrix, latent[:, 0]))
+    directions = matched_directions(axis, matrix, 8, seed=1, layer=2)
+    np.testing.assert_allclose(np.linalg.norm(directions, axis=1), 1.0, atol=1e-12)
+    assert np.abs(directions @ axis.u).max() < 1e-12 and np.all(directions[:, 5] == 0)
+    np.testing.assert_array_equal(directions, matched_directions(axis, matrix, 8, seed=1, layer=2))
+    # drawn from the covariance: they carry the values' spread (an isotropic direction in 11 columns, three of
+    # which vary, would mostly not), and sigma_r is std of z.r over the prompts
+    sigmas = direction_sigmas(axis, matrix, directions)
+    np.testing.assert_allclose(sigmas, (axis.standardise(matrix) @ directions.T).std(axis=0))
+    assert sigmas.min() > 0.2 and sigmas.max() < axis.sigma_u
+
+
+# ----------------------------------------------------------------------------------------------
+# The statistics on known cases
+
+
+def test_holm_primary_statistic_and_calibrated_thresholds_on_known_cases():
+    adjusted = holm({"a": 0.01, "b": 0.04, "c": 0.03, "d": 0.005, "e": None})
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1, made monotone: 0.02, 0.03, 0.06, 0.06
+    assert adjusted == {"d": pytest.approx(0.02), "a": pytest.approx(0.03), "c": pytest.approx(0.06),
+                        "b": pytest.approx(0.06), "e": None}
+    assert holm({"a": 0.6, "b": 0.9}) == {"a": 1.0, "b": 1.0}  # 1.2 capped at 1, then monotone
+    stat = primary_statistic(0.4, [0.1, 0.1, 0.1])
+    assert stat["rank"] == 1 and stat["of"] == 4 and stat["log2_ratio"] == pytest.approx(2.0)
+    assert stat["measure"] == PRIMARY["measure"] == "mean_abs_dH_bits"
+    assert primary_statistic(0.0, [0.1])["log2_ratio"] is None  # undefined, never 0
+    changes = {"mae_bits": list(np.linspace(-1, 1, 101)), "pearson": [0.2, None, -0.4]}
+    limits = calibrated_thresholds(changes)
+    assert limits["mae_bits"] == pytest.approx(np.percentile(np.abs(np.linspace(-1, 1, 101)), 95))
+    assert limits["pearson"] == pytest.approx(np.percentile([0.2, 0.4], 95)) and limits["n_pearson"] == 2
+    # the reading says which thresholds decided "changed", and names the primary statistic
+    change = {"delta_mae_bits": {"value": 0.02}, "delta_pearson": {"value": 0.3}}
+    assert "behaviour changed" in reading([], change)  # the fixed fallback 0.01
+    calibrated = reading([], change, thresholds={**limits, "mae_bits": 0.05, "pearson": 0.5},
+                         primary={"statistic": stat, "untrained": None})
+    assert "behaviour unchanged" in calibrated and "untrained copies' 95th percentile" in calibrated
+    assert "primary, mean |dH| vs 3 matched random axes: rank 1/4" in calibrated
+    assert calibrated.endswith("no untrained copies (--null off)")
+
+
+def test_null_count_and_plan_count_the_copies():
+    from geomprobe.plan import plan
+
+    assert [ablation_null_count(n) for n in (1e6, 4e8, 7e9)] == [3, 3, 3]  # a copy costs a whole suite
+    assert resolve_null("auto", 1e6) == "init:3" and resolve_null("init:2,step0", 1e6) == "init:2,step0"
+    planned = plan(suites=AblationConfig(n_per_k=4, ops="cut", n_random=3, null="init:2"),
+                   run_config=RunConfig(model="tiny-llama"), device="cpu")
+    sweeps = planned.suites[0].sweeps
+    on_nulls = [s for s in sweeps if s.on == "null"]
+    assert len(planned.suites[0].loads) == 2 and len(on_nulls) == 2 * 4  # each copy: fit, read, baseline, conditions
+    conditions = [s for s in sweeps if "conditions" in s.what]
+    assert len(conditions) == 3 and {s.repeat for s in conditions} == {1 * 2 * (1 + 3)}  # 1 op, L2 and multi
+
+
+# ----------------------------------------------------------------------------------------------
+# Tests that can fail: random-init models, a planted readout, an untrained model against its copies
+
+
+def test_true_axis_rank_is_uniform_on_random_init_llamas(tmp_path, load_tiny):
+    """Issue 24: on random-init Llamas the true axis's mean |dH| under a cut at layer 1 ranked 1st of
+    20 against isotropic unit random axes in most seeds (these six models, 50 prompts: ranks 1, 1, 2,
+    1, 3, 2; with the real Llama-3 tokenizer and 500 prompts: 2, 1, 1, 1, 2, 1), because cutting PC1
+    removes many times what a random unit axis does. With the matched controls its rank is a draw
+    from 1..20: the mean of six is within the 99% range of a uniform rank's mean (10.5 +- 6.1) and
+    rank 1 (5% under uniform) comes up at most twice (measured here: 7, 8, 13, 1, 20, 2)."""
+    ranks = []
+    for seed in range(6):
+        model = _random_llama(load_tiny, seed, tmp_path / f"model-{seed}")
+        out = tmp_path / f"run-{seed}"
+        run(RunConfig(model=str(model), out=str(out), layers=[LAYER], device="cpu"),
+            AblationConfig(n_per_k=10, n_boot=20, ops="cut", n_random=19, null="off"), progress=False)
+        condition = _results(out)["conditions"][0]
+        assert condition["id"] == "cut/L1" and condition["primary"]["statistic"]["of"] == 20
+        ranks.append(condition["primary"]["statistic"]["rank"])
+    spread = np.sqrt((20 ** 2 - 1) / 12) / np.sqrt(len(ranks))
+    assert abs(np.mean(ranks) - 10.5) < 2.58 * spread, ranks
+    assert sum(rank == 1 for rank in ranks) <= 2, ranks
+
+
+def test_untrained_model_is_indistinguishable_and_a_planted_readout_is_above_untrained(tmp_path, load_tiny):
+    """(c) A random-init model is one more untrained copy: its primary statistic (log2 of the true
+    axis's mean |dH| over the matched random axes') lies among its copies' (each on its own axis),
+    and its "behaviour changed" thresholds come from them. (b) The same model with a planted
+    readout: the layer-1 output projection writes the values' coordinate on the entropy axis
+    (read as s^-1 u per kv head) into the direction that separates the two labels' logits, so the
+    output really reads the axis; the true cut is first among the matched random axes and above
+    the untrained copies (measured: log2 ratio +3.63 against +0.10 +- 0.42)."""
+    options = dict(n_per_k=8, n_boot=20, ops="cut", n_random=9, null="init:4")
+    model = _random_llama(load_tiny, 0, tmp_path / "untrained")
+    out = tmp_path / "run-untrained"
+    run(RunConfig(model=str(model), out=str(out), layers=[LAYER], device="cpu"), AblationConfig(**options),
+        progress=False)
+    results = _results(out)
+    condition = results["conditions"][0]
+    against = condition["primary"]["untrained"]
+    assert against["status"] == "indistinguishable from untrained" and against["n_nulls"] == 4, against
+    assert condition["behaviour_thresholds"]["source"].startswith("untrained copies")
+    assert "untrained copies (4)" in condition["reading"] and "primary, mean |dH|" in condition["reading"]
+    copies = results["untrained_null"]["models"]
+    assert [m["seed"] for m in copies] == [1000, 1001, 1002, 1003] and all("cut/L1" in m["conditions"] for m in copies)
+    for copy in copies:  # each copy on its own axis, with its own matched controls
+        own = load_axes(out / "ablation" / "nulls" / copy["name"] / "axis.npz")[LAYER]
+        assert abs(own.u @ load_axes(out / "ablation" / "axis.npz")[LAYER].u) < 0.9
+    with np.load(out / "ablation" / "random_axes.npz") as saved:
+        assert saved[f"layer_{LAYER}"].shape[0] == 9 and saved[f"gain_cut_{LAYER}"].shape == (9,)
+        assert np.all(saved[f"sigma_r_{LAYER}"] > 0)
+    recorded = results["axis"]["controls"][str(LAYER)]
+    assert len(recorded["sigma_r"]) == 9 and set(recorded["gain"]) == {"cut", "only", "shift"}
+
+    # (b) plant the readout into the same weights
+    from transformers import LlamaForCausalLM
+
+    axis = load_axes(out / "ablation" / "axis.npz")[LAYER]
+    label_ids = [results["settings"]["label_choice"]["token_ids"][w] for w in results["settings"]["labels"]]
+    planted = LlamaForCausalLM.from_pretrained(model)
+    config = planted.config
+    group, d_head = config.num_attention_heads // config.num_key_value_heads, config.head_dim
+    read = np.where(axis.kept, axis.u / axis.scale, 0.0)
+    read = torch.tensor(read / np.linalg.norm(read), dtype=torch.float32)
+    unembed = planted.lm_head.weight.detach()
+    towards = unembed[label_ids[0]] - unembed[label_ids[1]]
+    towards = towards / towards.norm()
+    with torch.no_grad():
+        weight = planted.model.layers[LAYER].self_attn.o_proj.weight  # [d_model, n_heads * d_head]
+        for head in range(config.num_attention_heads):
+            kv = head // group
+            weight[:, head * d_head:(head + 1) * d_head] += 20.0 / group * torch.outer(
+                towards, read[kv * d_head:(kv + 1) * d_head])
+    planted_dir = tmp_path / "planted"
+    planted.save_pretrained(planted_dir)
+    load_tiny("tiny-llama").tokenizer.save_pretrained(planted_dir)
+    out = tmp_path / "run-planted"
+    run(RunConfig(model=str(planted_dir), out=str(out), layers=[LAYER], device="cpu"), AblationConfig(**options),
+        progress=False)
+    condition = _results(out)["conditions"][0]
+    assert condition["primary"]["statistic"]["rank"] == 1
+    assert condition["primary"]["untrained"]["status"] == "above untrained", condition["primary"]["untrained"]
