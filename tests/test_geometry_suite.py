@@ -97,7 +97,8 @@ def test_domain_suite_and_compare(tmp_path):
     config = RunConfig(model="tiny-neox", out=str(out), batch_size=64)  # 2,014 candidates: fewer, larger batches
     run(config, GeometryConfig(n_per_quintile=4, n_boot=50, n_null=20, init_seeds=0, null="off", corpus="math"),
         progress=False)
-    run(config, DomainConfig(domains=["math", "philosophy"], n_per_quintile=4, n_boot=50, n_null=20), progress=False)
+    run(config, DomainConfig(domains=["math", "philosophy"], n_per_quintile=4, n_boot=50, n_null=20, null="init:3"),
+        progress=False)
     domain = json.loads((out / "domain" / "results.json").read_text())
     assert set(domain["sets"]) == {"mixed", "math", "philosophy"}
     gain = domain["sets"]["math"]["gain_over_mixed"]
