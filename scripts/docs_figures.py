@@ -103,9 +103,25 @@ def ablation_figures(results: dict) -> dict:
             "delta_mae_bits": round(behaviour["delta_mae_bits"]["value"], 4),
             "random_delta_mae_bits_mean": round(versus["random_mean"], 4),
             "delta_pearson": round(behaviour["delta_pearson"]["value"], 4),
+            "delta_mae_bits_rank": versus["rank"],
+            "primary": _primary_figures(condition.get("primary") or {}),
             "reading": condition["reading"],
         }
     return found
+
+
+def _primary_figures(primary: dict) -> dict:
+    """The primary statistic: the true axis's mean |dH| among the matched random axes, and its log2
+    ratio against the untrained copies."""
+    stat, against = primary.get("statistic") or {}, primary.get("untrained") or {}
+    out = {"rank": stat.get("rank"), "of": stat.get("of"),
+           "log2_ratio": None if stat.get("log2_ratio") is None else round(stat["log2_ratio"], 2)}
+    if "n_nulls" in against:
+        out["untrained"] = {"nulls": [round(v, 2) for v in against["nulls"]], "status": against["status"],
+                            "rule": against["rule"], "p_value": round(against["p_value"], 3)}
+    elif against:
+        out["untrained"] = {"status": against.get("status"), "note": against.get("note")}
+    return out
 
 
 SUMMARIES = {"mechanisms": mechanisms_figures, "sula": sula_figures, "ablation": ablation_figures}

@@ -20,10 +20,15 @@
    dropped (settings.dropped_sets). A model with one layer has nothing downstream and is refused,
    and so is an explicit --layers that includes the last layer (its own set, and the multi set,
    would have no later layer to measure), with what to choose instead.
-4. Passes, each one forward pass over the prompts through extraction with the value edit active
+4. Controls (METHODS.md section 8.3): n_random matched random axes per edited layer (default 19, so
+   the smallest empirical p is 1/20 = 0.05), unit directions from the values' own covariance over
+   the main prompts, orthogonal to u, each op's edit along them scaled so that the displacement the
+   edited layer's attention hands its output projection at the final token equals the true edit's
+   (measured in one unedited pass, geomprobe.interventions.read_displacements); directions, sigma_r
+   and gains in random_axes.npz and results.json's axis.controls.
+   Passes, each one forward pass over the prompts through extraction with the value edit active
    (geomprobe.hooks.edit_values): the unperturbed baseline, then for every operation (cut, only,
-   shift +1, shift -1) and layer set the true axis and n_random random axes (default 19, so the
-   smallest empirical p is 1/20 = 0.05). Each pass is cached in
+   shift +1, shift -1) and layer set the true axis and the n_random controls. Each pass is cached in
    <run>/ablation/conditions/<name>.json, so a rerun skips finished ones. An edit changes nothing
    below its first edited layer l0, so the edited passes sharing l0 run blocks 0..l0-1 once per
    batch and then only blocks l0..L-1 each (geomprobe.prefix; the same numbers as full passes,
@@ -48,8 +53,17 @@
    edited one, each on that layer's own axis, reported per layer (never averaged over layers; the
    one summary is the mean |change|, labelled so), with where the true axis's change falls among
    the random ones (rank of n_random + 1, empirical p, smallest attainable p). The edited layers'
-   own r is kept apart and labelled: a cut makes it 0 by construction, so it is no evidence. A
-   one-line reading per condition; <run>/ablation/results.json.
+   own r is kept apart and labelled: a cut makes it 0 by construction, so it is no evidence.
+6. One primary statistic per condition (ablation_metrics.PRIMARY): the true axis's mean |dH|
+   against the controls', by its rank (within the model) and by log2(true / mean random) against
+   untrained copies (--null, default auto = init:3 in this suite; geomprobe.nulls, one copy alive
+   at a time), each copy running every condition on its own entropy axis, fitted on its own SULA
+   main extraction (<run>/ablation/nulls/<name>/), with its own controls, judged by
+   geomprobe.analysis.null_comparison.judge_against_nulls ("not tested" when it cannot be). The
+   other rank tests are secondary, Holm-adjusted within the condition. "Behaviour changed" is
+   beyond the copies' 95th percentile of the same change (the fixed READING_THRESHOLDS only with
+   --null off, labelled). A one-line reading per condition names all of it;
+   <run>/ablation/results.json.
 """
 
 from __future__ import annotations
