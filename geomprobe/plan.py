@@ -924,12 +924,24 @@ def plan_ablation(ctx: _Context, options, sula_options=None) -> SuitePlan:
     blocks, how = ablation_blocks(ctx, sets, len(operations) * (1 + options.n_random), lengths.n)
     out.notes.append(how)
     conditions = (f"conditions: {len(operations)} ops ({', '.join(n for n, _, _ in operations)}) x {len(sets)} layer "
-                  f"sets ({', '.join(n for n, _ in sets)}) x (1 true + {options.n_random} matched random axes)")
+                  f"sets ({', '.join(n for n, _ in sets)}) x (1 true + {options.n_random} "
+                  f"{'matched' if getattr(options, 'definitions', 'geomprobe') == 'geomprobe' else 'released'} "
+                  f"random axes)")
+
+    edited = sorted({layer for _, layers in sets for layer in layers})
+    released = getattr(options, "definitions", "geomprobe") == "paper-code-as-released"
+    released_split = released and ctx.arch.model_type == "gpt_neox"
 
     def passes(prefix: str, on: str) -> list[Sweep]:
-        """The matched controls' attention read, the baseline and the conditions of one model."""
-        return [Sweep(f"{prefix}matched controls: the attention read at the edited layers (unedited)", lengths,
-                      ctx.batch, layers=len(needed), readout_width=width, on=on),
+        """The controls' attention read (or the released value split's final-token values, one pass per
+        edited layer), the baseline and the conditions of one model."""
+        setup = [] if released_split else [
+            Sweep(f"{prefix}matched controls: the attention read at the edited layers (unedited)", lengths, ctx.batch,
+                  layers=len(needed), readout_width=width, on=on)]
+        if released:
+            setup.append(Sweep(f"{prefix}the released value split at the final token, one pass per edited layer",
+                               lengths, ctx.batch, repeat=len(edited), layers=1, readout_width=width, on=on))
+        return [*setup,
                 Sweep(f"{prefix}baseline (unedited)", lengths, ctx.batch, layers=len(needed), readout_width=width,
                       on=on),
                 Sweep(f"{prefix}{conditions}", lengths, ctx.batch, repeat=n_conditions, layers=len(needed),

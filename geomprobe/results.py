@@ -292,6 +292,7 @@ class AblationPrimary(TypedDict, total=False):
     statistic: RandomAxesComparison  # mean abs dH of the true axis among the matched random axes: rank, p, log2_ratio
     untrained: NullComparison | None  # log2_ratio against the untrained copies' own (None: --null off)
     p_holm_across_conditions: float | None  # statistic.p_value Holm-adjusted over the run's conditions
+    controls: str  # what the random axes are: matched, or unmatched as released (--definitions paper-code)
 
 
 class AblationCondition(_AblationConditionRequired, total=False):

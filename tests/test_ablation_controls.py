@@ -233,3 +233,59 @@ def test_untrained_model_is_indistinguishable_and_a_planted_readout_is_above_unt
     condition = _results(out)["conditions"][0]
     assert condition["primary"]["statistic"]["rank"] == 1
     assert condition["primary"]["untrained"]["status"] == "above untrained", condition["primary"]["untrained"]
+
+
+# ----------------------------------------------------------------------------------------------
+# --definitions paper-code-as-released (issue 24 item 7): the released code's GPT-NeoX value split
+
+
+def test_paper_code_as_released_edits_the_released_split(tmp_path, load_tiny, demo_prompts):
+    """On GPT-NeoX the released code calls columns [2 H d, 3 H d) of the fused query_key_value
+    output the values (read as (3, H, d); tiny-neox: k5, v5, q6, ..., v7) and its interventions
+    write into them. The suite's edit there cuts the released coordinate and leaves every other
+    fused column bit for bit; the edit axis is the raw-PCA PC1 of those columns; the random axes
+    are the released ones, labelled unmatched; what is measured is geomprobe's, as always."""
+    from geomprobe.hooks import Hook, hooked
+    from geomprobe.paper_code import released_final_token_values
+    from geomprobe.suites.ablation import paper_code_axes, released_edit
+
+    loaded = load_tiny("tiny-neox")
+    shape = loaded.adapter.shape
+    width = shape.n_heads * shape.d_head
+    prompts = demo_prompts[:6]
+    released, _ = released_final_token_values(loaded, prompts, 2)
+    axis = paper_code_axes({2: released}, np.arange(len(prompts), dtype=float))[2]
+    config = ExtractionConfig(layers=[2], batch_size=6)
+
+    def fused_output(context):
+        seen = {}
+        with context, hooked([Hook(loaded.adapter.value_module(2),
+                                   lambda module, args, output: seen.__setitem__("qkv", output.detach().clone()))]):
+            extract(loaded, prompts, config, progress=False)
+        return seen["qkv"]
+
+    import contextlib
+
+    plain = fused_output(contextlib.nullcontext())
+    cut = fused_output(released_edit(loaded, {2: axis}, "cut", "all", None, {"cut_lambda": 1.0}))
+    assert torch.equal(cut[..., :2 * width], plain[..., :2 * width])  # the rest of q, k and v: untouched
+    coordinate = cut[..., 2 * width:].double().numpy() @ axis.u
+    assert np.abs(coordinate).max() < 1e-4 * np.abs(plain[..., 2 * width:].double().numpy() @ axis.u).max()
+
+    out = tmp_path / "run"
+    run(RunConfig(model="tiny-neox", out=str(out), layers=[2]),
+        AblationConfig(n_per_k=3, n_boot=20, ops="cut", n_random=2, null="off", definitions="paper-code-as-released"),
+        progress=False)
+    results = _results(out)
+    settings = results["settings"]
+    assert settings["definitions"] == "paper-code-as-released" and "query_key_value columns 256-383" in \
+        settings["released_values"]
+    assert "released code's value split" in settings["edit_convention"]
+    main = load_axes(out / "ablation" / "edit_axis.npz")[2]
+    assert main.u.size == width and abs(np.linalg.norm(main.u) - 1) < 1e-9
+    assert np.all(main.scale == 1.0) and np.all(main.mean == 0.0)  # raw, uncentred, as released
+    assert results["axis"]["controls"]["2"]["read_displacement"] is None  # not the values the attention mixes
+    assert results["axis"]["controls"]["2"]["gain"]["cut"] == [1.0, 1.0]
+    condition = results["conditions"][0]
+    assert condition["primary"]["controls"].startswith("unmatched") and "unmatched, as released, random" in \
+        condition["reading"]

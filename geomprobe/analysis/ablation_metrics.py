@@ -303,7 +303,8 @@ def reading(downstream: list[tuple], change: dict, versus: dict | None = None,
     the random axes, or None. thresholds: READING_THRESHOLDS, with "mae_bits" and "pearson" replaced
     by a condition's calibrated_thresholds where untrained copies gave them (their "source" is
     then named). primary: {"statistic": primary_statistic(...), "untrained": judge_against_nulls
-    (...) or a "not tested" entry, or None (no copies)}."""
+    (...) or a "not tested" entry, or None (no copies), "controls": what the random axes are
+    ("matched" unless said)}."""
     if not downstream:
         geometry = "downstream rho: no layer after the edit has an axis"
     else:
@@ -350,11 +351,11 @@ def reading(downstream: list[tuple], change: dict, versus: dict | None = None,
 def primary_words(primary: dict) -> str:
     """'primary, mean |dH| vs 19 matched random axes: rank 3/20 (p 0.15); untrained copies (7):
     log2 true/random +0.41 vs +0.12 +- 0.30, indistinguishable from untrained (t, p 0.22, mde 1.99 sd)'."""
-    stat = primary["statistic"]
+    stat, controls = primary["statistic"], primary.get("controls", "matched")
     if stat.get("rank") is None:
-        words = "primary, mean |dH| vs matched random axes: not measured"
+        words = f"primary, mean |dH| vs {controls} random axes: not measured"
     else:
-        words = (f"primary, mean |dH| vs {stat['n_random']} matched random axes: rank {stat['rank']}/{stat['of']} "
+        words = (f"primary, mean |dH| vs {stat['n_random']} {controls} random axes: rank {stat['rank']}/{stat['of']} "
                  f"(p {stat['p_value']:.2f})")
     untrained = primary.get("untrained")
     if untrained is None:

@@ -136,7 +136,9 @@ class AblationConfig(SulaPromptOptions):
     positions: Literal["all", "final"] = option("all", "edit the values at every position or at the final token only")
     definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
         "geomprobe", "geomprobe | paper-code: edit as the papers' released code does (raw, uncentred values along "
-                     "the raw-PCA axis; random axes not orthogonal to it, with its sigma); measured as always")
+                     "the raw-PCA axis; random axes not orthogonal to it, with its sigma; not matched); measured as "
+                     "always | paper-code-as-released: the same on the released code's GPT-NeoX value split (the "
+                     "fused query_key_value columns it calls values: queries and keys of some heads among them)")
     null: str = option("auto", "untrained copies, each running every condition on its own entropy axis: auto (3 "
                                "fresh initialisations here: a copy costs a whole suite) | init:N | step0 | a model "
                                "spec | off; comma-separated for several")
@@ -144,9 +146,6 @@ class AblationConfig(SulaPromptOptions):
     def check(self):
         super().check()
         ablation_nulls(self.null, n_params=0)  # the syntax; step0 is resolved against the model when the suite runs
-        if self.definitions == "paper-code-as-released":
-            raise ConfigError("the ablation suite edits the model's own values: --definitions paper-code-as-released "
-                              "(the released GPT-NeoX split) is a sula option; use --definitions paper-code here")
 
 
 def unsupported(loaded, run_config) -> str | None:
@@ -337,6 +336,64 @@ PAPER_CODE_EDITS = ("--definitions paper-code: the edits follow the released cod
                     "is geomprobe's")
 
 
+RELEASED_EDITS = ("--definitions paper-code-as-released: as paper-code, on the released code's value split "
+                  "(hf_activations.py): on GPT-NeoX the columns [2 H d, 3 H d) of the fused query_key_value output "
+                  "read as (3, H, d), which the released interventions write back into (for Pythia-410M head 10's "
+                  "v, then q, k and v of heads 11-15), so an edit there also moves queries and keys; on Llama-like "
+                  "models the v_proj output, the model's own values (the same edit as paper-code). The axis is "
+                  "the raw-PCA PC1 of those columns at the final token over the SULA main prompts; the random "
+                  "axes are the released ones (gain 1, not matched; no attention read)")
+
+
+def released_split(loaded) -> bool:
+    """Whether --definitions paper-code-as-released edits other columns than the model's values:
+    GPT-NeoX's fused query_key_value output, read as (3, H, d) (geomprobe.paper_code.neox_split)."""
+    return loaded.adapter.family == "gpt_neox"
+
+
+def released_edit(loaded, edit_axes: dict[int, InterventionAxis], op: str, positions: str, final_index, params):
+    """The context manager that applies `op` along edit_axes to the released code's "values": columns
+    [2 H d, 3 H d) of each edited layer's fused query_key_value output (every position, or the final
+    token), before anything reads it."""
+    import torch
+
+    from geomprobe import interventions
+    from geomprobe.hooks import Hook, hooked
+
+    apply_op = interventions.apply_op
+    shape = loaded.adapter.shape
+    width = shape.n_heads * shape.d_head
+
+    def hook(axis):
+        def on_output(module, args, output):
+            part = output[..., 2 * width:3 * width]
+            edited = output.clone()
+            if positions == "all":
+                edited[..., 2 * width:3 * width] = apply_op(part, axis, op, **params)
+            else:
+                rows = torch.arange(output.shape[0], device=output.device)
+                index = final_index.to(output.device)
+                edited[rows, index, 2 * width:3 * width] = apply_op(part[rows, index], axis, op, **params)
+            return edited
+
+        return on_output
+
+    return hooked([Hook(loaded.adapter.value_module(layer), hook(axis), prepend=True)
+                   for layer, axis in sorted(edit_axes.items())])
+
+
+def _released_what(loaded, layers) -> str:
+    """What the released code calls the values of this model (geomprobe.paper_code)."""
+    from geomprobe.paper_code import neox_released_blocks
+
+    shape = loaded.adapter.shape
+    if released_split(loaded):
+        blocks = ", ".join(f"{kind}{head}" for head, kind in neox_released_blocks(shape.n_heads))
+        return (f"layers {', '.join(map(str, layers))}: query_key_value columns {2 * shape.n_heads * shape.d_head}-"
+                f"{3 * shape.n_heads * shape.d_head - 1} read as (3, H, d): {blocks}")
+    return "the v_proj output (the model's own values: the released reshape only regroups them)"
+
+
 def paper_code_axes(values: dict[int, np.ndarray], H_model) -> dict[int, InterventionAxis]:
     """The released code's edit axes, as InterventionAxis objects that geomprobe's apply_op turns into
     its raw-value edits (mean 0, scale 1, every column kept): values {layer: [n_prompts, p] raw
@@ -386,17 +443,20 @@ def _axes_digest(axes: dict[int, InterventionAxis]) -> str:
 # Passes
 
 
-def _one_pass(loaded, prompts, extraction_config, true_axes, edit, shared=None) -> dict:
+def _one_pass(loaded, prompts, extraction_config, true_axes, edit, shared=None, released: bool = False) -> dict:
     """One forward pass over the prompts; edit = (op, parameters, {layer: axis}, positions) or None.
     Returns the labels' next-token probabilities and the axis-entropy correlation at every extracted
     layer (values projected on the true axis, re-extracted after the edit). shared: a
     geomprobe.prefix.SharedPrefix below the first edited layer (or below), so that only the blocks
-    from there on run; None runs the full pass through extract."""
+    from there on run; None runs the full pass through extract. released: edit the released code's
+    GPT-NeoX value split (released_edit) instead of the values."""
     batch_context = None
     if edit is not None:
         op, params, edit_axes, positions = edit
 
         def batch_context(final_index):
+            if released:
+                return released_edit(loaded, edit_axes, op, positions, final_index, params)
             return edit_values(loaded.adapter, sorted(edit_axes),
                                make_editor(edit_axes, op, positions, final_index, **params))
 
@@ -683,22 +743,24 @@ def ablation_nulls(text: str, loaded=None, n_params: float | None = None):
 
 def control_axes(loaded, prompts, extraction_config, edit_base: dict[int, InterventionAxis],
                  main_values: dict[int, np.ndarray], n_random: int, seed: int, positions: str,
-                 paper_code: bool) -> dict[int, dict]:
-    """{layer: {"directions" [n, p], "sigma_r" [n], "energies" {op: [1 + n]}, "gains" {op: [n]}}}
+                 paper_code: bool, released: bool = False) -> dict[int, dict]:
+    """{layer: {"directions" [n, p], "sigma_r" [n], "energies" {op: [1 + n]} or None, "gains" {op: [n]}}}
     for each edited layer: the random control axes (METHODS.md section 8.3), drawn from the
     values' own covariance (PC1 removed), each op's gain matching the displacement the attention
     reads (interventions.read_displacements, one unedited pass). paper-code: the released code's
-    random axes, with gain 1 (not matched, as released); their energies are still measured."""
+    random axes, with gain 1 (not matched, as released); their energies are still measured, except
+    on the released split (released: not the values the attention mixes)."""
     if paper_code:
         directions = paper_code_randoms(edit_base, n_random, seed)
     else:
         directions = {layer: matched_directions(edit_base[layer], main_values[layer], n_random, seed, layer)
                       for layer in edit_base}
-    energies = read_displacements(loaded, prompts, extraction_config,
-                                  {layer: (edit_base[layer], directions[layer]) for layer in edit_base}, positions)
+    energies = ({layer: None for layer in edit_base} if released else
+                read_displacements(loaded, prompts, extraction_config,
+                                   {layer: (edit_base[layer], directions[layer]) for layer in edit_base}, positions))
     out = {}
     for layer in edit_base:
-        gains = ({op: np.ones(n_random) for op in energies[layer]} if paper_code
+        gains = ({op: np.ones(n_random) for op in OPS} if paper_code
                  else matched_gains(energies[layer]))
         out[layer] = {"directions": directions[layer],
                       "sigma_r": direction_sigmas(edit_base[layer], main_values[layer], directions[layer]),
@@ -713,7 +775,8 @@ def save_controls(path, controls: dict[int, dict], seed: int, note: str) -> None
         arrays[f"sigma_r_{layer}"] = entry["sigma_r"]
         for op in OPS:
             arrays[f"gain_{op}_{layer}"] = entry["gains"][op]
-            arrays[f"energy_{op}_{layer}"] = entry["energies"][op]
+            if entry["energies"] is not None:
+                arrays[f"energy_{op}_{layer}"] = entry["energies"][op]
     atomic_save_npz(path, **arrays, seed=np.array(seed), control=np.array(note))
 
 
@@ -722,9 +785,9 @@ def controls_summary(controls: dict[int, dict], edit_base: dict[int, Interventio
     the displacement the attention reads (true, each control before its gain) and the gains."""
     return {str(layer): {"sigma_u": edit_base[layer].sigma_u,
                          "sigma_r": [float(v) for v in entry["sigma_r"]],
-                         "read_displacement": {op: {"true": float(entry["energies"][op][0]),
-                                                    "random_unit_gain": [float(v) for v in entry["energies"][op][1:]]}
-                                               for op in OPS},
+                         "read_displacement": None if entry["energies"] is None else {
+                             op: {"true": float(entry["energies"][op][0]),
+                                  "random_unit_gain": [float(v) for v in entry["energies"][op][1:]]} for op in OPS},
                          "gain": {op: [float(v) for v in entry["gains"][op]] for op in OPS}}
             for layer, entry in controls.items()}
 
@@ -754,7 +817,9 @@ def run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, op
                seed: int, conditions_dir, common: dict, progress: bool, label: str) -> PassRun:
     """The baseline and every condition's passes (true axis and n_random controls) for one model,
     each cached in conditions_dir/<name>.json under its fingerprint (common plus the pass's own
-    key), with prefix reuse and stacking where they are proven (module docstring, item 4)."""
+    key), with prefix reuse and stacking where they are proven (module docstring, item 4); with
+    --definitions paper-code-as-released on GPT-NeoX the edits go to the released split, one
+    condition a call."""
     from geomprobe.console import ProgressReport
 
     n_random, positions = options.n_random, options.positions
@@ -767,8 +832,11 @@ def run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, op
                              {"op": op, **params, "layers": layers, "positions": positions,
                               "axis": axis_name, "seed": seed}))
     passes, reused = {}, 0
+    released = options.definitions == "paper-code-as-released" and released_split(loaded)
     prefixes = _Prefixes(loaded, prompts, extraction_config)
-    stacking = _Stacking(*stacked_conditions(loaded, run_config, options, len(prompts), 1 + n_random, prefixes.why))
+    stacking = (_Stacking(1, "one condition a call: the as-released edits write into the fused query_key_value "
+                             "columns, which stacked calls do not edit") if released else
+                _Stacking(*stacked_conditions(loaded, run_config, options, len(prompts), 1 + n_random, prefixes.why)))
 
     def edit_of(what):
         if what is None:
@@ -800,7 +868,7 @@ def run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, op
             for file_name, edit, start, key in todo:
                 passes[file_name], _ = _cached_pass(
                     conditions_dir / f"{file_name}.json", key,
-                    lambda: _one_pass(loaded, prompts, extraction_config, axes, edit, prefixes.below(start)))
+                    lambda: _one_pass(loaded, prompts, extraction_config, axes, edit, prefixes.below(start), released))
                 bar.advance(1)
     prefixes.release()
     return PassRun(passes, reused, len(plan), {**prefixes.settings(), **stacking.settings()})
@@ -809,29 +877,38 @@ def run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, op
 def _edit_setup(loaded, prompts, extraction_config, axes, edited, main_extraction, config, seed, work):
     """(edit axes {layer: InterventionAxis}, controls) for the edited layers of one model: its own
     axes (geomprobe) or the released code's raw-PCA axes (paper-code), and its matched controls."""
-    main_values = _main_values(main_extraction, edited)
-    paper_code = config.definitions == "paper-code"
+    paper_code = config.definitions in ("paper-code", "paper-code-as-released")
+    released = config.definitions == "paper-code-as-released"
+    if released:
+        from geomprobe.paper_code import released_final_token_values
+
+        main_values = {layer: released_final_token_values(loaded, prompts, layer, extraction_config.max_tokens,
+                                                          extraction_config.batch_size)[0] for layer in edited}
+    else:
+        main_values = _main_values(main_extraction, edited)
     if paper_code:
         from geomprobe.extraction import load_extraction
 
         main = load_extraction(main_extraction)
         edit_base = paper_code_axes(main_values, restrict_to_labels(main["token_probs"])["H_model"])
-        save_axes(work / "edit_axis.npz", edit_base, source=np.array("raw-PCA PC1 of the SULA main values (paper-code)"))
+        what = "the released value split" if released else "the SULA main values"
+        save_axes(work / "edit_axis.npz", edit_base, source=np.array(f"raw-PCA PC1 of {what} ({config.definitions})"))
     else:
         edit_base = {layer: axes[layer] for layer in edited}
     controls = control_axes(loaded, prompts, extraction_config, edit_base, main_values, config.n_random, seed,
-                            config.positions, paper_code)
-    save_controls(work / "random_axes.npz", controls, seed, PAPER_CODE_EDITS if paper_code else CONTROL_NOTE)
+                            config.positions, paper_code, released and released_split(loaded))
+    note = RELEASED_EDITS if released else PAPER_CODE_EDITS if paper_code else CONTROL_NOTE
+    save_controls(work / "random_axes.npz", controls, seed, note)
     return edit_base, controls
 
 
-def _common_key(prompts, extraction_config, axes, edit_base, controls, ctx, paper_code: bool) -> dict:
+def _common_key(prompts, extraction_config, axes, edit_base, controls, ctx, definitions: str) -> dict:
     common = {"prompts_sha256": prompts_hash(prompts), "layers": extraction_config.layers,
               "batch_size": ctx.run.batch_size, "axes": _axes_digest(axes), "tokens": extraction_config.tokens,
               "max_tokens": ctx.run.max_tokens, "axis_statistic": AXIS_STATISTIC,
               "controls": _controls_digest(controls), "control": CONTROL_VERSION}
-    if paper_code:
-        common.update(definitions="paper-code", edit_axes=_axes_digest(edit_base))
+    if definitions != "geomprobe":
+        common.update(definitions=definitions, edit_axes=_axes_digest(edit_base))
     return common
 
 
@@ -880,8 +957,7 @@ def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, need
                                          max_tokens=ctx.run.max_tokens, batch_size=ctx.run.batch_size)
     save_axes(work / "axis.npz", axes, source=np.array(f"the SULA main condition through {null.name}"))
     edit_base, controls = _edit_setup(copy, prompts, extraction_config, axes, edited, main_dir, config, ctx.seed, work)
-    common = _common_key(prompts, extraction_config, axes, edit_base, controls, ctx,
-                         config.definitions == "paper-code")
+    common = _common_key(prompts, extraction_config, axes, edit_base, controls, ctx, config.definitions)
     ran = run_passes(copy, prompts, extraction_config, axes, edit_base, controls, operations, usable, config,
                      ctx.run, ctx.seed, work / "conditions", common, ctx.progress, f"ablation: {null.name}")
     base = restrict_to_labels(np.array(ran.passes["baseline"]["token_probs"]))["H_model"]
@@ -1004,7 +1080,8 @@ def run_ablation_suite(ctx) -> dict:
     axes = {layer: axes[layer] for layer in needed if layer in axes}
     save_axes(work / "axis.npz", axes, source=np.array(source))
     edited = sorted({layer for _, layers in sets for layer in layers})
-    paper_code = config.definitions == "paper-code"
+    paper_code = config.definitions in ("paper-code", "paper-code-as-released")
+    released = config.definitions == "paper-code-as-released"
     ctx.record_prompts(prompts, f"sula:main (seed {spec.seed})")
 
     extract_layers = sorted(axes)
@@ -1014,13 +1091,14 @@ def run_ablation_suite(ctx) -> dict:
     ctx.used["readouts"] = list(extraction_config.readouts)
     edit_base, controls = _edit_setup(loaded, prompts, extraction_config, axes, edited, main_extraction, config, seed,
                                       work)
-    common = _common_key(prompts, extraction_config, axes, edit_base, controls, ctx, paper_code)
+    common = _common_key(prompts, extraction_config, axes, edit_base, controls, ctx, config.definitions)
     ran = run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, operations, sets, config, ctx.run,
                      seed, work / "conditions", common, ctx.progress, loaded.spec)
     untrained = null_ablations(ctx, spec, choice, records, operations, sets, needed)
 
     results = summarise(ran.passes, operations, sets, H_bayes, config.n_boot, seed, last, config.n_random,
-                        config.positions, untrained=untrained)
+                        config.positions, untrained=untrained,
+                        controls="unmatched, as released," if paper_code else "matched")
     results = {
         "settings": {**spec.describe(), "label_choice": choice.to_dict(), "windtunnel": info is not None,
                      "ops": [name for name, _, _ in operations], "cut_lambda": config.cut_lambda,
@@ -1045,10 +1123,12 @@ def run_ablation_suite(ctx) -> dict:
                      "n_forward_passes": ran.n_passes, "reused_passes": int(ran.reused),
                      "n_control_passes": 1,
                      **ran.settings,
-                     "random_axes": CONTROL_NOTE if not paper_code else PAPER_CODE_EDITS,
+                     "random_axes": RELEASED_EDITS if released else PAPER_CODE_EDITS if paper_code else CONTROL_NOTE,
                      "dropped_columns": DROPPED_NOTE, "definitions": config.definitions,
-                     **({"edit_convention": PAPER_CODE_EDITS, "released_lambda_scale": 1 - config.cut_lambda,
-                         "edit_axis_file": "edit_axis.npz"} if paper_code else {})},
+                     **({"edit_convention": RELEASED_EDITS if released else PAPER_CODE_EDITS,
+                         "released_lambda_scale": 1 - config.cut_lambda, "edit_axis_file": "edit_axis.npz"}
+                        if paper_code else {}),
+                     **({"released_values": _released_what(loaded, edited)} if released else {})},
         "axis": {"source": source, "file": "axis.npz", "random_axes_file": "random_axes.npz",
                  "orientation": "Spearman rho(z . u, H_model) >= 0 over the SULA main prompts (the axis-entropy "
                                 "correlation is Spearman too)",
@@ -1068,13 +1148,14 @@ def run_ablation_suite(ctx) -> dict:
 
 
 def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, last: int, n_random: int,
-              positions: str, untrained: dict | None = None) -> dict:
+              positions: str, untrained: dict | None = None, controls: str = "matched") -> dict:
     """results.json's "baseline" and "conditions" from the cached passes. The axis-entropy
     correlation is read at every layer after a set's last edited one, up to `last`, that the
     passes measured (each on its own axis), and reported per layer. Each condition's primary
     statistic (PRIMARY) is compared with the untrained copies' (null_ablations' result, or None),
     its secondary rank tests Holm-adjusted, and its "behaviour changed" thresholds calibrated on
-    the copies (the fixed ones without copies)."""
+    the copies (the fixed ones without copies). controls: what the random axes are, in words
+    ("matched", or the released code's "unmatched, as released")."""
 
     def side(name):
         return restrict_to_labels(np.array(passes[name]["token_probs"]))
@@ -1170,7 +1251,7 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
             statistic = primary_statistic(behaviour["mean_abs_dH_bits"]["value"],
                                           [d["behaviour"]["mean_abs_dH_bits"] for d in random])
             against_untrained, thresholds = untrained_for(condition_id, untrained, statistic["log2_ratio"])
-            primary = {"statistic": statistic, "untrained": against_untrained}
+            primary = {"statistic": statistic, "untrained": against_untrained, "controls": controls}
             against = None if not random else {
                 "mean_abs_dH_bits": (versus["mean_abs_dH_bits"], versus["paired_abs_dH_bits"]),
                 "delta_mae_bits": (versus["delta_mae_bits"], versus["paired_error_bits"])}
