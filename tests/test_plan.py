@@ -190,7 +190,7 @@ def test_sula_prompt_count_equals_what_the_suite_runs(tmp_path, load_tiny, forwa
 
 
 def test_default_pass_counts_of_the_suites():
-    p = plan("pythia-410m", "all", device="cpu", device_memory=64 * GiB)
+    p = plan("pythia-410m", "all", device="cpu", device_memory=64 * GiB, null="init:3")
     ablation = p.suite("ablation")  # 1 + (2 + 2 x shift) x 3 layer sets x (1 + 19): README's 241
     assert ablation.passes("baseline") + ablation.passes("conditions") == 241
     assert ablation.passes("axis fit") == 1  # sula's 250 per k differ from ablation's 100: not reused
@@ -199,7 +199,8 @@ def test_default_pass_counts_of_the_suites():
     assert sum(s.n_prompts for s in sula.sweeps if s.on == "model") == 5 * 1250
     assert sum(s.n_prompts for s in sula.sweeps if s.on == "null") == 3 * 1250
     geometry = p.suite("geometry")
-    assert [s.lengths.n for s in geometry.sweeps] == [1448, 75, 75, 75, 75]
+    # each null scores the candidates for its own stratified sample, then extracts it
+    assert [s.lengths.n for s in geometry.sweeps] == [1448, 75] + [1448, 75] * 3
     assert len(geometry.loads) == 4  # three init nulls and Pythia's step0 key baseline
     same = plan("pythia-410m", "sula,ablation", device="cpu", n_per_k=100)
     assert same.suite("ablation").passes("axis fit") == 0  # the sula suite's axes are reused

@@ -57,7 +57,7 @@ def runs(tmp_path_factory, demo_prompts):
         sequences = write_prompts(base / "sula.jsonl", task_prompts(make_task("sula"), n=60, seed=0))
         run(RunConfig(model=str(tunnel), prompts=sequences, out=str(probe)), GeometryConfig(**SMALL),
             progress=False)
-        sula = dict(n_per_k=6, n_boot=50)  # 5 conditions x 5 k x 6 prompts
+        sula = dict(n_per_k=6, n_boot=50, null="init:3")  # 5 conditions x 5 k x 6 prompts
         probe_config = RunConfig(model=str(tunnel), out=str(probe))
         run(probe_config, SulaConfig(**sula), progress=False)
         run(probe_config, AblationConfig(n_random=2, **sula), progress=False)  # reuses the sula suite's axis
@@ -303,8 +303,10 @@ def test_the_verdict_card_says_in_words_what_the_model_shows(runs, report):
     words_for = {"above untrained": "better than", "below untrained": "worse than",
                  "indistinguishable from untrained": "indistinguishable from"}
     assert f"{words_for[focus_null['status']]} untrained copies ({focus_null['model']:.3f}" in words
-    keys_null = verdict["keys"]["vs_untrained"]  # lower is better: said so
-    assert f"{words_for[keys_null['status']]} untrained copies ({keys_null['model']:.3f} vs " \
+    keys_null = verdict["keys"]["vs_untrained"]  # lower is better: said so, in words that read the right way
+    from geomprobe.analysis.verdict import _key_words
+
+    assert f"{_key_words(keys_null['status'])} ({keys_null['model']:.3f} vs " \
            f"{keys_null['null_mean']:.3f}; lower is better)" in words
     # the not-drawn list follows what is drawn: the curves come from the model's curves.json here, from the
     # mechanisms suite's results otherwise; only a run without either is told, and never to write into the
