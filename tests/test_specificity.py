@@ -150,7 +150,7 @@ def test_fail_closed_a_comparison_not_computed_is_never_met():
     assert judged.keys["state"] == NOT_TESTED and judged.focusing["state"] == NOT_TESTED
     assert "[not tested: boom]" in judged.summary()
     # a comparison missing altogether (nulls on) is not tested either
-    missing = verdict(0.6, 0.7, True, 1.0, 0.8, untrained={"pc1": _cmp(ABOVE)}, null="init:3")
+    missing = verdict(0.6, 0.7, True, 1.0, 0.8, untrained={"pc12": _cmp(ABOVE)}, null="init:3")
     assert missing.n_met == 1 and missing.keys["state"] == NOT_TESTED
     # with all comparisons indistinguishable the same numbers give absent, never partial
     same = {**{name: _cmp(SAME) for name in ("pc1", "pc12", "focusing")}, "keys": everything["keys"]}

@@ -420,6 +420,22 @@ def paper_code_randoms(edit_axes: dict[int, InterventionAxis], n: int, seed: int
     return {layer: paper_random_axes(axis.u, n, np.random.default_rng([seed, layer])) for layer, axis in edit_axes.items()}
 
 
+def _without_control(axes: dict[int, InterventionAxis], layers, main_extraction, seed: int) -> list[int]:
+    """The layers among `layers` whose main-prompt values vary along their entropy axis only (e.g.
+    layer 0 when every SULA prompt ends in the same token): no matched control direction exists."""
+    from geomprobe.errors import AnalysisError
+    from geomprobe.interventions import matched_directions
+
+    values = _main_values(main_extraction, layers)
+    out = []
+    for layer in layers:
+        try:
+            matched_directions(axes[layer], values[layer], 1, seed, layer)
+        except AnalysisError:
+            out.append(layer)
+    return out
+
+
 def _main_values(path, layers) -> dict[int, np.ndarray]:
     """{layer: [n, p]} raw final-token values of the SULA main prompts from the axis fit's extraction."""
     from geomprobe.extraction import load_extraction
@@ -1061,7 +1077,14 @@ def run_ablation_suite(ctx) -> dict:
                           "varies across the SULA prompts at the final token): choose other --layers")
     dropped_layers = {str(layer): "no value column varies across the SULA prompts at the final token"
                       for layer in missing}
-    sets = _without(sets, set(missing))
+    no_control = [] if config.definitions != "geomprobe" else _without_control(
+        axes, sorted({layer for _, layers in sets for layer in layers} - set(missing)), main_extraction, seed)
+    if no_control and explicit:
+        raise ConfigError(f"layer(s) {', '.join(map(str, no_control))}: the final-token values vary along the entropy "
+                          "axis only, so no matched random axis exists to compare the edit with: choose other --layers")
+    dropped_layers.update({str(layer): "the values vary along the entropy axis only: no matched random control "
+                                       "(the axis is still measured downstream)" for layer in no_control})
+    sets = _without(sets, set(missing) | set(no_control))
     dropped_sets, kept_sets = {}, []
     for set_name, layers in sets:
         if downstream_of(layers, axes, n_layers):
