@@ -42,7 +42,7 @@ def test_geometry_suite_on_a_tiny_model(tmp_path, demo_prompts, load_tiny):
     prompts.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in demo_prompts))
     out = tmp_path / "run"
     run(RunConfig(model="tiny-llama", prompts=str(prompts), out=str(out)),
-        GeometryConfig(n_per_quintile=5, n_boot=50, n_null=20, init_seeds=2), progress=False)
+        GeometryConfig(n_per_quintile=5, n_boot=50, n_null=20, init_seeds=2, null="init:3"), progress=False)
     results = json.loads((out / "geometry" / "results.json").read_text())
     sample = json.loads((out / "geometry" / "sample.json").read_text())
     assert sample["stratified"] and sample["n"] == 25 and sample["n_candidates"] == 60
@@ -133,7 +133,7 @@ def test_step0_baseline_from_a_local_checkpoint_and_cross_model_basis(tmp_path, 
     for name in ("tiny-neox", "tiny-llama"):
         out = tmp_path / name
         run(RunConfig(model=name, prompts=str(prompts), out=str(out)),
-            GeometryConfig(n_per_quintile=0, n_boot=20, n_null=10, init_seeds=1, step0=str(ensure_builtin(name))),
+            GeometryConfig(n_per_quintile=0, n_boot=20, n_null=10, init_seeds=1, step0=str(ensure_builtin(name)), null="init:3"),
             progress=False)
         runs.append(out)
     keys = json.loads((runs[0] / "geometry" / "results.json").read_text())["key_orthogonality"]
