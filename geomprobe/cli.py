@@ -222,7 +222,43 @@ def models():
             listing.add_row(info.alias, (info.hub_id if family else f"{info.hub_id}  {info.family}")
                             + (f"\n{info.note}" if info.note else ""))
         console.print(listing)
+    _print_windtunnel_scores(console, [info for info, _ in rows])
     _print_caveats(console, [info for info, _ in rows])
+
+
+def _print_windtunnel_scores(console, infos) -> None:
+    """Each wind tunnel's held-out score against the exact posterior (its metrics.json: the shipped
+    reference tunnel's, or the cached one's), with the SHA-256 of the shipped weights."""
+    import json
+
+    from rich.table import Table
+
+    from geomprobe.windtunnel.builtin import shipped_tunnel, windtunnel_dir
+
+    listing = Table(box=None, padding=(0, 1), pad_edge=False, title="wind tunnels against Bayes (held-out)",
+                    title_justify="left")
+    for header in ("alias", "entropy MAE", "KL", "mass on feasible", "accuracy", "steps", "weights"):
+        listing.add_column(header, justify="left" if header in ("alias", "weights") else "right", no_wrap=True)
+    for info in infos:
+        if not info.hub_id.startswith("windtunnel:"):
+            continue
+        task = info.hub_id.split(":", 1)[1]
+        path = windtunnel_dir(task) / "metrics.json"
+        entry = shipped_tunnel(task)
+        weights = f"shipped, sha256 {entry.files['model.safetensors'][:12]}" if entry is not None else \
+            ("cached, trained here" if path.exists() else "not trained yet")
+        try:
+            metrics = json.loads(path.read_text())
+            score = metrics["eval"]["train_length"]
+        except (OSError, ValueError, KeyError, TypeError):
+            listing.add_row(info.alias, "-", "-", "-", "-", "-", weights)
+            continue
+        accuracy = score.get("accuracy_determined", score.get("accuracy"))
+        listing.add_row(info.alias, f"{score['entropy_mae_bits']:.4f} bits", f"{score['kl_bits']:.4f} bits",
+                        f"{score['mass_on_feasible']:.4f}", "-" if accuracy is None else f"{accuracy:.3f}",
+                        str(metrics.get("steps", "-")), weights)
+    if listing.row_count:
+        console.print(listing)
 
 
 def _print_caveats(console, infos) -> None:
@@ -255,9 +291,12 @@ def _cached(info) -> str:
         return "built-in"
     try:
         if info.hub_id.startswith("windtunnel:"):
-            from geomprobe.windtunnel.builtin import is_cached
+            from geomprobe.windtunnel.builtin import is_cached, is_shipped
 
-            return "yes" if is_cached(info.hub_id.split(":", 1)[1]) else "trained on first use"
+            task = info.hub_id.split(":", 1)[1]
+            if is_shipped(task):
+                return "yes (shipped)"
+            return "yes" if is_cached(task) else "trained on first use"
         if info.alias == "all-minilm-l6-v2":
             from geomprobe.models.loading import _packaged_minilm  # what load_model loads from
 
@@ -331,7 +370,10 @@ def windtunnel_train(
     n_layers: Optional[int] = typer.Option(None, help="default: the recipe's (sula 3)"),
     n_heads: Optional[int] = typer.Option(None, help="default: the recipe's (4)"),
     vocab_n: Optional[int] = typer.Option(None, "--n", help="bijection size V (default 20)"),
-    threads: Optional[int] = typer.Option(None, help="torch CPU threads (default: all cores)"),
+    threads: Optional[int] = typer.Option(None, help="torch CPU threads (default: the recipe's, 1: bit-reproducible "
+                                                     "on one machine; a recipe-less task uses all cores)"),
+    until: Optional[int] = typer.Option(None, help="stop after this many steps of the budget and save the state "
+                                                   "(--resume continues it; train in sessions)"),
     out: Optional[Path] = typer.Option(None, help="output directory (default runs/windtunnel-<task>-<arch>)"),
     resume: bool = typer.Option(False, "--resume", help="continue the training run in --out from its last saved "
                                                         "state (same options; starts it if there is none)"),
@@ -358,7 +400,10 @@ def windtunnel_train(
             n_layers=n_layers, n_heads=n_heads, n=vocab_n).items() if value is not None]
         out_dir = out or Path("runs") / f"windtunnel-{task}-{arch}"
         metrics = train(config, out_dir, progress=not quiet, resume=resume, overwrite=overwrite,
-                        recipe=origin + (f"; given {' '.join(given)}" if given else ""))
+                        recipe=origin + (f"; given {' '.join(given)}" if given else ""), until=until)
+    if not metrics.get("done", True):
+        typer.echo(f"stopped at step {metrics['steps']} (--until); --resume continues it: {out_dir}")
+        return
     if not quiet:
         _print_windtunnel_metrics(metrics)
     typer.echo(f"model and metrics: {out_dir}")

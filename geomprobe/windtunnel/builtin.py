@@ -1,8 +1,11 @@
-"""Built-in wind-tunnel models: `windtunnel-bijection`, `windtunnel-hmm`, `windtunnel-sula`.
+"""Built-in wind-tunnel models: `windtunnel-bijection`, `windtunnel-hmm`, `windtunnel-recall`, `windtunnel-sula`.
 
-They load like any model (`geomprobe run --model windtunnel-sula`). If one is not in the cache
-(`$GEOMPROBE_CACHE/windtunnels`, default ~/.cache/geomprobe), it is trained on first use with a
-fixed recipe and seed, announced in one line (logging INFO) with the expected time. The same
+They load like any model (`geomprobe run --model windtunnel-sula`). The package ships the
+reference tunnels the project trained with these recipes (geomprobe.windtunnel.reference: the
+same weights on every machine, checked against their SHA-256 on load). A tunnel the package does
+not ship under the current recipe, and that is not in the cache (`$GEOMPROBE_CACHE/windtunnels`,
+default ~/.cache/geomprobe), is trained on first use with the fixed recipe and seed, announced in
+one line (logging INFO) with the expected time. The same
 recipe is what `geomprobe windtunnel train --task TASK` trains by default (`recipe_config`). The
 recipe's step budget can be overridden with GEOMPROBE_WINDTUNNEL_STEPS (tests use a few steps; the
 fingerprint changes, so such a model never replaces the real one).
@@ -44,13 +47,16 @@ LOCK_POLL_S = 0.5  # how often a process waiting for another's first-use trainin
 # answers, but it reaches it far faster (SULA, 2 minutes: 0.003 vs 0.036 bits entropy MAE).
 _SMALL = TransformerSpec(64, 3, 4, 256)
 RECIPES: dict[str, tuple[TrainConfig, float]] = {
-    "sula": (TrainConfig(task="sula", steps=1500, batch_size=128, lr=3e-3, target="bayes", spec=_SMALL), 8.5),
+    "sula": (TrainConfig(task="sula", steps=1500, batch_size=128, lr=3e-3, target="bayes", spec=_SMALL, threads=1), 8.5),
     # bijection V=20: 0.0028 bits held-out after 1447 steps / 8 min (benchmarks/RESULTS.md)
     "bijection": (TrainConfig(task="bijection", steps=1500, batch_size=128, lr=3e-3, target="bayes",
-                              spec=TransformerSpec(128, 4, 4, 512)), 3.0),
-    # hmm: not yet benchmarked; sequences are ~1.8x longer than bijection's
-    "hmm": (TrainConfig(task="hmm", steps=2000, batch_size=128, lr=3e-3, target="bayes",
-                        spec=TransformerSpec(128, 4, 4, 512)), 1.6),
+                              spec=TransformerSpec(128, 4, 4, 512), threads=1), 3.0),
+    # hmm: the papers' released task's shape (5 states, 5 symbols, 15 observations, matrices to 2
+    # decimals with a 0.05 floor) and budget (about 8,000 steps at batch 64); scored at 1.5x and
+    # 2.5x the training length too
+    "hmm": (TrainConfig(task="hmm", task_options={"length": 15, "levels": 100, "floor": 0.05}, steps=8000,
+                        batch_size=64, lr=1e-3, warmup_steps=200, target="bayes", spec=TransformerSpec(128, 4, 4, 512),
+                        threads=1, eval_lengths=[None, 23, 38], log_every=50), 1.9),
 }
 
 
@@ -89,9 +95,28 @@ def recipe_config(task: str, *, steps: int | None = None, minutes: float | None 
     return TrainConfig(**fields), origin
 
 
+def recipe_key(task: str) -> str:
+    """What names a trained tunnel: the recipe version and every field of the recipe (with the
+    GEOMPROBE_WINDTUNNEL_STEPS override applied, so a test's short model never passes for the real one)."""
+    return f"{task}-{fingerprint([RECIPE_VERSION, asdict(recipe(task))])[:10]}"
+
+
+def shipped_tunnel(task: str):
+    """The reference tunnel the package ships for `task` under the current recipe, or None."""
+    from .reference import shipped
+
+    return shipped(task, recipe_key(task)) if task in RECIPES else None
+
+
 def windtunnel_dir(task: str) -> Path:
-    config = recipe(task)
-    return cache_dir() / "windtunnels" / f"{task}-{fingerprint([RECIPE_VERSION, asdict(config)])[:10]}"
+    """Where `windtunnel-TASK` is (or will be, once trained): the package's shipped directory when
+    it ships this recipe's tunnel, else the cache."""
+    entry = shipped_tunnel(task)
+    if entry is not None:
+        from .reference import shipped_dir
+
+        return shipped_dir(task)
+    return cache_dir() / "windtunnels" / recipe_key(task)
 
 
 def _complete(path: Path) -> bool:
@@ -99,9 +124,13 @@ def _complete(path: Path) -> bool:
 
 
 def is_cached(task: str) -> bool:
-    """Whether `windtunnel-TASK` loads without training: its model under the current recipe is in
-    the cache (what ensure_windtunnel checks)."""
+    """Whether `windtunnel-TASK` loads without training: the package ships it, or its model under
+    the current recipe is in the cache (what ensure_windtunnel checks)."""
     return _complete(windtunnel_dir(task))
+
+
+def is_shipped(task: str) -> bool:
+    return shipped_tunnel(task) is not None
 
 
 def training_lock(task: str) -> DirectoryLock:
@@ -144,6 +173,11 @@ def ensure_windtunnel(task: str, progress: bool | None = None) -> Path:
     records are shown (the command line without --quiet), so plain Python prints nothing."""
     from geomprobe.console import logging_enabled
 
+    entry = shipped_tunnel(task)
+    if entry is not None:  # identical everywhere: checked against its SHA-256s, never retrained
+        from .reference import verify
+
+        return verify(entry)
     path = windtunnel_dir(task)
     if _complete(path):
         log.debug("windtunnel-%s: cached in %s", task, path)

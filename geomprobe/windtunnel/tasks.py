@@ -252,6 +252,9 @@ class HMMTask(Task):
     Per sequence, transition rows [S, S] and emission rows [S, O] are drawn Dirichlet(1) and
     quantised to multiples of 1/Q (`quantise_rows`); the quantised matrices are the generating
     parameters, so the model is shown exactly what the posterior uses. Initial state uniform.
+    `floor` (a probability, default 0) gives every entry at least round(floor * Q) levels: the
+    row is that floor plus a Dirichlet(1) draw of the remaining levels (the papers' released HMM
+    task writes its matrices to 2 decimals with a 0.05 floor: `levels=100, floor=0.05`).
 
     Tokens: `<bos> T[0,0] ... T[S-1,S-1] | E[0,0] ... E[S-1,O-1] | o_1 ... o_L`, matrices row-major
     as level tokens p0..pQ (p_j means j/Q); header_len = S*S + S*O + 3 tokens, then L observations.
@@ -268,13 +271,19 @@ class HMMTask(Task):
     name = "hmm"
     prompt_position = "random"
 
-    def __init__(self, n_states: int = 5, n_symbols: int = 5, length: int = 20, levels: int = 10):
+    def __init__(self, n_states: int = 5, n_symbols: int = 5, length: int = 20, levels: int = 10,
+                 floor: float = 0.0):
         for option, value, low in (("n_states", n_states, 2), ("n_symbols", n_symbols, 2),
                                    ("length", length, 1), ("levels", levels, 1)):
             if int(value) < low:
                 raise ConfigError(f"hmm: {option} must be at least {low}, got {value}")
         self.n_states, self.n_symbols = int(n_states), int(n_symbols)
         self.length, self.levels = int(length), int(levels)
+        self.floor = float(floor)
+        self.floor_levels = int(round(self.floor * self.levels))
+        if not 0 <= self.floor_levels * max(self.n_states, self.n_symbols) <= self.levels:
+            raise ConfigError(f"hmm: floor {floor} leaves no room in a row of {max(self.n_states, self.n_symbols)} "
+                              f"entries at {self.levels} levels: it must lie in [0, 1 / row length]")
         self.level_tokens = [f"p{j}" for j in range(self.levels + 1)]
         self.symbol_tokens = [f"o{i}" for i in range(self.n_symbols)]
         self.state_tokens = [f"s{i}" for i in range(self.n_states)]
@@ -296,8 +305,9 @@ class HMMTask(Task):
         if n_obs < 1:
             raise ConfigError(f"hmm: seq_len (the number of observations) must be at least 1, got {seq_len}")
         S, O, Q = self.n_states, self.n_symbols, self.levels
-        trans_counts = quantise_rows(rng.dirichlet(np.ones(S), size=(batch_size, S)), Q)  # [batch, S, S]
-        emit_counts = quantise_rows(rng.dirichlet(np.ones(O), size=(batch_size, S)), Q)   # [batch, S, O]
+        F = self.floor_levels
+        trans_counts = F + quantise_rows(rng.dirichlet(np.ones(S), size=(batch_size, S)), Q - S * F)  # [batch, S, S]
+        emit_counts = F + quantise_rows(rng.dirichlet(np.ones(O), size=(batch_size, S)), Q - O * F)   # [batch, S, O]
         transition, emission = trans_counts / Q, emit_counts / Q
 
         rows = np.arange(batch_size)

@@ -221,10 +221,15 @@ def _lr_factor(config: TrainConfig, step: int, fraction: float) -> float:
 
 def train(config: TrainConfig, out_dir: str | Path, progress: bool = True, *, resume: bool = False,
           overwrite: bool = False, interrupt_hint: str = "rerun with --resume to continue",
-          recipe: str | None = None) -> dict:
+          recipe: str | None = None, until: int | None = None) -> dict:
     """Train, checkpoint, evaluate and save into out_dir. Returns the metrics dict (also in
     out_dir/metrics.json). progress: a bar on stderr. recipe: where the configuration's defaults
     came from (e.g. "windtunnel-sula's recipe"), recorded in metrics.json.
+
+    until: stop once this many steps of the budget are done (a step budget only), save the state and
+    return {"steps": step, "stopped_at": step, "done": False} without evaluating: a long training
+    run in sessions (`--resume` continues it, bit for bit), or the first steps of a recipe checked
+    against the weights it is known to give (the learning-rate schedule is the full budget's).
 
     out_dir must be new or empty, unless `resume` (continue the run there from its last saved state;
     a finished run is returned as it is) or `overwrite` (remove TRAINING_OUTPUTS there first). On
@@ -235,6 +240,11 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True, *, re
     if resume and overwrite:
         raise ConfigError("pass --resume (continue the run) or --overwrite (start afresh), not both")
     kind, budget = config.budget()
+    if until is not None:
+        if kind != "steps":
+            raise ConfigError("--until needs a step budget (--steps): with --minutes the stopping point is wall-clock")
+        if not _integer(until) or until < 1:
+            raise ConfigError(f"--until must be a positive number of steps, got {until}")
     task = make_task(config.task, **config.task_options)
     if out_dir.exists() and not out_dir.is_dir():
         raise RunDirectoryError(f"{out_dir} is a file, not a directory: choose another --out")
@@ -252,11 +262,11 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True, *, re
         log.info("training %s%s%s", config.summary(), f" ({recipe})" if recipe else "",
                  f"; resuming at step {saved['step']}" if saved is not None else "")
         log.debug("training into %s", out_dir)
-        return _train(config, task, kind, budget, out_dir, saved, progress, interrupt_hint, recipe)
+        return _train(config, task, kind, budget, out_dir, saved, progress, interrupt_hint, recipe, until)
 
 
 def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, saved: dict | None, progress: bool,
-           interrupt_hint: str, recipe: str | None = None) -> dict:
+           interrupt_hint: str, recipe: str | None = None, until: int | None = None) -> dict:
     if config.threads:
         torch.set_num_threads(config.threads)
     eval_lengths = config.eval_lengths or default_eval_lengths(task)
@@ -330,6 +340,11 @@ def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, s
                 fraction = elapsed / (60 * budget) if kind == "minutes" else step / budget
                 if fraction >= 1:
                     break
+                if until is not None and step >= until:
+                    save_state()
+                    log.info("%s: stopped at step %d of %d, its state saved (--resume continues it)", out_dir, step,
+                             int(budget))
+                    return {"steps": step, "stopped_at": step, "done": False}
                 for group in optimizer.param_groups:
                     group["lr"] = config.lr * _lr_factor(config, step, fraction)
                 tokens, targets, bayes, supervised = _tensors(task.sample(config.batch_size, rng))

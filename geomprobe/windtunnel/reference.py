@@ -1,0 +1,120 @@
+"""The reference wind tunnels geomprobe ships: trained once by the project, identical everywhere.
+
+`windtunnel-TASK` loads the directory `geomprobe/data/windtunnels/TASK` that came with the
+package when the package ships that task under the current recipe (SHIPPED below, written by
+`scripts/reference_windtunnels.py`): every file there is checked against its SHA-256 on each
+load (a few MB: milliseconds), and a missing or changed file is refused in one line. A number
+measured on a shipped tunnel is therefore the same on every machine. Without a shipped tunnel
+(a recipe changed, or the GEOMPROBE_WINDTUNNEL_STEPS test override) the tunnel is trained on
+first use into the cache, as before (geomprobe.windtunnel.builtin).
+
+Stored as float32 safetensors, as trained (no rounding): the four shipped tunnels are a few MB
+together. The training checkpoints ship only where they are small (sula: the `@step-N`
+revisions); each entry also records the SHA-256 of the weights after the recipe's first steps at
+one thread (`first_steps`), so a test can check that `geomprobe windtunnel train --task TASK`
+still follows the recipe that made the shipped weights without training it to the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from geomprobe.errors import ModelNotFoundError
+
+SHIPPED_ROOT = Path(__file__).resolve().parent.parent / "data" / "windtunnels"
+# What a shipped directory holds (checkpoints/ as well where the entry lists them)
+SHIPPED_FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
+                 "tokenizer_config.json", "windtunnel.json", "metrics.json")
+
+
+@dataclass(frozen=True)
+class ShippedTunnel:
+    task: str
+    recipe: str  # the recipe's key (geomprobe.windtunnel.builtin.recipe_key) that trained it
+    files: dict[str, str]  # path inside the directory -> SHA-256 of its bytes
+    first_steps: tuple[int, str] = (0, "")  # (steps, weights_sha256 of the recipe's weights after them)
+    scores: dict = field(default_factory=dict)  # held-out scores against Bayes, from its metrics.json
+
+
+def weights_sha256(state_dict) -> str:
+    """SHA-256 of a state dict's names, dtypes, shapes and raw bytes, in name order: equal exactly
+    when every tensor is equal bit for bit (independent of the file format that stores them)."""
+    import torch
+
+    digest = hashlib.sha256()
+    for name in sorted(state_dict):
+        tensor = state_dict[name].detach().cpu().contiguous()
+        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def shipped(task: str, recipe_key: str) -> ShippedTunnel | None:
+    """The shipped tunnel of `task` if the package ships one trained by the recipe `recipe_key`."""
+    entry = SHIPPED.get(task)
+    return entry if entry is not None and entry.recipe == recipe_key else None
+
+
+def shipped_dir(task: str) -> Path:
+    return SHIPPED_ROOT / task
+
+
+def verify(entry: ShippedTunnel) -> Path:
+    """The shipped directory of `entry`, after checking every file against its SHA-256; a missing
+    or changed file raises ModelNotFoundError (one line)."""
+    directory = shipped_dir(entry.task)
+    for name, expected in entry.files.items():
+        path = directory / name
+        if not path.is_file():
+            raise ModelNotFoundError(
+                f"windtunnel-{entry.task}: the shipped file {path} is missing (an incomplete installation): reinstall "
+                f"geomprobe, or train the recipe yourself with `geomprobe windtunnel train --task {entry.task} --out "
+                f"DIR` and pass --model DIR")
+        if file_sha256(path) != expected:
+            raise ModelNotFoundError(
+                f"windtunnel-{entry.task}: {path} does not match its SHA-256 in geomprobe.windtunnel.reference "
+                f"(changed after installation): reinstall geomprobe, or train the recipe yourself with "
+                f"`geomprobe windtunnel train --task {entry.task} --out DIR` and pass --model DIR")
+    return directory
+
+
+# BEGIN SHIPPED (written by scripts/reference_windtunnels.py; do not edit by hand)
+SHIPPED: dict[str, ShippedTunnel] = {
+    'sula': ShippedTunnel(
+        task='sula', recipe='sula-4b0a3f14a8',
+        files={
+            'config.json': 'c905061a4698c45a58e254206552ae2e26126f8a58b5711c3536127c7b5d9379',
+            'generation_config.json': '12a1d9050ada34fcc0d63739c37137e5f391e96f9af63df27250eecd7f24c585',
+            'model.safetensors': '338d015ee7009053dc215625318bdabd4b01ff731cacfeb8f1bf4617dc08f775',
+            'tokenizer.json': '020ce40fa982a72b6ad6e89debb4f7e90392ee55e88f86298c2bff3bad1517f2',
+            'tokenizer_config.json': 'fcc83137b44657979d278c176b0fc598681b5f5d2b9b9b3522e9ba30199a837f',
+            'windtunnel.json': '9f975217310376a7613bf88053624b9297024d764a4703e0ba32480ecd94bc71',
+            'metrics.json': '48b7e47fdbca901f37fdaeb584250a530d24a74c1eaf796ecaa8d68563afec22',
+            'checkpoints/step-0000016.pt': '98d22ebd3c3c1a21b00d208996c2b44cdca367d0c35dd4621f89942a750e715a',
+            'checkpoints/step-0000025.pt': '739b12f043129b08550a1bfe7a2e0ba8dee267b947a9e2a138094c87721d4971',
+            'checkpoints/step-0000039.pt': '42024e9741841f4380bcfa4e298fcbe7e57799b993b7e07745c02505c3e29129',
+            'checkpoints/step-0000061.pt': '80114e1d2861d422d1988c5c17fdf782b34454b9be4043dd78e38bb65e7920c3',
+            'checkpoints/step-0000096.pt': '47ed436a34f4d2dde947dee7b31b53e7ca5b169188b9734c2b26afb79bd37aa8',
+            'checkpoints/step-0000151.pt': 'ddb35bf6a9ad13893674f52926ecbd4a9a1c40f355fae2552a8aae900d00d733',
+            'checkpoints/step-0000239.pt': '2802193f2ef0b85b8af90a2a6bb3f0a122e630d5a68f0eab461a761cd1acea5c',
+            'checkpoints/step-0000378.pt': '16fc3c09d4954959fb9e9f3b55656ab9664cbc7f703cc21bb51e264e6dcebc85',
+            'checkpoints/step-0000599.pt': 'c7c6194e91f76958906b392656d63f0007d0115b39c90600b6e78d97b71e2cf5',
+            'checkpoints/step-0000948.pt': '4d449c9a386474a69ef0d6e1e65696051ad0c2b14e11f21025f71beafd3f0d3a',
+            'checkpoints/step-0001500.pt': 'fc676a058535eb336cecb234d726ba3987db914da5da819f37a64e460c70620f',
+        },
+        first_steps=(16, '7e89e43ab5602fcfa10586c2bc5d4f65a37b73fbc85e0914b1a2d46454a69d0c'),
+        scores={"train_length": {"entropy_mae_bits": 0.003437162465358629, "kl_bits": 8.029245706054325e-05, "mass_on_feasible": 0.999972679875267}},
+    ),
+}
+# END SHIPPED
+

@@ -1,0 +1,147 @@
+"""Train the reference wind tunnels and ship them: what `windtunnel-TASK` loads on every machine.
+
+    .venv/bin/python scripts/reference_windtunnels.py --train sula bijection   # resumable, in sessions
+    .venv/bin/python scripts/reference_windtunnels.py --train hmm --until 4000  # stop there, state saved
+    .venv/bin/python scripts/reference_windtunnels.py --ship sula bijection     # copy into the package
+
+--train runs each task's built-in recipe (geomprobe.windtunnel.builtin.RECIPES, at one thread)
+into runs/reference/TASK (a rerun resumes it, bit for bit). --ship copies a finished run's model,
+tokenizer and metrics (with its training curve, versions and timing) into
+geomprobe/data/windtunnels/TASK, trains the recipe's first FIRST_STEPS steps again in a temporary
+directory to record the SHA-256 of its weights there, and rewrites the SHIPPED table of
+geomprobe/windtunnel/reference.py with every file's SHA-256. Run it with
+GEOMPROBE_WINDTUNNEL_STEPS unset (the recipes' real budgets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+FIRST_STEPS = 16
+CHECKPOINTS_SHIPPED = ("sula",)  # small enough to ship the training checkpoints (the @step-N revisions)
+
+
+def run_dir(task: str) -> Path:
+    return ROOT / "runs" / "reference" / task
+
+
+def train_reference(task: str, until: int | None) -> dict:
+    from geomprobe.windtunnel.builtin import recipe
+    from geomprobe.windtunnel.train import train
+
+    return train(recipe(task), run_dir(task), progress=sys.stderr.isatty(), resume=True,
+                 recipe=f"windtunnel-{task}'s recipe", until=until)
+
+
+def first_steps_sha256(task: str) -> str:
+    import torch
+
+    from geomprobe.windtunnel.builtin import recipe
+    from geomprobe.windtunnel.reference import weights_sha256
+    from geomprobe.windtunnel.train import load_state, train
+
+    with tempfile.TemporaryDirectory() as tmp:
+        train(recipe(task), Path(tmp) / task, progress=False, until=FIRST_STEPS)
+        state = load_state(Path(tmp) / task)
+        torch.set_num_threads(os.cpu_count() or 1)
+        return weights_sha256(state["model"])
+
+
+def ship(task: str) -> dict:
+    from geomprobe.windtunnel.builtin import recipe_key
+    from geomprobe.windtunnel.reference import SHIPPED_FILES, file_sha256, shipped_dir
+
+    source = run_dir(task)
+    metrics = json.loads((source / "metrics.json").read_text())
+    config = metrics["config"]
+    from dataclasses import asdict
+
+    from geomprobe.windtunnel.builtin import recipe
+
+    if config != json.loads(json.dumps(asdict(recipe(task)))):
+        raise SystemExit(f"{source} was not trained by windtunnel-{task}'s current recipe: retrain it (--train)")
+    target = shipped_dir(task)
+    if target.exists():
+        shutil.rmtree(target)
+    (target / "checkpoints").mkdir(parents=True) if task in CHECKPOINTS_SHIPPED else target.mkdir(parents=True)
+    names = [name for name in SHIPPED_FILES if (source / name).exists()]
+    if task in CHECKPOINTS_SHIPPED:
+        names += [f"checkpoints/{p.name}" for p in sorted((source / "checkpoints").glob("step-*.pt"))]
+    for name in names:
+        shutil.copyfile(source / name, target / name)
+    scores = {length: {key: value[key] for key in ("entropy_mae_bits", "kl_bits", "mass_on_feasible", "accuracy")
+                       if key in value}
+              for length, value in metrics["eval"].items()}
+    return {"task": task, "recipe": recipe_key(task), "files": {name: file_sha256(target / name) for name in names},
+            "first_steps": (FIRST_STEPS, first_steps_sha256(task)), "scores": scores,
+            "steps": metrics["steps"], "train_seconds": metrics["train_seconds"]}
+
+
+def write_registry(entries: list[dict]) -> None:
+    from geomprobe.windtunnel.reference import SHIPPED
+
+    path = ROOT / "geomprobe" / "windtunnel" / "reference.py"
+    kept = {task: entry for task, entry in SHIPPED.items()}
+    lines = ["# BEGIN SHIPPED (written by scripts/reference_windtunnels.py; do not edit by hand)",
+             "SHIPPED: dict[str, ShippedTunnel] = {"]
+    fresh = {entry["task"]: entry for entry in entries}
+    for task in sorted(set(kept) | set(fresh)):
+        if task in fresh:
+            e = fresh[task]
+            files, first, scores = e["files"], tuple(e["first_steps"]), e["scores"]
+            recipe = e["recipe"]
+        else:
+            old = kept[task]
+            files, first, scores, recipe = old.files, old.first_steps, old.scores, old.recipe
+        lines.append(f"    {task!r}: ShippedTunnel(")
+        lines.append(f"        task={task!r}, recipe={recipe!r},")
+        lines.append("        files={")
+        lines += [f"            {name!r}: {digest!r}," for name, digest in files.items()]
+        lines.append("        },")
+        lines.append(f"        first_steps=({first[0]}, {first[1]!r}),")
+        lines.append(f"        scores={json.dumps(scores, sort_keys=True)},")
+        lines.append("    ),")
+    lines += ["}", "# END SHIPPED"]
+    text = path.read_text()
+    text = re.sub(r"# BEGIN SHIPPED.*# END SHIPPED\n?", lambda _: "\n".join(lines) + "\n", text, flags=re.S)
+    path.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--train", nargs="*", default=[], help="tasks to train (resumes runs/reference/TASK)")
+    parser.add_argument("--until", type=int, default=None, help="stop training at this step (state saved)")
+    parser.add_argument("--ship", nargs="*", default=[], help="finished tasks to copy into the package")
+    args = parser.parse_args()
+    if os.environ.get("GEOMPROBE_WINDTUNNEL_STEPS"):
+        raise SystemExit("unset GEOMPROBE_WINDTUNNEL_STEPS: the reference tunnels use the recipes' budgets")
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    for task in args.train:
+        result = train_reference(task, args.until)
+        score = result.get("eval", {}).get("train_length")
+        print(task, f"step {result['steps']}", "" if score is None else
+              f"entropy MAE {score['entropy_mae_bits']:.4f} bits, KL {score['kl_bits']:.4f} bits", flush=True)
+    if args.ship:
+        entries = [ship(task) for task in args.ship]
+        write_registry(entries)
+        for entry in entries:
+            size = sum((ROOT / "geomprobe" / "data" / "windtunnels" / entry["task"] / name).stat().st_size
+                       for name in entry["files"])
+            print(f"shipped {entry['task']}: {len(entry['files'])} files, {size / 1e6:.2f} MB, "
+                  f"{entry['steps']} steps in {entry['train_seconds']:.0f} s; {entry['scores']['train_length']}")
+
+
+if __name__ == "__main__":
+    main()
