@@ -128,7 +128,10 @@ def test_a_planted_model_gets_full_with_nulls_on(tmp_path, load_tiny, demo_promp
         GeometryConfig(n_per_quintile=0, n_boot=100, n_null=20, init_seeds=1, null="init:4"), progress=False)
     results = json.loads((tmp_path / "run" / "geometry" / "results.json").read_text())
     comparisons = results["untrained_null"]["comparisons"]
-    assert comparisons["pc1"]["status"] == ABOVE and comparisons["focusing"]["status"] == ABOVE
+    # every criterion met, and every one of its statistics better than the untrained copies: the
+    # value manifold (PC1+PC2, and PC1), the keys (more orthogonal) and focusing
+    for name in ("pc12", "pc1", "keys", "focusing"):
+        assert comparisons[name]["status"] == ABOVE, (name, comparisons[name])
     assert results["verdict"]["keys"]["non_inferiority"]["met"]
     assert results["verdict"]["label"] == "full", results["verdict"]["summary"]
 
