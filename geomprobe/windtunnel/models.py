@@ -7,7 +7,8 @@
 - mlp: at position t, an MLP reads the concatenated embeddings of the whole prefix (positions
   after t zeroed), so it sees the same information as the others but has no recurrence or
   attention;
-- mamba: transformers' MambaForCausalLM (a pure-PyTorch fallback runs on CPU).
+- mamba: transformers' MambaForCausalLM, its scan evaluated step by step from small slices
+  (geomprobe.windtunnel.mamba: the library's CPU fallback takes minutes per training step).
 
 `build(arch, vocab_size, max_len, target_params=...)` sizes the LSTM and MLP to about the
 transformer's parameter count.
@@ -144,9 +145,13 @@ def build(arch: str, vocab_size: int, max_len: int, spec: TransformerSpec | None
     else:
         from transformers import MambaConfig, MambaForCausalLM
 
-        module = HFLogits(_fit(lambda w: MambaForCausalLM(MambaConfig(
+        from .mamba import fast_mixers
+
+        mamba = _fit(lambda w: MambaForCausalLM(MambaConfig(
             vocab_size=vocab_size, hidden_size=w, num_hidden_layers=spec.n_layers, state_size=16,
-            pad_token_id=1, bos_token_id=0, eos_token_id=0)), target, 16, 512))
+            pad_token_id=1, bos_token_id=0, eos_token_id=0)), target, 16, 512)
+        fast_mixers(mamba)  # the library's CPU scan takes minutes per training step (geomprobe.windtunnel.mamba)
+        module = HFLogits(mamba)
     description = {"arch": arch, "n_params": n_params(module), "transformer_spec": asdict(spec),
                    "matched_to_params": target}
     return module, description
