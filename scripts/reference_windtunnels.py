@@ -82,8 +82,18 @@ def ship(task: str) -> dict:
     scores = {length: {key: value[key] for key in ("entropy_mae_bits", "kl_bits", "mass_on_feasible", "accuracy")
                        if key in value}
               for length, value in metrics["eval"].items()}
+    first = first_steps_sha256(task)
+    own = source / "checkpoints" / f"step-{FIRST_STEPS:07d}.pt"  # the shipped run's own weights at that step
+    if own.exists():
+        import torch
+
+        from geomprobe.windtunnel.reference import weights_sha256
+
+        if weights_sha256(torch.load(own, map_location="cpu", weights_only=True)["state_dict"]) != first:
+            raise SystemExit(f"{own} differs from the recipe's first {FIRST_STEPS} steps trained again here: the run "
+                             "was not made by this trainer at one thread; retrain it (--train)")
     return {"task": task, "recipe": recipe_key(task), "files": {name: file_sha256(target / name) for name in names},
-            "first_steps": (FIRST_STEPS, first_steps_sha256(task)), "scores": scores,
+            "first_steps": (FIRST_STEPS, first), "scores": scores,
             "steps": metrics["steps"], "train_seconds": metrics["train_seconds"]}
 
 

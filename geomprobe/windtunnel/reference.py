@@ -90,6 +90,20 @@ def verify(entry: ShippedTunnel) -> Path:
 
 # BEGIN SHIPPED (written by scripts/reference_windtunnels.py; do not edit by hand)
 SHIPPED: dict[str, ShippedTunnel] = {
+    'bijection': ShippedTunnel(
+        task='bijection', recipe='bijection-53e106668f',
+        files={
+            'config.json': '0fe03a3b7686d5b89ed185d57a6ce2991899864728f0ce0f1a745ebb5e2e4d34',
+            'generation_config.json': '12a1d9050ada34fcc0d63739c37137e5f391e96f9af63df27250eecd7f24c585',
+            'model.safetensors': '50aca35eeabf41ee496f2d0e357e36c7f41fc9e82e006482e60dba75e806b1bb',
+            'tokenizer.json': 'aec40902d29ba591164ba1d0f1385356563031f148bc05c93056078db86666ad',
+            'tokenizer_config.json': 'fcc83137b44657979d278c176b0fc598681b5f5d2b9b9b3522e9ba30199a837f',
+            'windtunnel.json': '71ddd11d2ad82bb598d0836c107cdec332cfd90fbf244805ba26523085f1fe25',
+            'metrics.json': 'cd8ce641ad6f5c464dba9d7564180640e06c723c23b76f7f08fe51eb9700d96d',
+        },
+        first_steps=(16, '94783b9895b65ddcb4a736b74cd9a87be84aa20ec35e11f0361af07c691f2992'),
+        scores={"train_length": {"entropy_mae_bits": 0.002551252577775416, "kl_bits": 0.00031030420798668215, "mass_on_feasible": 0.9998069958710403}},
+    ),
     'sula': ShippedTunnel(
         task='sula', recipe='sula-4b0a3f14a8',
         files={
