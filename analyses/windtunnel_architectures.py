@@ -1,99 +1,119 @@
-"""Paper I's architecture comparison on the wind tunnels (METHODS.md section 9).
+"""Paper I's Table 1 on this machine: architectures against the exact posterior on the wind tunnels.
 
-Trains a transformer, an LSTM, an MLP and Mamba with the same wall-clock budget and parameter
-count on bijection, HMM filtering and associative recall, scores each on held-out sequences
-against the exact posterior, and prints the table next to paper I's reported values. Also prints
-the context-blind floor on bijection (uniform over all values).
+Each task is trained with its built-in recipe (geomprobe.windtunnel.builtin.RECIPES: the task's
+shape, batch, learning rate, step budget, target the exact predictive, one CPU thread) for every
+architecture, the LSTM, MLP and Mamba sized to the transformer's parameter count, and for each
+seed; every cell is scored on held-out sequences against Bayes (entropy MAE and KL in bits,
+accuracy where Bayes is one-hot; HMM also at 1.5x and 2.5x the training length) and printed
+next to paper I's value, with its steps and wall time.
 
-    .venv/bin/python analyses/windtunnel_architectures.py --minutes 3
-    .venv/bin/python analyses/windtunnel_architectures.py --minutes 1 --tasks bijection --archs transformer,mlp
+    .venv/bin/python analyses/windtunnel_architectures.py --tasks bijection --archs lstm,mlp
+    .venv/bin/python analyses/windtunnel_architectures.py --tasks hmm --archs lstm --until 4000   # in sessions
+    .venv/bin/python analyses/windtunnel_architectures.py --table                                 # print only
 
-Training uses cross-entropy on sampled answers (the papers' setting) unless --target bayes.
-Results are appended to OUT/results.jsonl, so an interrupted sweep resumes.
+Each cell trains into OUT/TASK-ARCH-sSEED, resumable bit for bit (`--until N` stops at step N with
+the state saved; the next call continues it). The transformer at seed 0 is the shipped reference
+tunnel's own run when runs/reference/TASK holds it (scripts/reference_windtunnels.py). Finished
+cells are appended to OUT/results.jsonl.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict, replace
 from pathlib import Path
 
-import numpy as np
-
-from geomprobe.analysis.windtunnel_metrics import score_against_bayes
-from geomprobe.windtunnel.models import TransformerSpec
-from geomprobe.windtunnel.tasks import make_task
-from geomprobe.windtunnel.train import TrainConfig, train
-
-# Paper I (v3) reference values: entropy MAE in bits, or accuracy for recall.
+# Paper I (v3): entropy MAE in bits, recall accuracy
 PAPER = {
     ("bijection", "transformer"): "MAE 0.007", ("bijection", "mlp"): "MAE ~1.85",
     ("hmm", "transformer"): "MAE 0.049", ("hmm", "mamba"): "MAE 0.024", ("hmm", "lstm"): "MAE 0.411",
     ("hmm", "mlp"): "MAE 0.40",
     ("recall", "transformer"): "acc 100%", ("recall", "mamba"): "acc 97.8%", ("recall", "lstm"): "acc 0.5%",
 }
+ROOT = Path(__file__).resolve().parent.parent
 
 
-MAMBA_NOTE = ("Mamba left out by default: without the CUDA kernels (mamba-ssm, causal-conv1d) transformers "
-              "falls back to a sequential PyTorch scan; a param-matched model measured 3 training steps per "
-              "minute on this 2-core CPU, so a fair budget is out of reach here. Pass --archs ...,mamba on a GPU.")
+def cell_config(task: str, arch: str, seed: int):
+    from geomprobe.windtunnel.builtin import recipe
+
+    return replace(recipe(task), arch=arch, seed=seed)
 
 
-def context_blind_floor(n: int = 20, sequences: int = 2048) -> float:
-    """Entropy MAE of a predictor that ignores context: uniform over all n values at every key."""
-    task = make_task("bijection", n=n)
-    batch = task.sample(sequences, np.random.default_rng(0))
-    uniform = np.where(batch.supervised[..., None], 1.0 / n, 0.0) * np.ones_like(batch.bayes)
-    return score_against_bayes(uniform, batch.bayes, batch.supervised).entropy_mae_bits
+def cell_dir(out: Path, task: str, arch: str, seed: int) -> Path:
+    reference = ROOT / "runs" / "reference" / task
+    if arch == "transformer" and seed == 0 and (reference / "checkpoints" / "state.pt").exists():
+        return reference
+    return out / f"{task}-{arch}-s{seed}"
+
+
+def run_cell(out: Path, task: str, arch: str, seed: int, until: int | None) -> dict | None:
+    from geomprobe.windtunnel.train import train
+
+    directory = cell_dir(out, task, arch, seed)
+    metrics = train(cell_config(task, arch, seed), directory, progress=False, resume=True, until=until,
+                    recipe=f"windtunnel-{task}'s recipe, arch {arch}, seed {seed}")
+    if not metrics.get("done", True):
+        print(f"{task} {arch} seed {seed}: stopped at step {metrics['steps']} (resumable: {directory})", flush=True)
+        return None
+    return {"task": task, "arch": arch, "seed": seed, "n_params": metrics["n_params"], "steps": metrics["steps"],
+            "train_seconds": metrics["train_seconds"], "config": metrics["config"],
+            "eval": {name: {key: score.get(key) for key in ("entropy_mae_bits", "kl_bits", "mass_on_feasible",
+                                                           "accuracy_determined", "seq_len")}
+                     for name, score in metrics["eval"].items()}}
+
+
+def read_results(path: Path) -> dict:
+    rows = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            rows[(row["task"], row["arch"], row["seed"])] = row
+    return rows
+
+
+def print_table(rows: dict) -> None:
+    print(f"{'task':10} {'arch':12} {'seed':>4} {'params':>8} {'steps':>6} {'wall s':>7} {'eval':10} "
+          f"{'MAE bits':>9} {'KL bits':>9} {'acc':>6}  paper I")
+    for (task, arch, seed), row in sorted(rows.items()):
+        for name, score in row["eval"].items():
+            accuracy = score["accuracy_determined"]
+            label = "train len" if name == "train_length" else f"{score['seq_len']} obs"
+            print(f"{task:10} {arch:12} {seed:4d} {row['n_params']:8d} {row['steps']:6d} {row['train_seconds']:7.0f} "
+                  f"{label:10} {score['entropy_mae_bits']:9.4f} {score['kl_bits']:9.4f} "
+                  f"{'-' if accuracy is None else f'{accuracy:.3f}':>6}  {PAPER.get((task, arch), '')}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--minutes", type=float, default=3.0, help="training budget per (task, architecture)")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", default="bijection,hmm,recall")
-    parser.add_argument("--archs", default="transformer,lstm,mlp",
-                        help="add mamba to try it; on CPU it runs ~3 steps/minute (see MAMBA_NOTE)")
-    parser.add_argument("--target", default="sampled", choices=["sampled", "bayes"])
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--archs", default="transformer,lstm,mlp,mamba")
+    parser.add_argument("--seeds", default="0,1")
+    parser.add_argument("--until", type=int, default=None, help="stop each unfinished cell at this step (resumable)")
+    parser.add_argument("--table", action="store_true", help="print the finished cells only, train nothing")
     parser.add_argument("--out", default="runs/windtunnel-architectures")
     args = parser.parse_args()
 
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results_path = out / "results.jsonl"
-    done = {}
-    if results_path.exists():
-        for line in results_path.read_text().splitlines():
-            row = json.loads(line)
-            done[(row["task"], row["arch"], row["minutes"], row["target"], row["seed"])] = row
-    rows = []
-    for task in args.tasks.split(","):
-        for arch in args.archs.split(","):
-            key = (task, arch, args.minutes, args.target, args.seed)
-            if key not in done:
-                config = TrainConfig(task=task, arch=arch, minutes=args.minutes, target=args.target, seed=args.seed,
-                                     spec=TransformerSpec(128, 4, 4, 512), eval_sequences=1024)
-                metrics = train(config, out / f"{task}-{arch}-{args.target}-{args.minutes}m-s{args.seed}",
-                                resume=True)
-                done[key] = {"task": task, "arch": arch, "minutes": args.minutes, "target": args.target,
-                             "seed": args.seed, "n_params": metrics["n_params"], "steps": metrics["steps"],
-                             "eval": metrics["eval"]}
-                with results_path.open("a") as handle:
-                    handle.write(json.dumps(done[key]) + "\n")
-            rows.append(done[key])
-
-    print(f"\nwind-tunnel architectures, {args.minutes} min each on this machine, target={args.target}")
-    print(f"{'task':10} {'arch':12} {'params':>8} {'steps':>6} {'eval':14} {'MAE bits':>9} {'KL bits':>9} "
-          f"{'feasible':>9} {'acc':>6}  paper I")
-    for row in rows:
-        for name, score in row["eval"].items():
-            accuracy = score["accuracy_determined"]
-            print(f"{row['task']:10} {row['arch']:12} {row['n_params']:8d} {row['steps']:6d} {name:14} "
-                  f"{score['entropy_mae_bits']:9.4f} {score['kl_bits']:9.4f} {score['mass_on_feasible']:9.4f} "
-                  f"{'-' if accuracy is None else f'{accuracy:.3f}':>6}  {PAPER.get((row['task'], row['arch']), '')}")
-    if "mamba" not in args.archs.split(","):
-        print("\n" + MAMBA_NOTE)
-    print(f"\ncontext-blind floor on bijection V=20 (uniform over all values): MAE {context_blind_floor():.3f} bits")
+    results = out / "results.jsonl"
+    rows = read_results(results)
+    if not args.table:
+        for task in args.tasks.split(","):
+            for arch in args.archs.split(","):
+                for seed in (int(s) for s in args.seeds.split(",")):
+                    if (task, arch, seed) in rows:
+                        continue
+                    row = run_cell(out, task, arch, seed, args.until)
+                    if row is not None:
+                        rows[(task, arch, seed)] = row
+                        with results.open("a") as handle:
+                            handle.write(json.dumps(row) + "\n")
+    print_table(rows)
+    print("recipes:", {task: asdict(cell_config(task, "transformer", 0)) for task in sorted({k[0] for k in rows})})
 
 
 if __name__ == "__main__":
