@@ -345,9 +345,12 @@ class RecipeHelpCommand(typer.core.TyperCommand):
 
     def format_help(self, ctx, formatter):
         from geomprobe.windtunnel.builtin import RECIPES, recipe_config
+        from geomprobe.windtunnel.tasks import TASKS
 
         lines = [f"{task}: {recipe_config(task)[0].summary()}" for task in RECIPES]
-        lines.append(f"other tasks: TrainConfig's defaults, {recipe_config('recall')[0].summary()}")
+        others = [task for task in TASKS if task not in RECIPES]
+        if others:
+            lines.append(f"{', '.join(others)}: TrainConfig's defaults, {recipe_config(others[0])[0].summary()}")
         self.epilog = ("Defaults: the built-in recipe of --task, what `geomprobe run --model windtunnel-TASK` trains on "
                        "first use (geomprobe.windtunnel.builtin.RECIPES); an option given replaces its value.\n\n"
                        + "\n\n".join(lines))

@@ -254,6 +254,33 @@ def test_recall_target_is_probe_value():
     assert more.tokens.shape == (4, 43) and more.info["keys"].shape == (4, 20)
 
 
+def test_recall_curriculum_draws_each_length_and_keeps_the_answer_right():
+    task = AssociativeRecallTask(min_pairs=1)
+    batch = task.sample(2000, rng())
+    counts = batch.info["n_pairs"]
+    assert set(counts.tolist()) == set(range(1, 9)) and batch.tokens.shape == (2000, 19)
+    assert np.bincount(counts)[1:].min() > 180  # uniform over 1..8: 250 expected each
+    value_index = {int(v): i for i, v in enumerate(task.value_ids)}
+    for b in range(len(batch)):
+        m, row = int(counts[b]), batch.tokens[b]
+        where = np.flatnonzero(batch.supervised[b])
+        assert where.tolist() == [2 * m + 2]  # the probe, right after the sequence's own pairs
+        assert row[2 * m + 1] == task.query_id and (row[2 * m + 3:] == task.pad_id).all()
+        pairs = dict(zip(row[1:2 * m:2].tolist(), row[2:2 * m + 1:2].tolist()))
+        assert len(pairs) == m and pad_free(pairs, task)
+        answer = pairs[int(row[2 * m + 2])]
+        assert batch.targets[b, 2 * m + 2] == answer and batch.bayes[b, 2 * m + 2, value_index[answer]] == 1.0
+    # given a length, every sequence has it, exactly as without the curriculum (held-out scores)
+    fixed, plain = task.sample(8, rng(), seq_len=19), AssociativeRecallTask().sample(8, rng())
+    assert (fixed.tokens == plain.tokens).all() and (fixed.info["n_pairs"] == 8).all()
+    with pytest.raises(ConfigError, match="min_pairs"):
+        AssociativeRecallTask(min_pairs=9)
+
+
+def pad_free(pairs, task) -> bool:
+    return task.pad_id not in pairs and task.pad_id not in pairs.values()
+
+
 # ----------------------------------------------------------------------------------------------
 # SULA
 

@@ -374,16 +374,24 @@ class AssociativeRecallTask(Task):
     value, Bayes = one-hot on it. Vocabulary: <bos> <pad> <unk> ? k0.. v0..; answer_ids = values.
 
     `sample(..., seq_len=L)` with odd L = 2m + 3 shows m pairs instead (1 <= m <= n_keys).
-    info: "keys", "values" [batch, m] (indices), "probe" [batch] (index of the probed pair).
+    `min_pairs` (a curriculum over lengths): `sample(...)` without seq_len then draws each
+    sequence's number of pairs uniformly from min_pairs..n_pairs, right-padded with "<pad>" to
+    2 n_pairs + 3 tokens, the probe right after its own pairs; with seq_len, every sequence has
+    that many, as without it (so held-out scores at seq_len 2 n_pairs + 3 are the full task's).
+    info: "keys", "values" [batch, m] (indices; -1 past a sequence's own pairs), "probe" [batch]
+    (index of the probed pair), "n_pairs" [batch].
     """
 
     name = "recall"
 
-    def __init__(self, n_pairs: int = 8, n_keys: int = 32, n_values: int = 32):
+    def __init__(self, n_pairs: int = 8, n_keys: int = 32, n_values: int = 32, min_pairs: int | None = None):
         if int(n_pairs) < 1 or int(n_values) < 2:
             raise ConfigError(f"recall: need n_pairs >= 1 and n_values >= 2, got {n_pairs} and {n_values}")
         if int(n_keys) < int(n_pairs):
             raise ConfigError(f"recall: keys are distinct, so n_keys ({n_keys}) must be at least n_pairs ({n_pairs})")
+        if min_pairs is not None and not 1 <= int(min_pairs) <= int(n_pairs):
+            raise ConfigError(f"recall: min_pairs must lie in 1..n_pairs ({n_pairs}), got {min_pairs}")
+        self.min_pairs = None if min_pairs is None else int(min_pairs)
         self.n_pairs, self.n_keys, self.n_values = int(n_pairs), int(n_keys), int(n_values)
         self._set_vocab(["?"] + [f"k{i}" for i in range(self.n_keys)] + [f"v{i}" for i in range(self.n_values)])
         self.query_id = self.token_to_id["?"]
@@ -398,6 +406,8 @@ class AssociativeRecallTask(Task):
         n_pairs = (length - 3) // 2
         if length % 2 == 0 or not 1 <= n_pairs <= self.n_keys:
             raise ConfigError(f"recall: seq_len must be 2m + 3 with 1 <= m <= n_keys ({self.n_keys}), got {seq_len}")
+        if seq_len is None and self.min_pairs is not None:
+            return self._sample_mixed(batch_size, rng)
         keys = _permutations(rng, batch_size, self.n_keys)[:, :n_pairs]
         values = rng.integers(self.n_values, size=(batch_size, n_pairs))
         probe = rng.integers(n_pairs, size=batch_size)
@@ -413,7 +423,30 @@ class AssociativeRecallTask(Task):
         targets[:, -1] = self.value_ids[answer]
         bayes[rows, -1, answer] = 1.0
         supervised[:, -1] = True
-        return TaskBatch(tokens, targets, bayes, supervised, {"keys": keys, "values": values, "probe": probe})
+        return TaskBatch(tokens, targets, bayes, supervised, {"keys": keys, "values": values, "probe": probe,
+                                                              "n_pairs": np.full(batch_size, n_pairs)})
+
+    def _sample_mixed(self, batch_size: int, rng: np.random.Generator) -> TaskBatch:
+        counts = rng.integers(self.min_pairs, self.n_pairs + 1, size=batch_size)
+        keys = _permutations(rng, batch_size, self.n_keys)[:, : self.n_pairs]
+        values = rng.integers(self.n_values, size=(batch_size, self.n_pairs))
+        probe = (rng.random(batch_size) * counts).astype(np.int64)  # uniform over each sequence's own pairs
+        rows = np.arange(batch_size)
+        answer = values[rows, probe]
+        shown = np.arange(self.n_pairs)[None, :] < counts[:, None]
+        tokens, targets, bayes, supervised = _empty_batch(batch_size, self.seq_len, self.n_values, self.pad_id)
+        tokens[:, 0] = self.bos_id
+        tokens[:, 1 : 2 * self.n_pairs : 2] = np.where(shown, self.key_ids[keys], self.pad_id)
+        tokens[:, 2 : 2 * self.n_pairs + 1 : 2] = np.where(shown, self.value_ids[values], self.pad_id)
+        last = 2 * counts + 2  # the probe key's position
+        tokens[rows, last - 1] = self.query_id
+        tokens[rows, last] = self.key_ids[keys[rows, probe]]
+        targets[rows, last] = self.value_ids[answer]
+        bayes[rows, last, answer] = 1.0
+        supervised[rows, last] = True
+        info = {"keys": np.where(shown, keys, -1), "values": np.where(shown, values, -1), "probe": probe,
+                "n_pairs": counts}
+        return TaskBatch(tokens, targets, bayes, supervised, info)
 
 
 # ----------------------------------------------------------------------------------------------
