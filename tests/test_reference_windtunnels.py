@@ -141,3 +141,22 @@ def test_models_lists_the_shipped_tunnels_with_their_score_against_bayes(real_re
     line = next(line for line in result.output.splitlines() if line.startswith("windtunnel-sula ") and "bits" in line)
     mae = SHIPPED["sula"].scores["train_length"]["entropy_mae_bits"]
     assert f"{mae:.4f} bits" in line and SHIPPED["sula"].files["model.safetensors"][:12] in line
+
+
+def test_windtunnel_train_until_stops_with_a_resumable_state_and_resume_finishes(tmp_path):
+    from typer.testing import CliRunner
+
+    from geomprobe.cli import app
+
+    out = tmp_path / "wt"
+    args = ["windtunnel", "train", "--task", "sula", "--steps", "6", "--d-model", "16", "--n-layers", "1",
+            "--out", str(out), "--quiet"]
+    first = CliRunner().invoke(app, [*args, "--until", "3"])
+    assert first.exit_code == 0, first.output
+    assert "stopped at step 3" in first.output and not (out / "metrics.json").exists()
+    second = CliRunner().invoke(app, [*args, "--resume"])
+    assert second.exit_code == 0, second.output
+    assert json.loads((out / "metrics.json").read_text())["steps"] == 6
+    refused = CliRunner().invoke(app, ["windtunnel", "train", "--task", "sula", "--minutes", "1", "--until", "3",
+                                       "--out", str(tmp_path / "other")])
+    assert refused.exit_code != 0 and "--until needs a step budget" in refused.output
