@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 FIRST_STEPS = 16
-CHECKPOINTS_SHIPPED = ("sula",)  # small enough to ship the training checkpoints (the @step-N revisions)
+CHECKPOINTS_SHIPPED = ("sula", "recall")  # small enough to ship the training checkpoints (the @step-N revisions)
 
 
 def run_dir(task: str) -> Path:
@@ -43,7 +43,8 @@ def train_reference(task: str, until: int | None) -> dict:
                  recipe=f"windtunnel-{task}'s recipe", until=until)
 
 
-def first_steps_sha256(task: str) -> str:
+def first_steps_sha256(task: str, steps: int = FIRST_STEPS) -> str:
+    """SHA-256 of the weights after the recipe's first `steps` steps, trained here at one thread."""
     import torch
 
     from geomprobe.windtunnel.builtin import recipe
@@ -51,10 +52,27 @@ def first_steps_sha256(task: str) -> str:
     from geomprobe.windtunnel.train import load_state, train
 
     with tempfile.TemporaryDirectory() as tmp:
-        train(recipe(task), Path(tmp) / task, progress=False, until=FIRST_STEPS)
+        train(recipe(task), Path(tmp) / task, progress=False, until=steps)
         state = load_state(Path(tmp) / task)
         torch.set_num_threads(os.cpu_count() or 1)
         return weights_sha256(state["model"])
+
+
+def check_first_checkpoint(source: Path, task: str) -> None:
+    """The run's earliest checkpoint must equal the recipe's first steps trained again here: the
+    shipped weights were made by this trainer, this recipe and one thread."""
+    import torch
+
+    from geomprobe.windtunnel.checkpoints import checkpoint_paths
+    from geomprobe.windtunnel.reference import weights_sha256
+
+    first = checkpoint_paths(source)[0]
+    step = int(first.stem.split("-", 1)[1])
+    if weights_sha256(torch.load(first, map_location="cpu", weights_only=True)["state_dict"]) != \
+            first_steps_sha256(task, step):
+        raise SystemExit(f"{first} differs from the recipe's first {step} steps trained again here: the run was not "
+                         "made by this trainer at one thread; retrain it (--train)")
+    print(f"{task}: the run's checkpoint at step {step} equals the recipe retrained to it, bit for bit", flush=True)
 
 
 def ship(task: str) -> dict:
@@ -82,16 +100,8 @@ def ship(task: str) -> dict:
     scores = {length: {key: value[key] for key in ("entropy_mae_bits", "kl_bits", "mass_on_feasible", "accuracy")
                        if key in value}
               for length, value in metrics["eval"].items()}
+    check_first_checkpoint(source, task)
     first = first_steps_sha256(task)
-    own = source / "checkpoints" / f"step-{FIRST_STEPS:07d}.pt"  # the shipped run's own weights at that step
-    if own.exists():
-        import torch
-
-        from geomprobe.windtunnel.reference import weights_sha256
-
-        if weights_sha256(torch.load(own, map_location="cpu", weights_only=True)["state_dict"]) != first:
-            raise SystemExit(f"{own} differs from the recipe's first {FIRST_STEPS} steps trained again here: the run "
-                             "was not made by this trainer at one thread; retrain it (--train)")
     return {"task": task, "recipe": recipe_key(task), "files": {name: file_sha256(target / name) for name in names},
             "first_steps": (FIRST_STEPS, first), "scores": scores,
             "steps": metrics["steps"], "train_seconds": metrics["train_seconds"]}

@@ -108,8 +108,8 @@ _WINDTUNNELS = [
     _windtunnel("sula", 3, 4, 64, "trained on the SULA generative model (exact posterior known); demo default"),
     _windtunnel("bijection", 4, 4, 128, "trained on random bijections, V=20"),
     # README, wind tunnels: not yet validated (stays at the context-blind floor in the budgets tried)
-    _windtunnel("recall", 2, 4, 64, "trained on associative recall, 8 pairs over 32 keys and 32 values",
-                "not validated yet: its reference training is under way (analyses/README.md)"),
+    _windtunnel("recall", 2, 4, 64, "trained on associative recall, 8 pairs over 32 keys and 32 values (1..8 in "
+                "training)"),
     _windtunnel("hmm", 4, 4, 128, "trained on HMM filtering, 5 states",
                 "not validated: in the budgets tried so far (up to 12 minutes) it stays at the context-blind floor "
                 "(0.61 bits); treat it as untrained"),
