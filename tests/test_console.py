@@ -159,21 +159,24 @@ def test_models_tells_the_truth_in_80_columns(fresh_cache):
         if info.caveat:
             assert info.alias in caveats, info.alias
             assert " ".join(info.caveat.split()[:4]) in caveats, info.caveat
-    assert "windtunnel-hmm" in caveats and "not validated" in caveats
-    assert MODELS["windtunnel-hmm"].caveat and MODELS["llama-3.2-1b"].caveat.startswith("gated")
+    assert "mixtral-8x7b" in caveats and "--quantize 4bit" in caveats
+    assert not MODELS["windtunnel-hmm"].caveat and MODELS["llama-3.2-1b"].caveat.startswith("gated")
 
 
 # --- windtunnel train: the recipe's defaults -------------------------------------------------------------------------
 
-def test_windtunnel_train_defaults_are_the_builtin_recipes():
+def test_windtunnel_train_defaults_are_the_builtin_recipes(monkeypatch):
+    from geomprobe.windtunnel import builtin
     from geomprobe.windtunnel.builtin import RECIPES, recipe_config
     from geomprobe.windtunnel.train import TrainConfig
 
     assert os.environ.get("GEOMPROBE_WINDTUNNEL_STEPS")  # set for the tests: the CLI's defaults ignore it
-    for task, (builtin, _) in RECIPES.items():
+    for task, (recipe, _) in RECIPES.items():
         config, origin = recipe_config(task)
-        assert asdict(config) == asdict(builtin) and origin == f"windtunnel-{task}'s recipe"
-    assert asdict(recipe_config("recall")[0]) == asdict(TrainConfig(task="recall"))
+        assert asdict(config) == asdict(recipe) and origin == f"windtunnel-{task}'s recipe"
+    monkeypatch.setattr(builtin, "RECIPES", {k: v for k, v in RECIPES.items() if k != "recall"})
+    config, origin = recipe_config("recall")  # a task without a recipe: TrainConfig's defaults
+    assert asdict(config) == asdict(TrainConfig(task="recall")) and origin == "TrainConfig's defaults"
     config, _ = recipe_config("sula", minutes=3.0, d_model=32, lr=1e-3, task_options={"alpha": 0.8})
     assert (config.steps, config.minutes, config.lr, config.target) == (None, 3.0, 1e-3, "bayes")
     assert asdict(config.spec) == {"d_model": 32, "n_layers": 3, "n_heads": 4, "d_mlp": 128}

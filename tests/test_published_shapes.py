@@ -220,7 +220,8 @@ def test_models_listing_fits_80_columns():
             assert info.hub_id in text
     for alias, expected in PARAMETER_STRINGS.items():
         assert any(line.split()[:1] == [alias] and expected in line.split() for line in lines), alias
-    assert "not validated" in text  # windtunnel-hmm's caveat (README, wind tunnels)
+    assert "gated: accept the licence" in text  # the Llama caveat (README, models)
+    assert "wind tunnels against Bayes" in text
 
 
 def test_models_listing_uses_a_wide_terminal():

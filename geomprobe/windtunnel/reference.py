@@ -104,6 +104,20 @@ SHIPPED: dict[str, ShippedTunnel] = {
         first_steps=(16, '94783b9895b65ddcb4a736b74cd9a87be84aa20ec35e11f0361af07c691f2992'),
         scores={"train_length": {"entropy_mae_bits": 0.002551252577775416, "kl_bits": 0.00031030420798668215, "mass_on_feasible": 0.9998069958710403}},
     ),
+    'hmm': ShippedTunnel(
+        task='hmm', recipe='hmm-7ff4fc6b7f',
+        files={
+            'config.json': '8470f6591c3514519da95a692dbfb640d664972b7bc65088da0da3d9220aab6a',
+            'generation_config.json': '12a1d9050ada34fcc0d63739c37137e5f391e96f9af63df27250eecd7f24c585',
+            'model.safetensors': '94c1890cc505363649d1447e597368643c5dacfd22d0108ba492b36f41fe3a28',
+            'tokenizer.json': 'f8b2da43bbb94502fdb525819fcb30cd9b17f8bfe387e7ea3a06111be7fb667a',
+            'tokenizer_config.json': 'fcc83137b44657979d278c176b0fc598681b5f5d2b9b9b3522e9ba30199a837f',
+            'windtunnel.json': 'd23cdf2e04a1c94d6606a8f9763c0c435f9e378e577bfdf696186244766a4d0a',
+            'metrics.json': '467f5e6511e66bd4c7f8273dedc2b1cb3d7d4ae66026020852a2eb8dd985151d',
+        },
+        first_steps=(16, '66e435629e57beb8f02d0107109eb49cc77234221393c34081db22994bcf3860'),
+        scores={"length_23": {"entropy_mae_bits": 0.052282125152625064, "kl_bits": 0.021117609013354365, "mass_on_feasible": 0.9999999919171229}, "length_38": {"entropy_mae_bits": 0.08854395973393767, "kl_bits": 0.07806493277354776, "mass_on_feasible": 0.9999999864526457}, "train_length": {"entropy_mae_bits": 0.04728438419568645, "kl_bits": 0.015358292769013881, "mass_on_feasible": 0.9999999951896219}},
+    ),
     'recall': ShippedTunnel(
         task='recall', recipe='recall-a72aa6a5ac',
         files={
