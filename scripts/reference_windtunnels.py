@@ -108,7 +108,11 @@ def ship(task: str) -> dict:
 
 
 def write_registry(entries: list[dict]) -> None:
-    from geomprobe.windtunnel.reference import SHIPPED
+    from geomprobe.windtunnel.reference import MADE_WITH, SHIPPED, made_with_here
+
+    if made_with_here() != MADE_WITH:
+        raise SystemExit(f"the shipped tunnels were made with {MADE_WITH}, this machine has {made_with_here()}: "
+                         "retrain all of them here and update MADE_WITH, so that every entry is reproducible")
 
     path = ROOT / "geomprobe" / "windtunnel" / "reference.py"
     kept = {task: entry for task, entry in SHIPPED.items()}

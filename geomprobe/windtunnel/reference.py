@@ -29,6 +29,11 @@ SHIPPED_FILES = ("config.json", "generation_config.json", "model.safetensors", "
                  "tokenizer_config.json", "windtunnel.json", "metrics.json")
 
 
+# The torch build and CPU kernels the shipped tunnels were trained with: the recipe's first steps
+# reproduce them bit for bit there; other CPU kernels (AVX2 against AVX-512) may change the low bits.
+MADE_WITH = {"torch": "2.13.0+cpu", "cpu_capability": "AVX512"}
+
+
 @dataclass(frozen=True)
 class ShippedTunnel:
     task: str
@@ -36,6 +41,14 @@ class ShippedTunnel:
     files: dict[str, str]  # path inside the directory -> SHA-256 of its bytes
     first_steps: tuple[int, str] = (0, "")  # (steps, weights_sha256 of the recipe's weights after them)
     scores: dict = field(default_factory=dict)  # held-out scores against Bayes, from its metrics.json
+    made_with: dict = field(default_factory=lambda: dict(MADE_WITH))
+
+
+def made_with_here() -> dict:
+    """This process's torch build and CPU kernels, in MADE_WITH's terms."""
+    import torch
+
+    return {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
 
 
 def weights_sha256(state_dict) -> str:
