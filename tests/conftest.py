@@ -147,3 +147,19 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
+def default_sigint():
+    """Every test starts and ends with Python's own Ctrl-C handler: the Ctrl-C tests (and the
+    subprocesses they start, which inherit an ignored SIGINT) need it, and a library or test that
+    leaves another handler behind must not decide their outcome."""
+    import signal
+
+    def reset():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+    reset()
+    yield
+    reset()
