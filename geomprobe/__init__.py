@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 _LAZY = {"RunConfig": "geomprobe.config", "run": "geomprobe.runner", "load_run": "geomprobe.results",
          "Run": "geomprobe.results", "load_model": "geomprobe.models", "extract": "geomprobe.extraction",
          "ExtractionConfig": "geomprobe.extraction", "Extraction": "geomprobe.extraction",
-         "load_extraction": "geomprobe.extraction", "Prompt": "geomprobe.prompts", "prompts_for": "geomprobe.sula"}
+         "load_extraction": "geomprobe.extraction", "Prompt": "geomprobe.prompts", "prompts_for": "geomprobe.suites.sula"}
 
 
 def __getattr__(name):  # the API without importing torch at `import geomprobe`

@@ -697,7 +697,7 @@ def _warn_unknown_tokens(loaded, prompts: Sequence[Prompt], encoded: _Encoded) -
         warnings.warn(f"extract: {affected.size} of {len(prompts)} prompts hold {loaded.spec}'s unknown token "
                       f"{loaded.tokenizer.unk_token!r} ({int(counts.sum())} times; first prompt '{first.id}'{seen}), "
                       "so every word its vocabulary lacks reads as that one token; for SULA prompts use "
-                      "geomprobe.sula.prompts_for(loaded, ...)", stacklevel=3)
+                      "geomprobe.prompts_for(loaded, ...)", stacklevel=3)
 
 
 def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig,

@@ -1479,6 +1479,12 @@ def _configs(suites, suite_options: dict):
     return [configs[name] for name in SUITES if name in configs], explicit_all
 
 
+def recommended_batch(**plan_arguments) -> int:
+    """recommend_batch_size(plan(**plan_arguments)): the planner as the runner hands it to a suite
+    (SuiteContext.batch_planner), for the ablation suite's stacked conditions on CUDA."""
+    return recommend_batch_size(plan(**plan_arguments))
+
+
 def plan(model_spec: str | None = None, suites="sula", run_config=None, device: str | None = None,
          batch_size: int | None = None, *, dtype: str | None = None, quantize: str | None = None,
          device_map: str | None = None, backend: str | None = None, device_memory: int | None = None,
@@ -1720,4 +1726,5 @@ check_fits = preflight  # the name the issue uses
 
 __all__ = ["Architecture", "DeviceInfo", "Lengths", "Load", "Phase", "Plan", "Sweep", "SuitePlan", "TokenCounter",
            "architecture_from_fields", "cached_tokenizer", "check_fits", "cpu_benchmark", "device_info",
-           "parameter_groups", "plan", "preflight", "recommend_batch_size", "resolve_target", "weights_bytes"]
+           "parameter_groups", "plan", "preflight", "recommend_batch_size", "recommended_batch", "resolve_target",
+           "weights_bytes"]

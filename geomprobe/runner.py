@@ -19,6 +19,7 @@ from pathlib import Path
 
 from geomprobe.config import RunConfig
 from geomprobe.errors import ConfigError, GeomprobeError
+from geomprobe.models.loading import resolve_device
 
 log = logging.getLogger(__name__)
 
@@ -26,17 +27,6 @@ log = logging.getLogger(__name__)
 def default_out(model: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._@-]+", "_", model.strip("/")).strip("_") or "model"
     return Path("runs") / slug
-
-
-def resolve_device(device: str) -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"device '{device}' requested but torch sees no CUDA GPU: use --device cpu, or install "
-                          "a CUDA build of torch")
-    return device
 
 
 def seed_everything(seed: int) -> None:
@@ -202,6 +192,7 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
 def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompts, progress: bool) -> None:
     """Open the run directory (its lock held) and run each suite, recording its status."""
     from geomprobe.options import as_dict
+    from geomprobe.plan import recommended_batch
     from geomprobe.rundir import model_identity, now
     from geomprobe.suites import SuiteContext
 
@@ -221,7 +212,7 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
                                          "options": options.to_dict()}
         run_dir.write_manifest(manifest)
         ctx = SuiteContext(loaded=loaded, run=config, options=options, run_dir=run_dir, prompts=prompts,
-                           progress=progress)
+                           progress=progress, batch_planner=recommended_batch)
         log.debug("%s suite: started in %s with %s", spec.name, run_dir.path, options.to_dict())
         started = time.monotonic()
         try:

@@ -1,7 +1,8 @@
 """SULA prompts: in-context Bayesian updating with an exact posterior (METHODS.md section 7).
 
 For a model, take the prompts the sula suite would use (labels, carriers and k = 0 form chosen for
-its tokenizer; a wind tunnel's own words; every prompt checked for unknown tokens):
+its tokenizer; a wind tunnel's own words; every prompt checked for unknown tokens) with
+geomprobe.prompts_for (defined in geomprobe.suites.sula, which reads the model):
 
     sula = prompts_for(loaded, n_per_k=250, seed=0)           # SulaPromptSet
     sula["main"][5].text, sula["main"][5].H_bayes
@@ -45,8 +46,8 @@ Conditions, all with the same k, latent labels, carrier words and noisy labels (
     label_mask     every example label shown as "___"                      H_bayes = 1
 
 Prompts are seeded per k (`numpy.random.default_rng([seed, k])`), trial by trial, so adding a k
-or raising n_per_k keeps the prompts already drawn. Pure python/numpy, no torch; only prompts_for
-reads a loaded model (its tokenizer).
+or raising n_per_k keeps the prompts already drawn. Pure python/numpy, no torch; choose_labels reads
+a tokenizer.
 """
 
 from __future__ import annotations
@@ -447,105 +448,8 @@ def choose_labels(tokenizer, labels=None, candidates=LABEL_CANDIDATES, sweep: bo
                        token_ids={w: i for w, i in ids.items() if w in keep}, source=source, n_tried=n_tried)
 
 
-# ----------------------------------------------------------------------------------------------
-# The prompts of one model
-
-
-@dataclass(frozen=True)
-class SulaPromptSet:
-    """The SULA prompts of one model (`prompts_for`) and what made them.
-
-    records: condition -> SulaPrompt list (k-major, n_per_k per k), in the order asked for.
-    spec: the SulaSpec they were generated from; choice: the label pairs and their token strings.
-    windtunnel: whether the model is a wind tunnel (its own carrier words, labels and k = 0 form).
-    """
-
-    records: dict
-    spec: SulaSpec
-    choice: LabelChoice
-    windtunnel: bool = False
-
-    def __getitem__(self, condition: str) -> list[SulaPrompt]:
-        if condition not in self.records:
-            raise ConfigError(f"no '{condition}' prompts here (conditions: {', '.join(self.records)}): "
-                              f"ask prompts_for(..., conditions=(..., '{condition}'))")
-        return self.records[condition]
-
-    @property
-    def conditions(self) -> list[str]:
-        return list(self.records)
-
-    def prompts(self, condition: str = "main") -> list[Prompt]:
-        """The condition's prompts as geomprobe.prompts.Prompt, for extract()."""
-        return [record.to_prompt() for record in self[condition]]
-
-    def tokens(self, condition: str = "main") -> list[str]:
-        """The condition's two label tokens as strings (L1, L2), for ExtractionConfig(tokens=...):
-        token_probs[:, 0] is then p(L1)."""
-        self[condition]
-        return [self.choice.token_strings[word] for word in self.spec.pair(condition)]
-
-    def __repr__(self) -> str:
-        counts = ", ".join(f"{c} {len(r)}" for c, r in self.records.items())
-        return (f"SulaPromptSet: labels {'/'.join(self.spec.labels)}, k {','.join(map(str, self.spec.k_values))}, "
-                f"{self.spec.n_per_k} per k, seed {self.spec.seed}{', wind tunnel' if self.windtunnel else ''}; "
-                f"{counts}")
-
-
-def prompts_for(loaded, *, n_per_k: int = 250, k_values=DEFAULT_K_VALUES, alpha: float = 0.9,
-                target: str = "posterior", labels=None, template: str | None = None, seed: int = 0,
-                conditions=("main",)) -> SulaPromptSet:
-    """The SULA prompts that `geomprobe run --suite sula` uses for this model with the same options
-    (its prompts-<condition>.jsonl), built by the same code (geomprobe.suites.sula.sula_setup, then
-    `generate`): label words that are single tokens of this tokenizer (a wind tunnel's own trained
-    pairs), and for a wind tunnel its carrier words and k = 0 form.
-
-        sula = prompts_for(loaded, n_per_k=50, seed=0)
-        ex = extract(loaded, sula.prompts(), ExtractionConfig(tokens=sula.tokens()))
-        sula["main"][0].H_bayes   # bits
-
-    The options are the sula suite's (SulaPromptOptions): labels "A,B" or (A, B), default nonce words
-    chosen for the tokenizer; template with {examples} and {query}. conditions: any of CONDITIONS.
-    seed: RunConfig.seed of the equivalent run.
-
-    Raises ConfigError, in one line, when the prompts would not be read as written: a label that is
-    not one token, or a prompt holding the tokenizer's unknown token (e.g. a template's words that a
-    wind tunnel's vocabulary lacks), naming the first such prompt and its unknown words."""
-    from geomprobe.extraction import unknown_token_id, unknown_words
-    from geomprobe.suites.base import needs_next_token
-    from geomprobe.suites.sula import SulaPromptOptions, sula_setup
-
-    conditions = (conditions,) if isinstance(conditions, str) else tuple(conditions)
-    unknown = [c for c in conditions if c not in CONDITIONS]
-    if unknown or not conditions or len(set(conditions)) != len(conditions):
-        raise ConfigError(f"prompts_for: conditions must be distinct names from {', '.join(CONDITIONS)}; got "
-                          f"{list(conditions)}")
-    why = needs_next_token(loaded, "sula")
-    if why:
-        raise ConfigError(why)
-    options = SulaPromptOptions(n_per_k=n_per_k, k_values=tuple(k_values), alpha=alpha, target=target,
-                                labels=labels, template=template)
-    spec, choice, info, _, _ = sula_setup(loaded, options, seed)
-    if "lexical_remap" in conditions and choice.remap is None:
-        raise ConfigError(f"lexical_remap: only one label pair qualifies for {loaded.spec}"
-                          + (" (the wind tunnel was trained on one pair)" if info is not None else "")
-                          + "; drop it from conditions")
-    records = generate(spec, conditions)
-    tokenizer = loaded.tokenizer
-    unk = unknown_token_id(tokenizer)
-    if unk is not None:
-        for condition, rows in records.items():
-            encoded = tokenizer([row.text for row in rows])["input_ids"]
-            bad = next((i for i, ids in enumerate(encoded) if unk in ids), None)
-            if bad is None:
-                continue
-            row = rows[bad]
-            n_bad = sum(unk in ids for ids in encoded)
-            words = ", ".join(map(repr, dict.fromkeys(unknown_words(tokenizer, row.text))))
-            advice = ("a wind tunnel knows only its task's words: drop the template" if info is not None
-                      else "write the template in words the tokenizer knows") if template is not None else \
-                "choose labels and a template in words the tokenizer knows"
-            raise ConfigError(f"SULA prompt '{row.id}' ({condition}, one of {n_bad}) {row.text!r} holds words that "
-                              f"{loaded.spec}'s tokenizer does not know ({words}), so they would read as its unknown "
-                              f"token: {advice}")
-    return SulaPromptSet(records=records, spec=spec, choice=choice, windtunnel=info is not None)
+def __getattr__(name: str):
+    if name in ("prompts_for", "SulaPromptSet"):  # they read a model through the sula suite, a layer above
+        raise AttributeError(f"geomprobe.sula.{name} moved to geomprobe.suites.sula: use `from geomprobe import "
+                             f"{name}` (or from geomprobe.suites.sula)")
+    raise AttributeError(f"module 'geomprobe.sula' has no attribute {name!r}")

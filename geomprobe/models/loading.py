@@ -297,12 +297,23 @@ def load_model(spec: str, *, dtype: str = "float32", device: str = "auto", devic
                        checkpoint=resolved.checkpoint)
 
 
-def _load_device(device: str) -> str:
-    """The device to load onto: `auto` resolved as `geomprobe run` resolves it (cuda if torch sees a GPU,
-    else cpu: geomprobe.runner.resolve_device); a device torch cannot use is a ConfigError, in one line."""
+def resolve_device(device: str) -> str:
+    """`auto` -> cuda if torch sees a GPU, else cpu (as `geomprobe run` resolves --device); a CUDA
+    device without a GPU is a ConfigError, in one line."""
     import torch
 
-    from geomprobe.runner import resolve_device
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"device '{device}' requested but torch sees no CUDA GPU: use --device cpu, or install "
+                          "a CUDA build of torch")
+    return device
+
+
+def _load_device(device: str) -> str:
+    """The device to load onto: `auto` resolved as `geomprobe run` resolves it (resolve_device); a
+    device torch cannot use is a ConfigError, in one line."""
+    import torch
 
     device = resolve_device(str(device))
     if device == "mps" and not torch.backends.mps.is_available():

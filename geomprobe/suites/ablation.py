@@ -598,7 +598,7 @@ class _Prefixes:
 
 
 def stacked_conditions(loaded, run_config, options, n_prompts: int, group_size: int,
-                       prefix_why: str | None) -> tuple[int, str]:
+                       prefix_why: str | None, batch_planner=None) -> tuple[int, str]:
     """(m, why in one line): how many conditions of a stack group (one op and layer set: its true
     and random axes, which share their prefix state) one call runs. 1 without prefix reuse
     (prefix_why: why there is none); else GEOMPROBE_STACK_CONDITIONS=N when set; on a CPU 1
@@ -618,18 +618,17 @@ def stacked_conditions(loaded, run_config, options, n_prompts: int, group_size: 
         return 1, f"one condition a call on the CPU: {STACK_CPU_NOTE}"
     if device.type != "cuda":
         return 1, f"one condition a call on {device.type}: stacking is planned on CUDA only"
+    if batch_planner is None:
+        return 1, "one condition a call: no memory planner was handed to the suite (SuiteContext.batch_planner)"
     rows = max(1, min(run_config.batch_size or 8, n_prompts))
     try:
         import torch
 
-        from geomprobe.plan import plan, recommend_batch_size
-
         free, _ = torch.cuda.mem_get_info(device)
         memory = free + torch.cuda.memory_reserved(device)
-        planned = plan(suites=options, run_config=replace(run_config, device=str(device)),
-                       device=str(device), device_memory=memory, device_name=torch.cuda.get_device_name(device),
-                       tokenizer=loaded.tokenizer)
-        recommended = recommend_batch_size(planned)
+        recommended = batch_planner(suites=options, run_config=replace(run_config, device=str(device)),
+                                    device=str(device), device_memory=memory,
+                                    device_name=torch.cuda.get_device_name(device), tokenizer=loaded.tokenizer)
     except Exception as error:  # noqa: BLE001 - no plan, no stacking
         return 1, f"one condition a call: the memory plan failed ({type(error).__name__}: {error})"
     m = max(1, min(recommended // rows, group_size))
@@ -830,7 +829,7 @@ class PassRun:
 
 
 def run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, operations, sets, options, run_config,
-               seed: int, conditions_dir, common: dict, progress: bool, label: str) -> PassRun:
+               seed: int, conditions_dir, common: dict, progress: bool, label: str, batch_planner=None) -> PassRun:
     """The baseline and every condition's passes (true axis and n_random controls) for one model,
     each cached in conditions_dir/<name>.json under its fingerprint (common plus the pass's own
     key), with prefix reuse and stacking where they are proven (module docstring, item 4); with
@@ -852,7 +851,8 @@ def run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, op
     prefixes = _Prefixes(loaded, prompts, extraction_config)
     stacking = (_Stacking(1, "one condition a call: the as-released edits write into the fused query_key_value "
                              "columns, which stacked calls do not edit") if released else
-                _Stacking(*stacked_conditions(loaded, run_config, options, len(prompts), 1 + n_random, prefixes.why)))
+                _Stacking(*stacked_conditions(loaded, run_config, options, len(prompts), 1 + n_random, prefixes.why,
+                                              batch_planner)))
 
     def edit_of(what):
         if what is None:
@@ -975,7 +975,8 @@ def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, need
     edit_base, controls = _edit_setup(copy, prompts, extraction_config, axes, edited, main_dir, config, ctx.seed, work)
     common = _common_key(prompts, extraction_config, axes, edit_base, controls, ctx, config.definitions)
     ran = run_passes(copy, prompts, extraction_config, axes, edit_base, controls, operations, usable, config,
-                     ctx.run, ctx.seed, work / "conditions", common, ctx.progress, f"ablation: {null.name}")
+                     ctx.run, ctx.seed, work / "conditions", common, ctx.progress, f"ablation: {null.name}",
+                     ctx.batch_planner)
     base = restrict_to_labels(np.array(ran.passes["baseline"]["token_probs"]))["H_model"]
     for name, _, _ in operations:
         for set_name, _ in usable:
@@ -1116,7 +1117,7 @@ def run_ablation_suite(ctx) -> dict:
                                       work)
     common = _common_key(prompts, extraction_config, axes, edit_base, controls, ctx, config.definitions)
     ran = run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, operations, sets, config, ctx.run,
-                     seed, work / "conditions", common, ctx.progress, loaded.spec)
+                     seed, work / "conditions", common, ctx.progress, loaded.spec, ctx.batch_planner)
     untrained = null_ablations(ctx, spec, choice, records, operations, sets, needed)
 
     results = summarise(ran.passes, operations, sets, H_bayes, config.n_boot, seed, last, config.n_random,

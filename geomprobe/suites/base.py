@@ -125,6 +125,10 @@ class SuiteContext:
     prompts: list | None
     progress: bool = True
     used: dict = field(default_factory=dict)  # what the suite actually ran with, for the manifest
+    # The memory planner, handed in by the runner (suites sit below geomprobe.plan and do not import
+    # it): batch_planner(suites=..., run_config=..., device=..., device_memory=..., device_name=...,
+    # tokenizer=...) -> the recommended batch in rows (geomprobe.plan.recommended_batch). None: no plan.
+    batch_planner: Callable | None = None
 
     @property
     def suite(self) -> str:

@@ -39,14 +39,19 @@ from geomprobe.config import Readout
 from geomprobe.console import table_console
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
+from geomprobe.prompts import Prompt
 from geomprobe.rundir import atomic_save_npz, atomic_write_text
 from geomprobe.sula import (
     CARRIER_POOL,
+    CONDITIONS,
     CONTROLS,
+    DEFAULT_K_VALUES,
     K0_TEMPLATE,
     LABEL_CANDIDATES,
     MASK_TOKEN,
     WINDTUNNEL_K0_TEMPLATE,
+    LabelChoice,
+    SulaPrompt,
     SulaSpec,
     check_alpha,
     choose_labels,
@@ -474,3 +479,105 @@ def print_summary(results: dict) -> None:
         console.print("* on the held-out half, fitted on the other half (as in the baselines table)")
     for name, why in results["settings"]["skipped_controls"].items():
         console.print(f"{name} skipped: {why}")
+
+
+# ----------------------------------------------------------------------------------------------
+# The prompts of one model
+
+
+@dataclass(frozen=True)
+class SulaPromptSet:
+    """The SULA prompts of one model (`prompts_for`) and what made them.
+
+    records: condition -> SulaPrompt list (k-major, n_per_k per k), in the order asked for.
+    spec: the SulaSpec they were generated from; choice: the label pairs and their token strings.
+    windtunnel: whether the model is a wind tunnel (its own carrier words, labels and k = 0 form).
+    """
+
+    records: dict
+    spec: SulaSpec
+    choice: LabelChoice
+    windtunnel: bool = False
+
+    def __getitem__(self, condition: str) -> list[SulaPrompt]:
+        if condition not in self.records:
+            raise ConfigError(f"no '{condition}' prompts here (conditions: {', '.join(self.records)}): "
+                              f"ask prompts_for(..., conditions=(..., '{condition}'))")
+        return self.records[condition]
+
+    @property
+    def conditions(self) -> list[str]:
+        return list(self.records)
+
+    def prompts(self, condition: str = "main") -> list[Prompt]:
+        """The condition's prompts as geomprobe.prompts.Prompt, for extract()."""
+        return [record.to_prompt() for record in self[condition]]
+
+    def tokens(self, condition: str = "main") -> list[str]:
+        """The condition's two label tokens as strings (L1, L2), for ExtractionConfig(tokens=...):
+        token_probs[:, 0] is then p(L1)."""
+        self[condition]
+        return [self.choice.token_strings[word] for word in self.spec.pair(condition)]
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{c} {len(r)}" for c, r in self.records.items())
+        return (f"SulaPromptSet: labels {'/'.join(self.spec.labels)}, k {','.join(map(str, self.spec.k_values))}, "
+                f"{self.spec.n_per_k} per k, seed {self.spec.seed}{', wind tunnel' if self.windtunnel else ''}; "
+                f"{counts}")
+
+
+def prompts_for(loaded, *, n_per_k: int = 250, k_values=DEFAULT_K_VALUES, alpha: float = 0.9,
+                target: str = "posterior", labels=None, template: str | None = None, seed: int = 0,
+                conditions=("main",)) -> SulaPromptSet:
+    """The SULA prompts that `geomprobe run --suite sula` uses for this model with the same options
+    (its prompts-<condition>.jsonl), built by the same code (sula_setup, then
+    `generate`): label words that are single tokens of this tokenizer (a wind tunnel's own trained
+    pairs), and for a wind tunnel its carrier words and k = 0 form.
+
+        sula = prompts_for(loaded, n_per_k=50, seed=0)
+        ex = extract(loaded, sula.prompts(), ExtractionConfig(tokens=sula.tokens()))
+        sula["main"][0].H_bayes   # bits
+
+    The options are the sula suite's (SulaPromptOptions): labels "A,B" or (A, B), default nonce words
+    chosen for the tokenizer; template with {examples} and {query}. conditions: any of CONDITIONS.
+    seed: RunConfig.seed of the equivalent run.
+
+    Raises ConfigError, in one line, when the prompts would not be read as written: a label that is
+    not one token, or a prompt holding the tokenizer's unknown token (e.g. a template's words that a
+    wind tunnel's vocabulary lacks), naming the first such prompt and its unknown words."""
+    from geomprobe.extraction import unknown_token_id, unknown_words
+
+    conditions = (conditions,) if isinstance(conditions, str) else tuple(conditions)
+    unknown = [c for c in conditions if c not in CONDITIONS]
+    if unknown or not conditions or len(set(conditions)) != len(conditions):
+        raise ConfigError(f"prompts_for: conditions must be distinct names from {', '.join(CONDITIONS)}; got "
+                          f"{list(conditions)}")
+    why = needs_next_token(loaded, "sula")
+    if why:
+        raise ConfigError(why)
+    options = SulaPromptOptions(n_per_k=n_per_k, k_values=tuple(k_values), alpha=alpha, target=target,
+                                labels=labels, template=template)
+    spec, choice, info, _, _ = sula_setup(loaded, options, seed)
+    if "lexical_remap" in conditions and choice.remap is None:
+        raise ConfigError(f"lexical_remap: only one label pair qualifies for {loaded.spec}"
+                          + (" (the wind tunnel was trained on one pair)" if info is not None else "")
+                          + "; drop it from conditions")
+    records = generate(spec, conditions)
+    tokenizer = loaded.tokenizer
+    unk = unknown_token_id(tokenizer)
+    if unk is not None:
+        for condition, rows in records.items():
+            encoded = tokenizer([row.text for row in rows])["input_ids"]
+            bad = next((i for i, ids in enumerate(encoded) if unk in ids), None)
+            if bad is None:
+                continue
+            row = rows[bad]
+            n_bad = sum(unk in ids for ids in encoded)
+            words = ", ".join(map(repr, dict.fromkeys(unknown_words(tokenizer, row.text))))
+            advice = ("a wind tunnel knows only its task's words: drop the template" if info is not None
+                      else "write the template in words the tokenizer knows") if template is not None else \
+                "choose labels and a template in words the tokenizer knows"
+            raise ConfigError(f"SULA prompt '{row.id}' ({condition}, one of {n_bad}) {row.text!r} holds words that "
+                              f"{loaded.spec}'s tokenizer does not know ({words}), so they would read as its unknown "
+                              f"token: {advice}")
+    return SulaPromptSet(records=records, spec=spec, choice=choice, windtunnel=info is not None)

@@ -1,0 +1,154 @@
+"""The package's layering, kept by a test: every import of a geomprobe module by another (module
+level, function level and under TYPE_CHECKING alike, read from the source with ast) goes down or
+sideways in LAYERS, never up, and the import graph has no circle.
+
+A new module must be placed in LAYERS (the test names it). An import that must go up is listed in
+ALLOWED with the reason; the list is empty and should stay short.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "geomprobe"
+
+# Lowest first. A module may import its own layer and the layers below it.
+LAYERS: list[tuple[str, list[str]]] = [
+    ("foundation", ["geomprobe", "errors", "paths", "console", "locks", "options", "rundir", "prompts", "corpora",
+                    "models.published", "windtunnel.evidence", "windtunnel.mamba", "windtunnel.tokenizer",
+                    "windtunnel.reference"]),
+    ("analysis", ["analysis", "analysis.*"]),
+    ("hooks and adapters", ["hooks", "attention", "adapters", "adapters.*"]),
+    ("wind-tunnel tasks and training", ["windtunnel", "windtunnel.*"]),
+    ("models", ["models", "models.*", "config", "backends", "backends.*", "weights"]),
+    ("extraction and nulls", ["extraction", "prefix", "interventions", "nulls", "paper_code"]),
+    ("domain modules", ["sula", "mechanisms", "gradient_dynamics", "results"]),
+    ("suites", ["suites", "suites.*"]),
+    ("plan, runner, compare, report", ["plan", "runner", "compare", "report", "report.*", "sweep", "commandline"]),
+    ("command line", ["cli"]),
+]
+
+# (importer, imported) -> why the import goes up. Keep it short.
+ALLOWED: dict[tuple[str, str], str] = {}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, dict[str, int]]:
+    """module -> {imported geomprobe module: first line}, every import statement anywhere in the file.
+    `from a.b import c` counts a.b.c when c is a module, else a.b; importing a submodule counts it,
+    not its parent package (whose __init__ is checked as a module of its own)."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: dict[str, int] = {}
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                targets = [f"{source}.{alias.name}" for alias in node.names] + [source]
+                targets = [t for t in targets if t in modules] or [source]
+            else:
+                continue
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    found.setdefault(target, node.lineno)
+        graph[name] = found
+    return graph
+
+
+def layer_of(module: str) -> int | None:
+    short = module.removeprefix("geomprobe.") if module != "geomprobe" else "geomprobe"
+    for rank, (_, patterns) in enumerate(LAYERS):
+        for pattern in patterns:
+            if short == pattern or (pattern.endswith(".*") and short.startswith(pattern[:-1])):
+                return rank
+    return None
+
+
+def find_cycle(graph: dict[str, dict[str, int]]) -> list[str] | None:
+    """One circle of the graph as a path (first module repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph.get(node, {}):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph()
+
+
+def test_the_reader_sees_function_level_and_relative_imports(graph):
+    # known edges of each kind: module level, relative, function level
+    assert "geomprobe.errors" in graph["geomprobe.runner"]
+    assert "geomprobe.adapters.base" in graph["geomprobe.adapters.llama"]      # from .base import ...
+    assert "geomprobe.plan" in graph["geomprobe.runner"]                        # inside run()
+    assert "geomprobe.suites.sula" in graph["geomprobe.plan"]
+
+
+def test_every_module_has_a_layer(graph):
+    unplaced = sorted(m for m in graph if layer_of(m) is None)
+    assert not unplaced, f"place these modules in tests/test_layers.py LAYERS: {unplaced}"
+
+
+def test_no_import_goes_up_a_layer(graph):
+    upward = []
+    for importer, targets in graph.items():
+        for target, line in targets.items():
+            if layer_of(target) > layer_of(importer) and (importer, target) not in ALLOWED:
+                upward.append(f"{importer} (line {line}, layer '{LAYERS[layer_of(importer)][0]}') imports {target} "
+                              f"(layer '{LAYERS[layer_of(target)][0]}')")
+    assert not upward, "imports that go up a layer (move the code down, or hand it in from above):\n" + \
+        "\n".join(upward)
+
+
+def test_the_allow_list_names_only_imports_that_exist(graph):
+    stale = [pair for pair in ALLOWED if pair[1] not in graph.get(pair[0], {})]
+    assert not stale, f"ALLOWED lists imports that are gone: {stale}"
+
+
+def test_the_import_graph_has_no_circle(graph):
+    assert find_cycle(graph) is None, f"import circle: {' -> '.join(find_cycle(graph))}"
+
+
+def test_the_cycle_finder_finds_a_planted_circle():
+    planted = {"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}
+    cycle = find_cycle(planted)
+    assert cycle is not None and cycle[0] == cycle[-1] and set(cycle) == {"a", "b", "c"}
+    assert find_cycle({"a": {"b": 1}, "b": {}, "d": {"a": 1, "b": 1}}) is None
