@@ -199,3 +199,20 @@ def test_results_schema_is_documented_and_checked():
     assert schema_problems("domain", {**good, "extra": 1}) == ["domain: unknown key extra"]
     extract = {**header, "suite": "extract", "n_prompts": 2, "layers": [{"layer": 0}], "n_tokens": {}}
     assert any("layers" in p and "missing" in p for p in schema_problems("extract", extract))
+
+
+def test_registering_a_name_twice_is_an_error_unless_replace(toy_suites):
+    from geomprobe.suites import unregister_suite
+
+    with pytest.raises(ValueError, match="'count' is already registered .*run_count_suite.*replace=True"):
+        register_suite("count", BuggyConfig, run_buggy_suite)
+    assert SUITES["count"].run is run_count_suite  # the first one stays
+    with pytest.raises(ValueError, match="'sula' is already registered"):
+        register_suite("sula", CountConfig, run_count_suite)
+    register_suite("count", CountConfig, run_buggy_suite, "replaced", replace=True)
+    assert SUITES["count"].run is run_buggy_suite and SUITES["count"].description == "replaced"
+    removed = unregister_suite("buggy")
+    assert removed.run is run_buggy_suite and "buggy" not in SUITES
+    register_suite("buggy", BuggyConfig, run_buggy_suite)  # free again; the fixture removes it
+    with pytest.raises(KeyError, match="no suite named 'nothing'"):
+        unregister_suite("nothing")

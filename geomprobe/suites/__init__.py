@@ -8,7 +8,7 @@ from __future__ import annotations
 # isort: off
 from . import extract, geometry, domain, sula, ablation, mechanisms  # noqa: F401  (registers, in run order)
 # isort: on
-from .base import SUITES, SuiteConfig, SuiteContext, get_suite, parse_suites, register_suite
+from .base import SUITES, SuiteConfig, SuiteContext, get_suite, parse_suites, register_suite, unregister_suite
 
 
 def _load_plugins() -> None:
@@ -20,4 +20,4 @@ def _load_plugins() -> None:
 
 _load_plugins()
 
-__all__ = ["SUITES", "SuiteConfig", "SuiteContext", "get_suite", "parse_suites", "register_suite"]
+__all__ = ["SUITES", "SuiteConfig", "SuiteContext", "get_suite", "parse_suites", "register_suite", "unregister_suite"]

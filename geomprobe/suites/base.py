@@ -79,19 +79,32 @@ SUITES: dict[str, SuiteSpec] = {}
 
 
 def register_suite(name: str, config: type, run: Callable, description: str = "",
-                   unsupported: Callable | None = None, check: Callable | None = None) -> SuiteSpec:
+                   unsupported: Callable | None = None, check: Callable | None = None,
+                   replace: bool = False) -> SuiteSpec:
     """Make a suite available to geomprobe.run, `geomprobe run --suite NAME` and the report.
     unsupported(loaded, run_config) -> why the suite cannot run on this model, or None;
     check(loaded, run_config, options) raises ConfigError for options that do not fit the model
-    (both run before anything is written)."""
+    (both run before anything is written). A name already registered is a ValueError unless
+    replace=True (e.g. a notebook cell run again); unregister_suite(name) removes one."""
     if not (isinstance(config, type) and issubclass(config, SuiteConfig)):
         raise TypeError(f"register_suite({name!r}): the config must subclass SuiteConfig")
     if not name.isidentifier() or name == "all":
         raise ValueError(f"register_suite: {name!r} is not a usable suite name")
+    if name in SUITES and not replace:
+        raise ValueError(f"register_suite: a suite named {name!r} is already registered "
+                         f"({SUITES[name].run.__module__}.{SUITES[name].run.__qualname__}): choose another name, or "
+                         "pass replace=True to replace it")
     spec = SuiteSpec(name=name, config=config, run=run, description=description, unsupported=unsupported,
                      check=check)
     SUITES[name] = spec
     return spec
+
+
+def unregister_suite(name: str) -> SuiteSpec:
+    """Remove a registered suite (a KeyError names the registered ones when there is none)."""
+    if name not in SUITES:
+        raise KeyError(f"no suite named {name!r} is registered (registered: {', '.join(SUITES)})")
+    return SUITES.pop(name)
 
 
 def get_suite(name: str) -> SuiteSpec:
