@@ -1,4 +1,4 @@
-"""Does stacking conditions (issue 17 item 2) save time on a CPU?
+"""Does stacking conditions save time on a CPU?
 
     .venv/bin/python benchmarks/stacked_conditions.py                 # ~1-2 min on 2 CPU cores
     .venv/bin/python benchmarks/stacked_conditions.py --rounds 3      # quicker

@@ -1,4 +1,4 @@
-"""What does prefix reuse (issue 17, geomprobe/prefix.py) save in the ablation suite?
+"""What does prefix reuse (geomprobe/prefix.py) save in the ablation suite?
 
     .venv/bin/python benchmarks/suite_cost.py                    # ~2-6 min on 2 CPU cores
     .venv/bin/python benchmarks/suite_cost.py --n-per-k 2        # quicker (10 prompts)
@@ -16,7 +16,7 @@ with the default layers (24 layers: L12, L22 and multi 8, 12, 16, 20, 22), --ops
 passes, plus the SULA main extraction that fits the axes. Two variants, each in its own fresh
 child process (torch threads 2), the same command, one after the other:
 
-  full     GEOMPROBE_PREFIX_REUSE=0: every pass a full forward pass (the suite before issue 17)
+  full     GEOMPROBE_PREFIX_REUSE=0: every pass a full forward pass (the suite before prefix reuse)
   prefix   the default: the edited passes that share their first edited layer l0 run blocks
            0..l0-1 once per batch (geomprobe.prefix.SharedPrefix) and only blocks l0..23 each
 

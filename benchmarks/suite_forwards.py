@@ -1,4 +1,4 @@
-"""The SULA and geometry suites' wall time against the bare forward passes they need (issue 17).
+"""The SULA and geometry suites' wall time against the bare forward passes they need.
 
     .venv/bin/python benchmarks/suite_forwards.py                       # ~5-10 min on 2 CPU cores
     .venv/bin/python benchmarks/suite_forwards.py --suites sula --rounds 1
@@ -23,7 +23,7 @@ For each suite, one child process (torch threads 2) loads the model once (timed 
 
 The ratio is suite wall / bare wall (least of each over the rounds). "Forwards" is the suite's own
 time inside run_batch; "the rest" is everything else the suite does: tokenising and batching,
-building the null models' fresh weights (shown apart: "nulls"), PCA, bootstraps, writing files. Target (issue 17): the
+building the null models' fresh weights (shown apart: "nulls"), PCA, bootstraps, writing files. Target: the
 suite's wall time <= 1.1x the bare forwards'.
 
 Settings: sula --n-per-k 4 with k 0,1,2,4,8 (20 prompts a condition, the main condition and every

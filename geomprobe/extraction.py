@@ -1,4 +1,4 @@
-"""The extraction engine (PROTOCOL.md section 1): one forward pass per prompt, final-token slices.
+"""The extraction engine (METHODS.md section 1): one forward pass per prompt, final-token slices.
 
 For every prompt and every requested layer it records, at the final non-padding token:
     values             float32 [n_prompts, n_layers, n_kv_heads, d_head]   (v = W_V x + b_V)

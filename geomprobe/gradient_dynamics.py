@@ -297,8 +297,9 @@ PAPER_II_EM = {"sgd_steps": 1000, "em_steps_to_sgd_final": 430, "speedup": 2.3}
 
 @dataclass(frozen=True)
 class EMConfig:
-    """Paper II's EM experiment, as issue 8 states it. Learning rates are plain SGD step sizes;
-    the EM-like run uses `value_lr_em` on W_V and `lr` on W_Q, W_K and the readout."""
+    """Paper II's EM experiment, in the setting analyses/README.md describes ("Gradient dynamics").
+    Learning rates are plain SGD step sizes; the EM-like run uses `value_lr_em` on W_V and `lr` on
+    W_Q, W_K and the readout."""
 
     n_symbols: int = 8
     self_transition: float = 0.3

@@ -28,7 +28,7 @@ projection at the final token: for each query head j, Delta_j = sum_t a_jt s * (
 the positions t the edit touches (a_jt: head j's attention from the final query; s: the scales,
 so raw value units; only head j's kv slice), and gain_r = sqrt(E_true / E_r) with
 E = mean over the main prompts of sum_j ||Delta_j||^2 (`read_displacements` measures E in one
-unedited pass; `matched_gains`). Measured on random-init Llamas (issue 24): without a gain,
+unedited pass; `matched_gains`). Measured on random-init Llamas: without a gain,
 cutting PC1 beats isotropic axes in any network (rank 1 of 20 in most); matching the mean
 ||z' - z||^2 of the final token alone over-corrects (the true axis last in many), and matching it
 position by position under-corrects, because the true axis's coordinate is coherent across the

@@ -1,4 +1,4 @@
-"""Mechanism probes of papers I and II on a loaded model (issue 8): the torch side.
+"""Mechanism probes of papers I and II on a loaded model: the torch side.
 
     from geomprobe.mechanisms import query_rows, layer0_token_keys, mean_ablate_heads, skip_layers
 

@@ -1,4 +1,4 @@
-"""What the papers' released code measures, as pure functions (issue 18; METHODS.md section 11).
+"""What the papers' released code measures, as pure functions (METHODS.md section 11).
 
     q, k, v = neox_split(qkv_out, 16, 64, as_released=True)   # the code's Pythia "values" are v
     neox_released_blocks(16, "v")        # [(10, 'v'), (11, 'q'), (11, 'k'), (11, 'v'), ..., (15, 'v')]

@@ -1,4 +1,4 @@
-"""Memory and time planning: what a run will cost, before any weights are loaded (issue 15 item 3).
+"""Memory and time planning: what a run will cost, before any weights are loaded.
 
     from geomprobe.plan import plan, preflight, recommend_batch_size
     p = plan("mistral-7b", "sula", dtype="bfloat16", device="cuda", device_memory=80 * 2**30,

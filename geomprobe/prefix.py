@@ -1,4 +1,4 @@
-"""Prefix reuse (issue 17): run the blocks below an edit once, not once per edited pass.
+"""Prefix reuse: run the blocks below an edit once, not once per edited pass.
 
 An edit at layer l (a value edit of the ablation suite, a head's z or a skipped block of the
 mechanisms suite) changes nothing below l, so every edited pass over the same inputs computes
@@ -79,7 +79,7 @@ STACK_ENV = "GEOMPROBE_STACK_CONDITIONS"  # conditions per call of the ablation 
 PROVEN = ("gpt_neox", "llama", "mistral", "mixtral", "qwen2", "phi")
 FINAL_NORMS = ("norm", "final_layer_norm", "final_layernorm")  # Llama-likes, GPT-NeoX, Phi
 CHECK_RTOL, CHECK_ATOL = 1e-5, 1e-6  # the first-batch check against a full pass
-# the stacked conditions' check (a batch m times as large rounds differently): the 1e-5 that issue 17 asks of
+# the stacked conditions' check (a batch m times as large rounds differently): the 1e-5 asked of
 # every result in float32, and a few units of the format's rounding in 16-bit formats
 STACK_TOLERANCE = {"float32": 1e-5, "float64": 1e-8, "float16": 1e-2, "bfloat16": 4e-2}
 LOG2E = 1.4426950408889634

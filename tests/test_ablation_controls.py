@@ -1,4 +1,4 @@
-"""Ablation controls that can fail (issue 24 item 1, METHODS.md section 8.3-8.5): the matched
+"""Ablation controls that can fail (METHODS.md section 8.3-8.5): the matched
 random axes against the model's own attention, the true axis's rank on random-init models over
 seeds (uniform, where isotropic unit axes put it first), a planted readout that must come out
 first and above its untrained copies, an untrained model that must come out indistinguishable
@@ -155,7 +155,7 @@ def test_null_count_and_plan_count_the_copies():
 
 
 def test_true_axis_rank_is_uniform_on_random_init_llamas(tmp_path, load_tiny):
-    """Issue 24: on random-init Llamas the true axis's mean |dH| under a cut at layer 1 ranked 1st of
+    """On random-init Llamas the true axis's mean |dH| under a cut at layer 1 ranked 1st of
     20 against isotropic unit random axes in most seeds (these six models, 50 prompts: ranks 1, 1, 2,
     1, 3, 2; with the real Llama-3 tokenizer and 500 prompts: 2, 1, 1, 1, 2, 1), because cutting PC1
     removes many times what a random unit axis does. With the matched controls its rank is a draw
@@ -236,7 +236,7 @@ def test_untrained_model_is_indistinguishable_and_a_planted_readout_is_above_unt
 
 
 # ----------------------------------------------------------------------------------------------
-# --definitions paper-code-as-released (issue 24 item 7): the released code's GPT-NeoX value split
+# --definitions paper-code-as-released: the released code's GPT-NeoX value split
 
 
 def test_paper_code_as_released_edits_the_released_split(tmp_path, load_tiny, demo_prompts):

@@ -1,4 +1,4 @@
-"""The Python API without traps (issue 19 item 3): SULA prompts built for the model (the sula suite's
+"""The Python API without traps: SULA prompts built for the model (the sula suite's
 own), plain-string prompts, an Extraction that prints short and is read by layer and readout name,
 load_run / load_extraction, and load_model's device default equal to the CLI's."""
 

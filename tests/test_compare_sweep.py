@@ -1,4 +1,4 @@
-"""Aggregation across runs (issue 16 items 3-5): `geomprobe compare` over any finished suites as one
+"""Aggregation across runs: `geomprobe compare` over any finished suites as one
 tidy table labelled model@revision, the statistics against training step, and one report for many
 runs (cross-run section, per-run sections collapsed and drawn when opened, small).
 

@@ -1,4 +1,4 @@
-"""A console that stays out of the way (issue 19 item 2): results on stdout, progress and notices
+"""A console that stays out of the way: results on stdout, progress and notices
 on stderr labelled by suite and condition; --quiet leaves errors and the final line, first-use
 wind-tunnel training included; --verbose adds debug lines; the Python API prints nothing unasked;
 `geomprobe models` tells the truth within the terminal's width; `windtunnel train` defaults to the

@@ -1,4 +1,4 @@
-"""The code blocks of README.md and analyses/README.md run (issue 19 item 4: examples that cannot go stale).
+"""The code blocks of README.md and analyses/README.md run (examples that cannot go stale).
 
 Every fenced block has a language tag, and the tag says what happens to it:
 

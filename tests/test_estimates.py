@@ -1,4 +1,4 @@
-"""One estimate type in every results.json (issue 12): each dict with a "ci95" of its own is an
+"""One estimate type in every results.json: each dict with a "ci95" of its own is an
 Estimate {"value", "ci95", "method", "n"} (geomprobe.analysis.estimate). The flattened scalar
 forms of the dataclass summaries (pc1 + pc1_ci95, focusing + focusing_ci95, ...) carry no "ci95"
 key of their own; their "<name>_ci95" sits next to "<name>". The one documented exception is the

@@ -155,7 +155,7 @@ def test_jackknife_covers_the_value_manifold_statistics_where_the_bootstrap_is_b
 
 
 # ----------------------------------------------------------------------------------------------
-# Issue 24 item 6: where a percentile interval excludes its estimate
+# Where a percentile interval excludes its estimate
 
 
 def test_bca_contains_its_estimate_exactly_when_the_percentile_interval_does():

@@ -152,3 +152,24 @@ def test_the_cycle_finder_finds_a_planted_circle():
     cycle = find_cycle(planted)
     assert cycle is not None and cycle[0] == cycle[-1] and set(cycle) == {"a", "b", "c"}
     assert find_cycle({"a": {"b": 1}, "b": {}, "d": {"a": 1, "b": 1}}) is None
+
+
+def test_the_source_cites_files_that_exist_and_no_tracker_numbers():
+    """Docstrings and comments point a reader at files in the repository (METHODS.md sections, other
+    modules), not at an issue tracker or at documents that are not shipped."""
+    import re
+
+    root = PACKAGE.parent
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            where = f"{path.relative_to(root)}:{number}"
+            if re.search(r"\b[Ii]ssues? #?\d+", line):
+                bad.append(f"{where}: a tracker number: {line.strip()}")
+            for cited in re.findall(r"\b([A-Za-z_][\w/.-]*\.md)\b", line):
+                if cited == "OUT.md":  # a user's output file in a usage line
+                    continue
+                if not (root / cited).exists() and not any((root / d / cited).exists() for d in ("docs", "analyses",
+                                                                                                   "benchmarks")):
+                    bad.append(f"{where}: cites {cited}, which the repository does not have")
+    assert not bad, "\n".join(bad)

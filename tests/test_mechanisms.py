@@ -1,4 +1,4 @@
-"""Mechanism probes (issue 8): the captured post-rotary q.k rows against the model's own eager
+"""Mechanism probes: the captured post-rotary q.k rows against the model's own eager
 attention, head and layer ablations against plain forwards, the evidence definitions on hand-made
 sequences, the statistics on cases with known answers, and the `mechanisms` suite end to end on
 windtunnel-sula (20 training steps in tests) and on a tiny language model."""

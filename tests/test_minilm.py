@@ -96,7 +96,7 @@ def test_hidden_is_resid_on_an_encoder_and_matches_transformers(minilm, minilm_e
 
 
 def test_value_manifold_intervals_contain_their_estimates_on_minilm(minilm_extraction):
-    """The geometry case that showed percentile intervals excluding their own estimate (issue 13):
+    """The geometry case that showed percentile intervals excluding their own estimate:
     the last layer's values of the 60 demo prompts (n = 60 << p = 384). The jackknife intervals
     contain pc1, pc12 and pr; the bootstrap intervals (BCa where it works) say whether they do."""
     from geomprobe.analysis.value_manifold import value_manifold

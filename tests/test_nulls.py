@@ -1,4 +1,4 @@
-"""Untrained null models (issue 13): the comparison statistic on known cases, the null models
+"""Untrained null models: the comparison statistic on known cases, the null models
 themselves, and the verdict on models whose answer is known: an untrained copy is
 indistinguishable from untrained on every criterion; hand-set weights with a rank-one last-layer
 value map and orthonormal key rows are above untrained where they should be."""
@@ -85,7 +85,7 @@ def test_verdict_needs_the_null_when_there_is_one():
 
     everything = verdict(0.5, 0.6, True, 1.0, 0.8)
     assert everything.label == "full" and "no untrained null" in everything.summary()
-    # keys are a level (issue 24): 0.5 against untrained 0.1 is 5x, not within the 2x margin
+    # keys are a level: 0.5 against untrained 0.1 is 5x, not within the 2x margin
     untrained = {"pc1": cmp(SAME), "pc12": cmp(SAME), "keys": cmp(SAME, 0.5, 0.1), "focusing": cmp(ABOVE)}
     judged = verdict(0.5, 0.6, True, 1.0, 0.8, untrained=untrained, null="init-0, init-1")
     assert judged.n_met == 1 and judged.focusing["met"] and not judged.keys["met"]
@@ -120,7 +120,7 @@ def test_an_untrained_copy_is_indistinguishable_from_untrained(tmp_path, load_ti
     assert {name: c["status"] for name, c in comparisons.items()} == {
         "pc1": SAME, "pc12": SAME, "keys": SAME, "focusing": SAME}
     judged = results["verdict"]
-    # keys are a level that untrained networks have (issue 24): 1/3, absent
+    # keys are a level that untrained networks have: 1/3, absent
     assert judged["n_met"] == 1 and judged["keys"]["met"] and judged["label"] == "absent"
     assert judged["null"] == "init-1000, init-1001, init-1002"
     assert [m["seed"] for m in results["untrained_null"]["models"]] == [1000, 1001, 1002]

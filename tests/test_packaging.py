@@ -1,4 +1,4 @@
-"""An installed wheel stands on its own (issue 14): it carries the corpora and the demo prompts,
+"""An installed wheel stands on its own: it carries the corpora and the demo prompts,
 its core requirements are what the default hf backend needs, and `geomprobe run --suite geometry`
 works from it, outside the checkout. Missing optional extras give one line that names the extra.
 

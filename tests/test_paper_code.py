@@ -554,7 +554,7 @@ def test_geometry_side_by_side_and_the_default_has_none(paper_code_run, tmp_path
 def test_each_side_by_side_row_names_the_released_file_it_follows(paper_code_run):
     """Where a row's paper-code definition names its script ("sula_experiments.py: ..."), the row's
     released_file is that script: the final-hidden-state rows follow sula_experiments.py and the
-    all-k rho of the values run_sula_main.py, not analyze_icl_sula.py (issue 24)."""
+    all-k rho of the values run_sula_main.py, not analyze_icl_sula.py."""
     import json
     import re
 

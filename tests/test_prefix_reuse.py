@@ -1,4 +1,4 @@
-"""Prefix reuse (issue 17, geomprobe.prefix): an edit at layer l0 changes nothing below it, so the
+"""Prefix reuse (geomprobe.prefix): an edit at layer l0 changes nothing below it, so the
 edited passes run blocks l0..L-1 from a prefix state computed once. Proven here against today's
 full passes: on every causal tiny family, a true-axis cut at a middle layer, at a multi-layer
 set, a random axis and a final-position shift give the same arrays (token probabilities,
@@ -339,7 +339,7 @@ def test_ablation_suite_moves_one_prefix_up_through_its_layer_sets(tmp_path, mon
 
 
 # ----------------------------------------------------------------------------------------------
-# Stacked conditions (issue 17 item 2): the passes of one op and layer set, which differ in their
+# Stacked conditions: the passes of one op and layer set, which differ in their
 # axis only, run m at a time from the same prefix state, m x batch rows a call
 
 

@@ -1,4 +1,4 @@
-"""Real tokenizers of the families users run (issue 15): the Llama-3 tokenizer (Llama-3.2's,
+"""Real tokenizers of the families users run: the Llama-3 tokenizer (Llama-3.2's,
 128,256 tokens, byte-level BPE, BOS by its post-processor, no pad token) on a model of
 Llama-3.2-1B's real width at reduced depth, and the Llama-2 tokenizer (32,000 SentencePiece
 pieces with byte fallback, as Mistral v0.1's) on a narrow Llama. Padding without a pad token, BOS

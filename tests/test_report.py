@@ -1,4 +1,4 @@
-"""The HTML report (issue 7), built from small real runs made here: a geometry run on tiny-neox
+"""The HTML report, built from small real runs made here: a geometry run on tiny-neox
 (written with --report), a short wind-tunnel training run with its frame-precision curves, and a
 geometry, sula and ablation run on that wind-tunnel model. Checked as text (self-contained, captioned, escaped,
 missing parts said) and rendered in headless Chromium (no console message, no network request,

@@ -1,4 +1,4 @@
-"""Run directories you can trust (issue 14): a rejected command changes nothing on disk, failures
+"""Run directories you can trust: a rejected command changes nothing on disk, failures
 and Ctrl-C are recorded, resume needs the same model and options, one writer at a time, only
 geomprobe's own files are deleted, files are readable by collaborators, and bad input is one line."""
 

@@ -1,4 +1,4 @@
-"""What the verdict's criteria can and cannot tell (issue 24, METHODS.md sections 4, 5 and 5.1).
+"""What the verdict's criteria can and cannot tell (METHODS.md sections 4, 5 and 5.1).
 
 - Specificity of focusing: a GPT-NeoX of the tiny shape trained for a few hundred steps to copy a
   sequence (the next token is determined: no posterior to track) focuses its attention far more

@@ -67,7 +67,7 @@ def test_an_axis_that_reads_the_posterior_within_k(sula_main):
 
 def test_the_sula_intervals_are_bca_and_contain_their_estimates(sula_main):
     """On SULA-shaped data (5 values of k, 200 prompts each) every bootstrap interval of the
-    correlations is BCa (issue 24 item 6; the percentile interval is only the fallback), names it in
+    correlations is BCa (the percentile interval is only the fallback), names it in
     its method, and contains its estimate; the BCa interval is the percentile one moved by the
     resamples' bias (not the same interval)."""
     k, H_bayes, _ = sula_main
@@ -167,7 +167,7 @@ def test_within_k_rho_is_scipy_spearman_per_k():
 
 
 def _entropy_as_written(signed, alpha=0.9):
-    """H_bayes the way geomprobe computed it before issue 24: h(p) = -p log2 p - (1 - p) log2 (1 - p)
+    """H_bayes the way geomprobe once computed it: h(p) = -p log2 p - (1 - p) log2 (1 - p)
     of p = sigmoid((n1 - n2) ln(alpha / (1 - alpha))), evaluated at the signed evidence, so that
     +d and -d round differently in the last bits."""
     p = 0.5 * (1.0 + np.tanh(0.5 * np.asarray(signed, dtype=np.float64) * np.log(alpha / (1 - alpha))))
@@ -281,7 +281,7 @@ def test_condition_metrics_report_the_controlled_figures(sula_main):
 
 
 def test_a_random_llama3_axis_tracks_k_not_the_posterior(tmp_path, llama3_tokenizer_file):
-    """Issue 13: an untrained Llama (4 layers, width 128, 8 heads, 2 KV heads, tied embeddings)
+    """An untrained Llama (4 layers, width 128, 8 heads, 2 KV heads, tied embeddings)
     with the real 128,256-token Llama-3 tokenizer, 20 prompts at each k in (0, 1, 2, 4, 8). Its
     raw |rho(PC1, H_bayes)| lies in paper III's LLM range (0.65-0.80) because PC1 follows k;
     given k it is small. The raw value depends on the init seed (|rho| 0.06-0.68 over seeds

@@ -1,4 +1,4 @@
-"""`geomprobe sweep` (issue 16): models x revisions, one run directory per job, through submitit's
+"""`geomprobe sweep`: models x revisions, one run directory per job, through submitit's
 local executor (real subprocesses), inline, and slurm (a fake sbatch: the array script is checked,
 nothing is submitted); a killed job resumes, a failing one is recorded while the others finish."""
 

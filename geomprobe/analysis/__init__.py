@@ -1,1 +1,2 @@
-"""Statistics on extracted arrays: numpy/scipy only, no torch, no models (STYLE.md)."""
+"""Statistics on extracted arrays: numpy/scipy only, no torch, no models (tests/test_layers.py keeps
+them below every module that loads one)."""

@@ -1,4 +1,4 @@
-"""Statistics of the mechanism probes (issue 8; papers I and II). numpy only.
+"""Statistics of the mechanism probes (papers I and II). numpy only.
 
 - Layer-0 hypothesis frame: token-key orthogonality (METHODS.md section 3, token-key mode) of a
   task's frame tokens against nulls computed here: the same keys with their coordinates shuffled,

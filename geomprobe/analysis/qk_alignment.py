@@ -1,4 +1,4 @@
-"""Q-K alignment per layer (issue 8; paper I: diffuse alignment at layer 0, concentrated by the
+"""Q-K alignment per layer (paper I: diffuse alignment at layer 0, concentrated by the
 last layer). numpy only: the rows come from geomprobe.mechanisms.
 
     qk = qk_alignment(probs, cosine, visible, evidence=mask, sequence=seq_of_row)

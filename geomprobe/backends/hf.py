@@ -48,7 +48,7 @@ def hidden_states_at(resid: dict[int, torch.Tensor], final_hidden: torch.Tensor,
 
 class HFBackend:
     name = "hf"
-    # Set by geomprobe.prefix.PrefixBackend while a batch runs from a prefix state (issue 17):
+    # Set by geomprobe.prefix.PrefixBackend while a batch runs from a prefix state:
     # fn(input_ids, attention_mask, final_index) -> the same arrays, without rerunning the blocks below it.
     from_prefix = None
 

@@ -7,7 +7,7 @@ It boots a `TransformerBridge` on its own copy of the model, loaded again from `
 (same revision, dtype, device and quantisation) with eager attention, because the bridge
 rewires the model it wraps and needs eager attention; `loaded.model` is never touched. Weights
 are raw (no LayerNorm folding, no centering). Forward hooks keep only the final-token slice of
-each activation (PROTOCOL.md section 1), so arrays match `HFBackend.run_batch`:
+each activation (METHODS.md section 1), so arrays match `HFBackend.run_batch`:
 
     values             float32 [batch, n_layers, n_kv_heads, d_head]  blocks.{l}.attn.hook_v
     attn_entropy_bits  float32 [batch, n_layers, n_heads]             blocks.{l}.attn.hook_attn_scores

@@ -1,4 +1,4 @@
-"""The HTML report: one self-contained page drawing what run directories hold (issue 7).
+"""The HTML report: one self-contained page drawing what run directories hold.
 
     from geomprobe.report import build_report
     build_report([Path("runs/minilm")], Path("reports/minilm.html"))

@@ -1,7 +1,8 @@
 """The report's figures: one function per figure family, each RunData -> list[Figure | Table].
 
 A family draws what the results on disk say and nothing else: no statistic is computed here
-(STYLE.md). A family whose inputs are absent returns []; the page says what is missing.
+(statistics live in geomprobe.analysis and the suites). A family whose inputs are absent
+returns []; the page says what is missing.
 To add a family, write `def name_figures(run) -> list[Figure | Table]` and
 append `FigureFamily("Section", ("suite",), name_figures)` to RUN_FIGURES.
 
@@ -1213,7 +1214,7 @@ def ablation_figures(run: RunData) -> list[Figure | Table]:
 
 
 # --------------------------------------------------------------------------------------------
-# mechanisms (issue 8; papers I and II): Q-K alignment, the layer-0 frame, ablations, two timescales
+# mechanisms (papers I and II): Q-K alignment, the layer-0 frame, ablations, two timescales
 
 REF_QK = "paper I: Q-K alignment diffuse at layer 0 and concentrated on the evidence by the last layer"
 REF_FRAME = "paper I v3: 0.052 trained vs 0.082 random (mean |cos|)"

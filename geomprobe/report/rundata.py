@@ -1,5 +1,5 @@
-"""What the report reads from a run directory: files only, no statistics (STYLE.md: the report
-draws what the results say).
+"""What the report reads from a run directory: files only, no statistics (the report
+draws what the results say; statistics live in geomprobe.analysis).
 
 A run directory is either a `geomprobe run` output (manifest.json and <suite>/results.json, with
 the suites' arrays beside them) or a `geomprobe windtunnel train` output (metrics.json and, after

@@ -1,4 +1,4 @@
-"""The `mechanisms` suite (issue 8; papers I and II): how a model reaches the posterior.
+"""The `mechanisms` suite (papers I and II): how a model reaches the posterior.
 
 On a wind-tunnel model (a built-in `windtunnel-*` alias or a `geomprobe windtunnel train` output):
 1. Q-K alignment per layer at every supervised position of --n-sequences task sequences: the

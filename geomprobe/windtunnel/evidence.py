@@ -1,5 +1,5 @@
 """Where the evidence sits in a wind-tunnel sequence, and which tokens make a task's hypothesis
-frame (issue 8: Q-K alignment and the layer-0 frame). Pure numpy: token ids in, masks out.
+frame (Q-K alignment and the layer-0 frame). Pure numpy: token ids in, masks out.
 
     mask = evidence_mask(task, tokens, query_positions)   # bool [batch, n_queries, seq_len]
     groups = frame_token_groups(task)                       # {"keys": ids, "values": ids}
