@@ -64,6 +64,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from geomprobe import families
 from geomprobe.errors import ConfigError
 
 GiB = 2**30
@@ -105,10 +106,9 @@ UNKNOWN_GPU = (100.0, 20.0, 100.0, 1000.0)
 # ----------------------------------------------------------------------------------------------
 # The architecture: shapes and parameter groups from config.json fields (no torch, no transformers)
 
-CONFIG_CLASS_TYPES = {"GPTNeoXConfig": "gpt_neox", "LlamaConfig": "llama", "MistralConfig": "mistral",
-                      "MixtralConfig": "mixtral", "Qwen2Config": "qwen2", "PhiConfig": "phi", "BertConfig": "bert"}
-LLAMA_LIKE = ("llama", "mistral", "mixtral", "qwen2")
-BOS_TYPES = ("llama", "mistral", "mixtral")  # tokenizers that prepend a BOS token
+# from the family table (geomprobe.families): config class -> model type, the llama layout's types,
+# tokenizers that prepend a BOS token
+CONFIG_CLASS_TYPES, LLAMA_LIKE, BOS_TYPES = families.CONFIG_CLASS_TYPES, families.LLAMA_LIKE, families.BOS_TYPES
 
 
 @dataclass(frozen=True)
@@ -181,12 +181,14 @@ def parameter_groups(fields: dict) -> dict:
     elif t in LLAMA_LIKE:
         g["gated"] = True
         attn, attn_rows = D * dh * (2 * H + 2 * KV), dh * (H + 2 * KV) + D
-        if t == "qwen2":
+        row = families.FAMILIES[t]
+        if row.qkv_bias:
             bias = dh * (H + 2 * KV)
-        elif t == "llama" and c.get("attention_bias", False):
+        elif c.get("attention_bias", False):  # q, k, v and o biases (Llama, Qwen3)
             bias = dh * (H + 2 * KV) + D
         else:
             bias = 0
+        bias += 2 * dh if row.key_norm else 0  # the query and key RMSNorm weights (per head, shared)
         mlp_bias = 2 * F + D if t == "llama" and c.get("mlp_bias", False) else 0
         g["linear"], g["linear_rows"] = L * attn, L * attn_rows
         if t == "mixtral":

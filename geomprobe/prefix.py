@@ -70,13 +70,14 @@ from torch import nn
 from geomprobe.attention import ATTN_IMPLEMENTATION, FinalRowCapture, capture_final_row
 from geomprobe.backends.hf import HFBackend
 from geomprobe.errors import ConfigError
+from geomprobe.families import PREFIX_REUSE_TYPES
 from geomprobe.hooks import capture_final_token
 
 ENV = "GEOMPROBE_PREFIX_REUSE"
 BUDGET_ENV = "GEOMPROBE_PREFIX_BUDGET_MB"
 STACK_ENV = "GEOMPROBE_STACK_CONDITIONS"  # conditions per call of the ablation suite's stacked passes
 # model types whose decoder layers run on their own exactly as inside the model (tests/test_prefix_reuse.py)
-PROVEN = ("gpt_neox", "llama", "mistral", "mixtral", "qwen2", "phi")
+PROVEN = PREFIX_REUSE_TYPES  # geomprobe.families: the rows with prefix_reuse
 FINAL_NORMS = ("norm", "final_layer_norm", "final_layernorm")  # Llama-likes, GPT-NeoX, Phi
 CHECK_RTOL, CHECK_ATOL = 1e-5, 1e-6  # the first-batch check against a full pass
 # the stacked conditions' check (a batch m times as large rounds differently): the 1e-5 asked of

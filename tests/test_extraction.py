@@ -94,6 +94,10 @@ def test_values_and_keys_match_the_models_own_tensors(load_tiny, varied_prompts,
         manual = torch.einsum("d,gdk->gk", inputs_of_key_proj[layer][0, 0].float(), w_k)
         if b_k is not None:
             manual = manual + b_k
+        norm = getattr(adapter, "key_norm", lambda layer: None)(layer)
+        if norm is not None:  # Qwen3: k = g * (W_K x) / rms(W_K x) per head, g folded into w_k
+            raw = ref_adapter.key_module(layer)(inputs_of_key_proj[layer][0, 0]).detach().view(adapter.shape.n_kv_heads, -1)
+            manual = manual / torch.sqrt(raw.float().pow(2).mean(-1, keepdim=True) + norm.variance_epsilon)
         np.testing.assert_allclose(manual.numpy(), key[0, :, 0].numpy(), atol=1e-4)
 
 

@@ -20,3 +20,49 @@ def test_tiny_model_listing_matches_the_built_model(load_tiny):
         assert adapter_for(loaded.model).family == tiny.family == loaded.family
         assert tiny_shape(name) == {"n_layers": shape.n_layers, "n_heads": shape.n_heads,
                                     "n_kv_heads": shape.n_kv_heads, "d_model": shape.d_model}
+
+
+def test_the_family_table_is_the_one_source(load_tiny):
+    """Every table keyed by model type is derived from geomprobe.families: adapters, the registry's
+    type lookup, the planner's config classes and layouts, prefix reuse, the tiny models."""
+    from geomprobe import families
+    from geomprobe.models.registry import FAMILY_OF_TYPE
+    from geomprobe.plan import CONFIG_CLASS_TYPES, LLAMA_LIKE
+    from geomprobe.prefix import PROVEN
+
+    rows = families.FAMILIES
+    assert set(ADAPTERS) == set(rows) == set(FAMILY_OF_TYPE)
+    assert {row.tiny for row in rows.values()} == set(TINY_MODELS)
+    for model_type, row in rows.items():
+        assert ADAPTERS[model_type].family == row.family == FAMILY_OF_TYPE[model_type]
+        assert getattr(transformers, row.config_class).model_type == model_type
+        assert CONFIG_CLASS_TYPES[row.config_class] == model_type
+        assert (model_type in PROVEN) == row.prefix_reuse and (model_type in LLAMA_LIKE) == (row.family == "llama")
+        assert TINY_MODELS[row.tiny].encoder == row.encoder
+        loaded = load_tiny(row.tiny)
+        assert loaded.model.config.model_type == model_type
+        assert (getattr(loaded.adapter, "key_norm", lambda layer: None)(0) is not None) == row.key_norm
+
+
+def test_qwen3_key_frame_folds_the_key_norm_scale(load_tiny):
+    """Qwen3: attention reads k = g * (W_K x) / rms per head, so key_weights(l) (W_K with g folded in)
+    gives each head's key up to one positive scalar per token; without the fold it would not."""
+    import torch
+
+    loaded = load_tiny("tiny-qwen3")
+    attn = loaded.adapter.attention(1)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        attn.k_norm.weight.copy_(torch.rand_like(attn.k_norm.weight) * 2 + 0.1)  # a scale far from 1
+        x = torch.randn(5, loaded.adapter.shape.d_model)
+        shape = loaded.adapter.shape
+        actual = attn.k_norm(attn.k_proj(x).view(5, shape.n_kv_heads, shape.d_head))  # [5, kv, d]
+        weight, bias = loaded.adapter.key_weights(1)  # [kv, D, d]
+        assert bias is None
+        folded = torch.einsum("td,hde->the", x, weight)
+        raw = attn.k_proj(x).view(5, shape.n_kv_heads, shape.d_head)
+    cosine = torch.nn.functional.cosine_similarity(folded, actual, dim=-1)
+    assert torch.allclose(cosine, torch.ones_like(cosine), atol=1e-5)
+    assert (torch.nn.functional.cosine_similarity(raw, actual, dim=-1) < 0.999).any()  # the fold matters
+    ratio = folded.norm(dim=-1) / actual.norm(dim=-1)
+    assert (ratio > 0).all()

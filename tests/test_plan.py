@@ -13,6 +13,7 @@ from geomprobe.backends.hf import HFBackend
 from geomprobe.cli import app
 from geomprobe.config import RunConfig
 from geomprobe.errors import ConfigError
+from geomprobe.models.builtin import TINY_MODELS
 from geomprobe.models.published import PUBLISHED, build_on_meta, count_parameters
 from geomprobe.plan import (
     GiB,
@@ -60,8 +61,7 @@ def test_parameter_groups_reproduce_every_published_count(alias):
     assert arch.counted == entry.n_params  # embeddings + unembedding + linear + experts + norms/biases
 
 
-@pytest.mark.parametrize("name", ["tiny-neox", "tiny-llama", "tiny-mistral", "tiny-mixtral", "tiny-qwen2", "tiny-phi",
-                                  "tiny-bert"])
+@pytest.mark.parametrize("name", list(TINY_MODELS))  # one per row of geomprobe.families
 def test_parameter_groups_match_a_meta_build_of_each_builtin(name):
     import transformers
 
@@ -69,7 +69,7 @@ def test_parameter_groups_match_a_meta_build_of_each_builtin(name):
 
     class_name, overrides = BUILTIN_CONFIGS[name]
     config = getattr(transformers, class_name)(**{**_COMMON, **overrides})
-    model = transformers.BertModel(config) if name == "tiny-bert" else build_on_meta(config)
+    model = transformers.BertModel(config) if TINY_MODELS[name].encoder else build_on_meta(config)
     assert resolve_target(name).arch.n_params == count_parameters(model)
 
 

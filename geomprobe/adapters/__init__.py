@@ -1,22 +1,21 @@
-"""One adapter per architecture family; `adapter_for(model)` picks it from config.model_type."""
+"""One adapter per architecture family; `adapter_for(model)` picks it from config.model_type.
+
+ADAPTERS is derived from geomprobe.families (each row names its adapter as "module.Class")."""
+
+import importlib
 
 from geomprobe.errors import UnsupportedModelError
+from geomprobe.families import FAMILIES
 
 from .base import Adapter, ModelShape, dequantized_weight
-from .bert import BertAdapter
-from .gpt_neox import GPTNeoXAdapter
-from .llama import LlamaAdapter
-from .phi import PhiAdapter
 
-ADAPTERS: dict[str, type[Adapter]] = {
-    "gpt_neox": GPTNeoXAdapter,
-    "llama": LlamaAdapter,
-    "mistral": LlamaAdapter,
-    "mixtral": LlamaAdapter,
-    "qwen2": LlamaAdapter,
-    "phi": PhiAdapter,
-    "bert": BertAdapter,
-}
+
+def _adapter_class(path: str) -> type[Adapter]:
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+ADAPTERS: dict[str, type[Adapter]] = {t: _adapter_class(row.adapter) for t, row in FAMILIES.items()}
 
 
 def family_of(model_type: str) -> str:

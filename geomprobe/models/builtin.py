@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from geomprobe.families import FAMILY_ROWS
 from geomprobe.paths import cache_dir
 
 BUILD_VERSION = "1"
@@ -40,31 +41,12 @@ class TinyModel:
     encoder: bool = False  # built as a bare encoder (no LM head)
 
 
-# One line per architecture family (tests run every code path on each; a test checks that every
-# adapter model type has one).
+# One per model type of the family table (geomprobe.families: its tiny model's config and note);
+# tests run every code path on each.
 TINY_MODELS: dict[str, TinyModel] = {
-    "tiny-neox": TinyModel("GPTNeoXConfig", dict(intermediate_size=512, rotary_pct=0.25, use_parallel_residual=True,
-                                                 tie_word_embeddings=False, bos_token_id=0, eos_token_id=0),
-                           "gpt_neox", "random init from a config"),
-    "tiny-llama": TinyModel("LlamaConfig", dict(intermediate_size=256, num_key_value_heads=2, bos_token_id=1,
-                                                eos_token_id=0, pad_token_id=None),
-                            "llama", "random init, grouped-query attention", "bos"),
-    "tiny-mistral": TinyModel("MistralConfig", dict(intermediate_size=256, num_key_value_heads=2, sliding_window=8,
-                                                    bos_token_id=1, eos_token_id=0),
-                              "llama", "random init, sliding window 8", "bos"),
-    "tiny-mixtral": TinyModel("MixtralConfig", dict(intermediate_size=128, num_key_value_heads=2, num_local_experts=4,
-                                                    num_experts_per_tok=2, sliding_window=None, bos_token_id=1,
-                                                    eos_token_id=0),
-                              "llama", "random init, 4 experts", "bos"),
-    "tiny-qwen2": TinyModel("Qwen2Config", dict(intermediate_size=256, num_key_value_heads=2, bos_token_id=0,
-                                                eos_token_id=0, tie_word_embeddings=False),
-                            "llama", "random init, q/k/v biases, grouped-query attention"),
-    "tiny-phi": TinyModel("PhiConfig", dict(intermediate_size=512, partial_rotary_factor=0.4, bos_token_id=0,
-                                            eos_token_id=0),
-                          "phi", "random init, partial rotary"),
-    "tiny-bert": TinyModel("BertConfig", dict(intermediate_size=512, max_position_embeddings=512, pad_token_id=4),
-                           "bert", "random init encoder", "cls", encoder=True),
-}
+    row.tiny: TinyModel(row.config_class, row.tiny_overrides, row.family, row.tiny_note, row.special_tokens,
+                        encoder=row.encoder)
+    for row in FAMILY_ROWS}
 BUILTIN_CONFIGS: dict[str, tuple[str, dict]] = {name: (m.config_class, m.overrides) for name, m in TINY_MODELS.items()}
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from geomprobe import families
+
 from .published import PUBLISHED, shape_of
 
 
@@ -38,9 +40,8 @@ class ModelInfo:
         return prefix if prefix in ("builtin", "windtunnel") and ":" in self.hub_id else "hub"
 
 
-# config.model_type -> adapter family (the same map as geomprobe.adapters.ADAPTERS, without torch)
-FAMILY_OF_TYPE = {"gpt_neox": "gpt_neox", "llama": "llama", "mistral": "llama", "mixtral": "llama", "qwen2": "llama",
-                  "phi": "phi", "bert": "bert"}
+# config.model_type -> adapter family (geomprobe.families, without torch)
+FAMILY_OF_TYPE = families.FAMILY_OF_TYPE
 
 _PYTHIA_NOTE = "checkpoints as revisions: step0 ... step143000"
 _LLAMA_NOTE = "llama3 rope scaling, tied embeddings"

@@ -1,0 +1,102 @@
+"""The model families geomprobe reads: one row per transformers model type (no torch import).
+
+Everything that depends on a model's family is derived from this table: the adapters registry
+(geomprobe.adapters.ADAPTERS), the type -> family lookup of the model registry, the planner's
+parameter layouts and config-class names (geomprobe.plan), the model types whose prefix reuse is
+proven (geomprobe.prefix.PROVEN) and the built-in tiny models (geomprobe.models.builtin.TINY_MODELS)
+that every family-parametrised test runs on.
+
+Adding a family: write its adapter file (geomprobe/adapters/<name>.py) when none of the existing
+ones reads it, and add one row here with its tiny model. The tests iterate over the rows, so the
+new row is checked by every existing family test (extraction against TransformerLens and eager
+attention, hooks, planning against the built model's parameter count, prefix reuse, quantisation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Family:
+    """One transformers model type.
+
+    family: the adapter family, which is also the planner's parameter layout: gpt_neox (fused
+        query_key_value, parallel residual), llama (separate q/k/v/o, gated MLP, grouped-query
+        attention), phi (separate q/k/v, dense, partial rotary), bert (encoder).
+    adapter: "module.Class" under geomprobe.adapters.
+    config_class: the transformers config class (what a config object's class name is).
+    tiny: the built-in random-init model of this type (its config overrides and note).
+    bos: its tokenizers prepend a BOS token (the planner's token count).
+    qkv_bias: q, k and v projections always carry biases (Qwen2), whatever attention_bias says.
+    key_norm: a per-head RMSNorm on queries and keys after their projections (Qwen3); the adapter
+        folds its scale into W_K (Adapter.key_weights) and the captured q.k rows are read after it.
+    rotary: "full", "partial" (a fraction of each head) or "none" (learned absolute positions).
+    prefix_reuse: blocks below an edit give the same states with and without it (geomprobe.prefix;
+        tests/test_prefix_reuse.py checks every row where this is True).
+    """
+
+    model_type: str
+    family: str
+    adapter: str
+    config_class: str
+    tiny: str
+    tiny_overrides: dict = field(default_factory=dict)
+    tiny_note: str = ""
+    special_tokens: str = "none"  # the tiny tokenizer's: "bos" (<s> first), "cls" ([CLS] ... [SEP]), "none"
+    encoder: bool = False
+    bos: bool = False
+    qkv_bias: bool = False
+    key_norm: bool = False
+    rotary: str = "full"
+    prefix_reuse: bool = True
+
+
+FAMILY_ROWS: tuple[Family, ...] = (
+    Family("gpt_neox", "gpt_neox", "gpt_neox.GPTNeoXAdapter", "GPTNeoXConfig", "tiny-neox",
+           dict(intermediate_size=512, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
+                bos_token_id=0, eos_token_id=0),
+           "random init from a config", rotary="partial"),
+    Family("llama", "llama", "llama.LlamaAdapter", "LlamaConfig", "tiny-llama",
+           dict(intermediate_size=256, num_key_value_heads=2, bos_token_id=1, eos_token_id=0, pad_token_id=None),
+           "random init, grouped-query attention", "bos", bos=True),
+    Family("mistral", "llama", "llama.LlamaAdapter", "MistralConfig", "tiny-mistral",
+           dict(intermediate_size=256, num_key_value_heads=2, sliding_window=8, bos_token_id=1, eos_token_id=0),
+           "random init, sliding window 8", "bos", bos=True),
+    Family("mixtral", "llama", "llama.LlamaAdapter", "MixtralConfig", "tiny-mixtral",
+           dict(intermediate_size=128, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2,
+                sliding_window=None, bos_token_id=1, eos_token_id=0),
+           "random init, 4 experts", "bos", bos=True),
+    Family("qwen2", "llama", "llama.LlamaAdapter", "Qwen2Config", "tiny-qwen2",
+           dict(intermediate_size=256, num_key_value_heads=2, bos_token_id=0, eos_token_id=0,
+                tie_word_embeddings=False),
+           "random init, q/k/v biases, grouped-query attention", qkv_bias=True),
+    Family("qwen3", "llama", "llama.LlamaAdapter", "Qwen3Config", "tiny-qwen3",
+           dict(intermediate_size=256, num_key_value_heads=2, head_dim=16, bos_token_id=0, eos_token_id=0,
+                tie_word_embeddings=False),
+           "random init, query and key RMSNorm per head, grouped-query attention", key_norm=True),
+    Family("phi", "phi", "phi.PhiAdapter", "PhiConfig", "tiny-phi",
+           dict(intermediate_size=512, partial_rotary_factor=0.4, bos_token_id=0, eos_token_id=0),
+           "random init, partial rotary", rotary="partial"),
+    Family("bert", "bert", "bert.BertAdapter", "BertConfig", "tiny-bert",
+           dict(intermediate_size=512, max_position_embeddings=512, pad_token_id=4),
+           "random init encoder", "cls", encoder=True, rotary="none", prefix_reuse=False),
+)
+
+FAMILIES: dict[str, Family] = {row.model_type: row for row in FAMILY_ROWS}
+if len(FAMILIES) != len(FAMILY_ROWS):
+    raise RuntimeError("geomprobe.families: a model type has two rows")
+
+FAMILY_OF_TYPE: dict[str, str] = {t: row.family for t, row in FAMILIES.items()}  # model_type -> adapter family
+CONFIG_CLASS_TYPES: dict[str, str] = {row.config_class: t for t, row in FAMILIES.items()}
+LLAMA_LIKE: tuple[str, ...] = tuple(t for t, row in FAMILIES.items() if row.family == "llama")
+BOS_TYPES: tuple[str, ...] = tuple(t for t, row in FAMILIES.items() if row.bos)
+PREFIX_REUSE_TYPES: tuple[str, ...] = tuple(t for t, row in FAMILIES.items() if row.prefix_reuse)
+
+
+def family_row(model_type: str) -> Family | None:
+    return FAMILIES.get(model_type)
+
+
+__all__ = ["BOS_TYPES", "CONFIG_CLASS_TYPES", "FAMILIES", "FAMILY_OF_TYPE", "FAMILY_ROWS", "LLAMA_LIKE",
+           "PREFIX_REUSE_TYPES", "Family", "family_row"]
