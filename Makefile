@@ -7,7 +7,7 @@ STAMP := $(VENV)/.geomprobe-installed
 # a torch installed first, pip would take PyPI's default build, a multi-GB CUDA one on Linux).
 TORCH := torch==2.13.0
 
-.PHONY: install demo test bench gpu-check docs-figures clean
+.PHONY: install demo test test-fast bench gpu-check docs-figures clean
 
 install: $(STAMP)
 
@@ -29,6 +29,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# A contributor's loop (under a minute): ruff and every test not marked slow (pyproject markers).
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/extraction_overhead.py

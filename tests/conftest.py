@@ -163,3 +163,26 @@ def default_sigint():
     reset()
     yield
     reset()
+
+
+# ----------------------------------------------------------------------------------------------
+# Test tiers: `make test-fast` runs -m "not slow" (a contributor's loop, under a minute); a test
+# that takes over two seconds there is named at the end, so it gets @pytest.mark.slow.
+
+_FAST_TIER_LIMIT_S = 2.0
+_durations: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    _durations[report.nodeid] = _durations.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if "not slow" not in (config.option.markexpr or ""):
+        return
+    over = sorted(((d, n) for n, d in _durations.items() if d > _FAST_TIER_LIMIT_S), reverse=True)
+    if over:
+        terminalreporter.write_sep("=", f"fast tier: {len(over)} test(s) over {_FAST_TIER_LIMIT_S:.0f} s: "
+                                        "mark them @pytest.mark.slow")
+        for duration, nodeid in over:
+            terminalreporter.write_line(f"{duration:6.2f}s  {nodeid}")

@@ -69,6 +69,7 @@ def _values(extraction, layer):
 # The operations, re-extracted through the model with the hook active
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("positions", ["all", "final"])
 def test_true_axis_cut_zeroes_the_re_extracted_coordinate(fitted, positions):
     _, _, _, base, axes = fitted
@@ -87,6 +88,7 @@ def test_true_axis_cut_zeroes_the_re_extracted_coordinate(fitted, positions):
     assert not np.allclose(after["next_entropy_bits"], base["next_entropy_bits"], atol=1e-6)
 
 
+@pytest.mark.slow
 def test_half_cut_scales_the_coordinate(fitted):
     _, _, _, base, axes = fitted
     axis = axes[EDITED]
@@ -110,6 +112,7 @@ def test_only_leaves_a_rank_one_value_set(fitted):
     assert s_base[1] > 0.1 * s_base[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("c", [1.0, -1.0])
 def test_shift_moves_the_coordinate_by_exactly_c_sigma_u(fitted, c):
     _, _, _, base, axes = fitted
@@ -119,6 +122,7 @@ def test_shift_moves_the_coordinate_by_exactly_c_sigma_u(fitted, c):
     np.testing.assert_allclose(moved, c * axis.sigma_u, atol=1e-4 * axis.sigma_u)
 
 
+@pytest.mark.slow
 def test_final_positions_only_edit_the_final_token(fitted):
     """With positions="final" the earlier tokens' values are untouched, so a cut there changes the
     next-token distribution less than the same cut at every position (and not at all upstream)."""
@@ -327,6 +331,7 @@ def _read(path):
     return json.loads(path.read_text())
 
 
+@pytest.mark.slow
 def test_ablation_suite_end_to_end(tmp_path):
     out = tmp_path / "run"
     common = dict(n_per_k=3, n_boot=20)
@@ -396,6 +401,7 @@ def test_ablation_suite_end_to_end(tmp_path):
         tables.table("ablation", "nope")
 
 
+@pytest.mark.slow
 def test_lambda_zero_equals_the_baseline_bit_for_bit(tmp_path):
     out = tmp_path / "run"
     run(RunConfig(model="tiny-neox", out=str(out), layers=[1, 2]),
@@ -415,6 +421,7 @@ def test_lambda_zero_equals_the_baseline_bit_for_bit(tmp_path):
         assert c["true"]["behaviour"]["mean_abs_dH_bits"]["value"] == 0.0
 
 
+@pytest.mark.slow
 def test_hooks_are_removed_when_a_run_fails_and_the_rerun_resumes(tmp_path, load_tiny, monkeypatch):
     import geomprobe.interventions as interventions
     import geomprobe.models as models
@@ -445,6 +452,7 @@ def test_hooks_are_removed_when_a_run_fails_and_the_rerun_resumes(tmp_path, load
     assert _n_hooks(loaded.adapter) == 0
 
 
+@pytest.mark.slow
 def test_ablation_cli_options_and_errors(tmp_path):
     from typer.testing import CliRunner
 
@@ -471,6 +479,7 @@ def test_ablation_cli_options_and_errors(tmp_path):
     assert results["settings"]["layer_sets"] == [{"name": "L2", "layers": [2], "downstream": [3]}]
 
 
+@pytest.mark.slow
 def test_ablation_suite_on_windtunnel_sula(tmp_path):
     """The 3-layer wind tunnel: layer 0's final-token values do not vary (no axis), so the defaults
     (L1, multi 0-1) leave L1 alone, measured at layer 2; the last layer alone is refused."""

@@ -59,6 +59,7 @@ def _results(out):
 # The matched controls against the model's own attention
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, positions", [("tiny-llama", "all"), ("tiny-llama", "final"), ("tiny-neox", "all")])
 def test_read_displacement_is_what_the_attention_hands_its_output_projection(load_tiny, demo_prompts, name,
                                                                              positions):
@@ -154,6 +155,7 @@ def test_null_count_and_plan_count_the_copies():
 # Tests that can fail: random-init models, a planted readout, an untrained model against its copies
 
 
+@pytest.mark.slow
 def test_true_axis_rank_is_uniform_on_random_init_llamas(tmp_path, load_tiny):
     """On random-init Llamas the true axis's mean |dH| under a cut at layer 1 ranked 1st of
     20 against isotropic unit random axes in most seeds (these six models, 50 prompts: ranks 1, 1, 2,
@@ -175,6 +177,7 @@ def test_true_axis_rank_is_uniform_on_random_init_llamas(tmp_path, load_tiny):
     assert sum(rank == 1 for rank in ranks) <= 2, ranks
 
 
+@pytest.mark.slow
 def test_untrained_model_is_indistinguishable_and_a_planted_readout_is_above_untrained(tmp_path, load_tiny):
     """(c) A random-init model is one more untrained copy: its primary statistic (log2 of the true
     axis's mean |dH| over the matched random axes') lies among its copies' (each on its own axis),
@@ -239,6 +242,7 @@ def test_untrained_model_is_indistinguishable_and_a_planted_readout_is_above_unt
 # --definitions paper-code-as-released: the released code's GPT-NeoX value split
 
 
+@pytest.mark.slow
 def test_paper_code_as_released_edits_the_released_split(tmp_path, load_tiny, demo_prompts):
     """On GPT-NeoX the released code calls columns [2 H d, 3 H d) of the fused query_key_value
     output the values (read as (3, H, d); tiny-neox: k5, v5, q6, ..., v7) and its interventions

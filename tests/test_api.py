@@ -51,6 +51,7 @@ def sula_run(tmp_path_factory):
 # SULA prompts for a model
 
 
+@pytest.mark.slow
 def test_prompts_for_a_wind_tunnel_are_the_sula_suites_and_in_its_vocabulary(sula_run, load_tiny):
     loaded = load_tiny("windtunnel-sula")
     tokenizer = loaded.tokenizer
@@ -75,6 +76,7 @@ def test_prompts_for_a_wind_tunnel_are_the_sula_suites_and_in_its_vocabulary(sul
     assert _n_unknown(tokenizer, [r.text for r in trap]) > 0
 
 
+@pytest.mark.slow
 def test_prompts_for_refuses_words_the_tokenizer_does_not_know(load_tiny):
     loaded = load_tiny("windtunnel-sula")
     with pytest.raises(ConfigError) as error:
@@ -93,6 +95,7 @@ def test_prompts_for_refuses_words_the_tokenizer_does_not_know(load_tiny):
     assert "conditions=" in _one_line(error)
 
 
+@pytest.mark.slow
 def test_prompts_for_a_language_model_follows_its_tokenizer(load_tiny):
     loaded = load_tiny("tiny-neox")
     sula = prompts_for(loaded, n_per_k=5, seed=1, conditions=("main", "label_mask"), template="{examples}; {query} ->")
@@ -115,6 +118,7 @@ def test_prompts_for_a_language_model_follows_its_tokenizer(load_tiny):
 TEXTS = ["The cat sat on the", "Two plus two is", "Once upon a time there", "The capital of France is"]
 
 
+@pytest.mark.slow
 def test_extract_takes_plain_strings_as_prompts(load_tiny):
     loaded = load_tiny("tiny-neox")
     config = ExtractionConfig(tokens=[" the"], batch_size=2)
@@ -138,6 +142,7 @@ def test_extract_takes_plain_strings_as_prompts(load_tiny):
     assert "'prompt-1'" in _one_line(error)
 
 
+@pytest.mark.slow
 def test_extract_warns_once_about_unknown_tokens(load_tiny):
     loaded = load_tiny("windtunnel-sula")
     tokenizer = loaded.tokenizer
@@ -163,6 +168,7 @@ def test_extract_warns_once_about_unknown_tokens(load_tiny):
 # Extraction: repr, named access
 
 
+@pytest.mark.slow
 def test_extraction_prints_short_and_reads_by_layer_and_name(load_tiny, tmp_path):
     loaded = load_tiny("tiny-neox")
     config = ExtractionConfig(layers=[1, 3], readouts=("values", "resid"), batch_size=2)
@@ -202,6 +208,7 @@ def test_extraction_prints_short_and_reads_by_layer_and_name(load_tiny, tmp_path
 # load_run, load_extraction, run's return, the device default
 
 
+@pytest.mark.slow
 def test_load_run_and_load_extraction_read_a_run(sula_run, load_tiny, tmp_path):
     from geomprobe import load_run
 

@@ -37,6 +37,7 @@ def prompts():
     return [by_length[i] for i in np.linspace(0, len(by_length) - 1, 8).astype(int)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CAUSAL_BUILTINS)
 def test_hf_and_tl_backends_agree(name, prompts):
     loaded = load_model(name)
@@ -69,6 +70,7 @@ def test_hf_and_tl_backends_agree(name, prompts):
 FINAL_NORMS = ("norm", "final_layer_norm", "final_layernorm")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CAUSAL_BUILTINS)
 def test_backends_agree_on_hidden_after_a_non_trivial_final_norm(name, prompts, tmp_path):
     """The built-ins' final norm is weight 1, bias 0: save a copy with a random scale and bias, so

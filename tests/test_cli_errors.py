@@ -27,6 +27,7 @@ def test_unknown_alias_suggests_close_ones():
     assert "pythia-410m" in line
 
 
+@pytest.mark.slow
 def test_missing_hub_model_offline(tmp_path):
     env = {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
     line = _fails_with_one_line(["run", "--model", "pythia-70m@step0", "--quiet", "--out", str(tmp_path / "r")],
@@ -70,6 +71,7 @@ def test_good_prompt_file_validates(tmp_path):
     assert result.exit_code == 0 and "2 prompts, ok" in result.output
 
 
+@pytest.mark.slow
 def test_installed_entry_point_exits_nonzero_without_traceback(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run([sys.executable, "-m", "geomprobe.cli", "run", "--model", "no-such-model", "--quiet"],

@@ -92,6 +92,7 @@ def test_parse_step():
     assert [parse_step(r) for r in (None, "main", "v1.0", "a1b2c3", "step", "steps10")] == [None] * 6
 
 
+@pytest.mark.slow
 def test_the_tidy_table_copies_every_suites_numbers(runs):
     table = aggregate([runs["neox"], runs["llama"]])
     assert table.suites == {"tiny-neox@main": ["extract", "geometry", "sula"],
@@ -141,6 +142,7 @@ def test_the_tidy_table_copies_every_suites_numbers(runs):
     assert row["status_vs_untrained"] == mechanisms["untrained_null"]["comparisons"]["focusing"]["status"]
 
 
+@pytest.mark.slow
 def test_compare_writes_csv_json_and_parquet_that_read_back_exactly(runs, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(app, ["compare", str(runs["neox"]), str(runs["llama"]), "-o", "out/table"])
@@ -170,6 +172,7 @@ def test_compare_writes_csv_json_and_parquet_that_read_back_exactly(runs, tmp_pa
     assert bad.exit_code == 2 and "--layout must be one of tidy, table2" in bad.stderr
 
 
+@pytest.mark.slow
 def test_runs_without_paper_code_definitions_get_no_paper_code_rows(runs):
     """The rows of --definitions paper-code (tests/test_paper_code_report.py) only where a suite ran with it."""
     rows = aggregate([runs["neox"], runs["llama"]]).rows
@@ -177,6 +180,7 @@ def test_runs_without_paper_code_definitions_get_no_paper_code_rows(runs):
     assert not [row["statistic"] for row in rows if row["statistic"].startswith("paper_code.")]
 
 
+@pytest.mark.slow
 def test_compare_reads_a_run_without_a_geometry_suite(runs, tmp_path):
     """The tester's case: a SULA-only run (`no finished geometry suite` before)."""
     only = tmp_path / "sula-only"
@@ -202,6 +206,7 @@ def test_compare_reads_a_run_without_a_geometry_suite(runs, tmp_path):
         compare([only], layout="table2")
 
 
+@pytest.mark.slow
 def test_runs_are_labelled_by_revision_and_duplicates_by_directory(runs, tmp_path):
     dirs = [fake_revision(runs["neox"], tmp_path / f"r{i}", revision)
             for i, revision in enumerate(["step0", "step1000", "step143000", None, "step1000"])]
@@ -230,6 +235,7 @@ def checkpoints(runs, tmp_path_factory):
     return dirs + [runs["probe"]]
 
 
+@pytest.mark.slow
 def test_trajectory_has_one_line_per_model_at_its_steps(checkpoints):
     rows = aggregate(checkpoints).rows
     figures = {f.title: f for f in trajectory_figures(rows)}
@@ -257,6 +263,7 @@ def test_trajectory_has_one_line_per_model_at_its_steps(checkpoints):
     assert trajectory_figures(aggregate(checkpoints[:1] + checkpoints[-1:]).rows) == []
 
 
+@pytest.mark.slow
 def test_many_runs_make_one_small_report(runs, tmp_path):
     """12 runs of one model at 12 revisions (FAKED, copies): 12 distinct rows and bars, no more than
     1.5x the bytes of the single-run report, built in reasonable time."""
@@ -284,6 +291,7 @@ def test_many_runs_make_one_small_report(runs, tmp_path):
     assert "Trajectory: value manifold PC1+PC2" in text
 
 
+@pytest.mark.slow
 def test_many_runs_report_renders_in_headless_chromium(checkpoints, runs, tmp_path):
     from test_report import CHROMIUM, check_renders
 

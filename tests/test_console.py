@@ -45,6 +45,7 @@ def fresh_cache(tmp_path, monkeypatch):
 
 # --- geomprobe run: stdout for results, stderr for progress ------------------------------------------------------
 
+@pytest.mark.slow
 def test_run_prints_results_on_stdout_and_labelled_progress_on_stderr(tmp_path):
     out = tmp_path / "run"
     proc = _cli("run", "--model", "tiny-neox", "--suite", "sula", "--n-per-k", "2", "--n-boot", "10", "--null", "off",
@@ -60,6 +61,7 @@ def test_run_prints_results_on_stdout_and_labelled_progress_on_stderr(tmp_path):
     assert all(re.fullmatch(r"extract sula: \w+: \d+/\d+ prompts, \d+ s", line) for line in errors), proc.stderr
 
 
+@pytest.mark.slow
 def test_quiet_leaves_the_final_line_and_verbose_adds_debug_lines(tmp_path, six_prompts):
     base = ["run", "--model", "tiny-neox", "--prompts", six_prompts, "--n-boot", "10"]
     quiet = _cli(*base, "--out", tmp_path / "quiet", "--quiet")
@@ -83,6 +85,7 @@ def test_quiet_and_verbose_together_is_one_line():
 
 # --- first-use wind-tunnel training and the Python API -------------------------------------------------------------
 
+@pytest.mark.slow
 def test_quiet_silences_first_use_windtunnel_training(fresh_cache, tmp_path):
     from geomprobe.windtunnel.builtin import is_cached
 
@@ -93,6 +96,7 @@ def test_quiet_silences_first_use_windtunnel_training(fresh_cache, tmp_path):
     assert (result.stdout, result.stderr) == (f"results: {out}\n", "")
 
 
+@pytest.mark.slow
 def test_first_use_training_notices_are_log_records(fresh_cache, capsys, caplog):
     """On the command line's handler the notice and the recipe show; plain Python prints nothing."""
     from geomprobe.console import cli_logging
@@ -114,6 +118,7 @@ def test_first_use_training_notices_are_log_records(fresh_cache, capsys, caplog)
     assert "training it now" in caplog.text  # but the record is there for a handler to show
 
 
+@pytest.mark.slow
 def test_load_model_prints_nothing_in_a_fresh_process(fresh_cache):
     """No "Loading weights" bar, no "Writing model shards" bar, no notice: first use of a built-in
     tiny model and of a wind tunnel (trained on the way) included."""
@@ -132,6 +137,7 @@ def test_load_model_prints_nothing_in_a_fresh_process(fresh_cache):
 
 # --- geomprobe models ----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_models_tells_the_truth_in_80_columns(fresh_cache):
     from geomprobe.models import MODELS
     from geomprobe.models.loading import _packaged_minilm
@@ -196,6 +202,7 @@ def test_windtunnel_train_help_shows_each_recipe():
            "1500 steps" in text
 
 
+@pytest.mark.slow
 def test_windtunnel_train_quiet_trains_the_recipe_and_records_it(tmp_path):
     from geomprobe.windtunnel.builtin import RECIPES
 

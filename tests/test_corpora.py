@@ -50,6 +50,7 @@ def test_lengths_are_spread(corpora):
         assert short >= 0.15 and long >= 0.15, (name, short, long)
 
 
+@pytest.mark.slow
 def test_build_script_reproduces_the_files(tmp_path):
     spec = importlib.util.spec_from_file_location("build_corpora", ROOT / "prompts" / "build_corpora.py")
     module = importlib.util.module_from_spec(spec)

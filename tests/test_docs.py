@@ -192,6 +192,7 @@ DRIVER = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("doc", [doc for doc in DOCS if any(b.doc == doc and b.lang == "python" for b in ALL_BLOCKS)])
 def test_python_blocks_run(doc, workdir):
     blocks = [block for block in ALL_BLOCKS if block.doc == doc and block.lang == "python" and block.marker != "skip"]
@@ -228,6 +229,7 @@ def shell_blocks(marker):
     return [block for block in ALL_BLOCKS if block.lang == "bash" and block.marker == marker]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", shell_blocks(None), ids=lambda block: block.where)
 def test_shell_blocks_run(block, workdir):
     for command in shell_lines(substitute(block.code)):
@@ -285,6 +287,7 @@ def check_options(command: str, where: str) -> None:
         assert err.exit_code == 0, f"{where}: {command}: exit {err.exit_code} (the error is on stderr above)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", shell_blocks("skip"), ids=lambda block: block.where)
 def test_skipped_shell_lines_parse(block, parse_only):
     checked = 0

@@ -31,6 +31,7 @@ def _reload(loaded, attn):
     return cls.from_pretrained(loaded.source, attn_implementation=attn, dtype=torch.float32).eval()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL_TINY)
 def test_shapes(load_tiny, varied_prompts, name):
     loaded = load_tiny(name)
@@ -54,6 +55,7 @@ def test_shapes(load_tiny, varied_prompts, name):
     assert (ex["attn_entropy_bits"] <= np.log2(ex["n_visible_keys"])[:, :, None] + 1e-4).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL_TINY)
 def test_batched_equals_one_at_a_time(load_tiny, varied_prompts, name):
     loaded = load_tiny(name)
@@ -67,6 +69,7 @@ def test_batched_equals_one_at_a_time(load_tiny, varied_prompts, name):
         np.testing.assert_allclose(batched[key], single[key], atol=1e-4, rtol=1e-4, err_msg=key)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL_TINY)
 def test_values_and_keys_match_the_models_own_tensors(load_tiny, varied_prompts, name):
     """values == the v the model attends with, at the final token; W_K [G, D, d] applied to the
@@ -101,6 +104,7 @@ def test_values_and_keys_match_the_models_own_tensors(load_tiny, varied_prompts,
         np.testing.assert_allclose(manual.numpy(), key[0, :, 0].numpy(), atol=1e-4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL_TINY)
 def test_attention_entropy_matches_eager_probabilities(load_tiny, varied_prompts, name):
     loaded = load_tiny(name)
@@ -121,6 +125,7 @@ def test_attention_entropy_matches_eager_probabilities(load_tiny, varied_prompts
                                        atol=1e-4)
 
 
+@pytest.mark.slow
 def test_attention_is_not_trivially_uniform(load_tiny, varied_prompts):
     """The tiny models' init is wide enough that the entropy checks above compare real structure."""
     ex = extract(load_tiny("tiny-neox"), varied_prompts, progress=False)
@@ -128,6 +133,7 @@ def test_attention_is_not_trivially_uniform(load_tiny, varied_prompts):
     assert gap.max() > 0.5
 
 
+@pytest.mark.slow
 def test_named_token_probabilities(load_tiny, varied_prompts):
     loaded = load_tiny("tiny-llama")
     tokens = [" the", " of"]
@@ -151,6 +157,7 @@ def test_multi_token_label_is_refused(load_tiny, varied_prompts):
         extract(loaded, varied_prompts, ExtractionConfig(tokens=[word]), progress=False)
 
 
+@pytest.mark.slow
 def test_layer_subset_and_out_of_range(load_tiny, varied_prompts):
     from geomprobe.errors import ConfigError
 
@@ -162,6 +169,7 @@ def test_layer_subset_and_out_of_range(load_tiny, varied_prompts):
         extract(loaded, varied_prompts, ExtractionConfig(layers=[4]), progress=False)
 
 
+@pytest.mark.slow
 def test_prompt_longer_than_the_model_is_refused_or_truncated(load_tiny, varied_prompts):
     from geomprobe.errors import ConfigError
 
@@ -173,6 +181,7 @@ def test_prompt_longer_than_the_model_is_refused_or_truncated(load_tiny, varied_
     assert ex["n_tokens"][0] == 512
 
 
+@pytest.mark.slow
 def test_uniform_attention_has_entropy_log2_of_the_visible_keys(load_tiny, varied_prompts):
     """With W_Q = 0 every score is equal, so each final-token row is uniform over the keys it can see
     (Mistral: its window of 8): the extracted entropy must be log2(n_visible) exactly."""
@@ -215,6 +224,7 @@ def _perturb_final_norm(model):
     return norm
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL_TINY)
 def test_hidden_is_transformers_hidden_states(load_tiny, varied_prompts, name):
     """readout "hidden" [n, L, D] == model(..., output_hidden_states=True).hidden_states[l + 1] at the
@@ -284,6 +294,7 @@ def _forwards(loaded, prompts, config, out):
     return ex, calls["n"]
 
 
+@pytest.mark.slow
 def test_final_arrays_are_memory_mapped_and_equal_the_in_memory_extraction(load_tiny, demo_prompts, tmp_path):
     from geomprobe.extraction import load_extraction
 
@@ -305,6 +316,7 @@ def test_final_arrays_are_memory_mapped_and_equal_the_in_memory_extraction(load_
     assert not [p.name for p in (tmp_path / "extraction").iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.slow
 def test_a_damaged_shard_is_dropped_and_recomputed_bit_for_bit(load_tiny, demo_prompts, tmp_path):
     loaded = load_tiny("tiny-neox")
     prompts, config = demo_prompts[:20], ExtractionConfig(batch_size=4)  # 5 batches
@@ -322,6 +334,7 @@ def test_a_damaged_shard_is_dropped_and_recomputed_bit_for_bit(load_tiny, demo_p
         np.testing.assert_array_equal(resumed[name], clean[name], err_msg=name)
 
 
+@pytest.mark.slow
 def test_temporary_files_and_orphaned_shards_are_removed(load_tiny, demo_prompts, tmp_path):
     loaded = load_tiny("tiny-neox")
     prompts, config = demo_prompts[:12], ExtractionConfig(batch_size=4)
@@ -352,6 +365,7 @@ def test_temporary_files_and_orphaned_shards_are_removed(load_tiny, demo_prompts
         np.testing.assert_array_equal(finished[name], resumed[name])
 
 
+@pytest.mark.slow
 def test_arrays_of_an_earlier_extraction_with_other_readouts_are_not_kept(load_tiny, demo_prompts, tmp_path):
     from geomprobe.extraction import load_extraction
 
@@ -364,6 +378,7 @@ def test_arrays_of_an_earlier_extraction_with_other_readouts_are_not_kept(load_t
     assert sorted(load_extraction(out).arrays) == sorted(ex.arrays)
 
 
+@pytest.mark.slow
 def test_progress_off_a_terminal_is_plain_lines_on_stderr(tmp_path):
     """stdout and stderr are pipes: no live bar (which would print nothing until the end), but a line
     every ~10% of the batches, on stderr, with the caller's label; nothing on stdout."""

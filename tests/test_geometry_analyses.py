@@ -67,6 +67,7 @@ def test_rank_one_gives_pc1_and_pr_near_one():
     assert "pc1_coords" in vm.to_dict() and "pc1_coords" not in vm.to_dict(compact=True)
 
 
+@pytest.mark.slow
 def test_isotropic_gaussian_with_many_prompts_gives_pc1_near_one_over_p():
     p = 10
     matrix = np.random.default_rng(1).standard_normal((4000, p))
@@ -242,6 +243,7 @@ def test_orth_statistic_known_answers():
         orth_statistic(np.array([[1.0, 0.0], [0.0, 0.0]]))
 
 
+@pytest.mark.slow
 def test_analytic_gaussian_exact_monte_carlo_and_asymptotic():
     assert analytic_gaussian(2) == pytest.approx(2 / math.pi)  # |cos| of a uniform angle
     assert analytic_gaussian(3) == pytest.approx(0.5)  # cos uniform on [-1, 1] in R^3
@@ -401,6 +403,7 @@ def test_verdict_summary_and_missing_numbers():
     json.dumps(v.to_dict(), allow_nan=False)
 
 
+@pytest.mark.slow
 def test_iid_gaussian_matrices_land_inside_their_own_null_band():
     """METHODS.md 2.4: an i.i.d. Gaussian matrix is the null; its PC1 falls inside the 95% band in
     about 95% of draws (here: at least 17 of 20), and is never flagged above the shuffle null often."""
@@ -414,6 +417,7 @@ def test_iid_gaussian_matrices_land_inside_their_own_null_band():
     assert inside >= 17 and flagged <= 3
 
 
+@pytest.mark.slow
 def test_planted_rank_one_share_is_recovered():
     """Rows = s_i * a + noise with known variances: PC1's share of the standardised variance is the
     planted signal fraction (up to sampling error)."""

@@ -37,6 +37,7 @@ def test_stratified_sample_splits_ties_and_refuses_small_bins():
         stratified_sample(np.array([1.0, np.nan, 2.0]), n_per_bin=1, n_bins=1)
 
 
+@pytest.mark.slow
 def test_geometry_suite_on_a_tiny_model(tmp_path, demo_prompts, load_tiny):
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in demo_prompts))
@@ -81,6 +82,7 @@ def test_geometry_suite_on_a_tiny_model(tmp_path, demo_prompts, load_tiny):
     assert manifest["suites"]["geometry"]["prompts"]["n"] == 25
 
 
+@pytest.mark.slow
 def test_geometry_suite_on_the_shipped_sula_wind_tunnel_a_known_verdict(tmp_path, monkeypatch):
     """The positive control: the shipped windtunnel-sula (the same weights on every machine,
     entropy MAE 0.0034 bits against Bayes) has a value manifold and focuses above its untrained
@@ -105,6 +107,7 @@ def test_geometry_suite_on_the_shipped_sula_wind_tunnel_a_known_verdict(tmp_path
     assert judged["label"] == "partial", judged["summary"]
 
 
+@pytest.mark.slow
 def test_domain_suite_and_compare(tmp_path):
     from geomprobe.compare import compare
 
@@ -133,6 +136,7 @@ def test_domain_suite_refuses_a_wind_tunnel(tmp_path):
         run(RunConfig(model="windtunnel-sula", out=str(tmp_path / "r")), "domain", progress=False)
 
 
+@pytest.mark.slow
 def test_step0_baseline_from_a_local_checkpoint_and_cross_model_basis(tmp_path, demo_prompts, load_tiny):
     """--step0 SPEC loads another checkpoint's W_K as a baseline: the model itself gives equal means.
     Two models on the same prompts (--n-per-quintile 0) share a basis; its loading shares sum to 1."""

@@ -28,6 +28,7 @@ def _run(args, tmp_path, timeout, **env):
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT), **env})
 
 
+@pytest.mark.slow
 def test_cpu_smoke_runs_every_stage(tmp_path):
     pytest.importorskip("bitsandbytes")  # the 4-bit stage quantises through bitsandbytes' CPU kernels
     out = tmp_path / "tmp.json"
@@ -67,6 +68,7 @@ def test_cpu_smoke_runs_every_stage(tmp_path):
     assert (tmp_path / "scratch" / "run-pythia-410m" / "manifest.json").exists()  # --tmp is kept
 
 
+@pytest.mark.slow
 def test_without_gpu_prints_the_no_gpu_line(tmp_path):
     import torch
 

@@ -38,6 +38,7 @@ def float64_models(load_tiny):
     return {name: copy.deepcopy(load_tiny(name).model).to(torch.float64) for name in MODELS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 def test_closed_forms_equal_autograd_in_float64(float64_models, demo_prompts, load_tiny, name):
     model = float64_models[name]
@@ -50,6 +51,7 @@ def test_closed_forms_equal_autograd_in_float64(float64_models, demo_prompts, lo
         assert errors["scores"] < 1e-10 and errors["values"] < 1e-10, errors
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 def test_closed_forms_equal_autograd_in_float32_and_the_model_is_restored(load_tiny, demo_prompts, name):
     loaded = load_tiny(name)
@@ -65,6 +67,7 @@ def test_closed_forms_equal_autograd_in_float32_and_the_model_is_restored(load_t
     assert loaded.model.config._attn_implementation == previous
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 def test_captured_attention_is_the_models_own(float64_models, demo_prompts, load_tiny, name):
     """The capturing forward gives the model's logits (at real tokens); alpha is 0 on masked keys
@@ -91,6 +94,7 @@ def test_captured_attention_is_the_models_own(float64_models, demo_prompts, load
     np.testing.assert_allclose(row_sums.transpose(0, 2, 1)[keys_real], 1.0, atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 def test_wrong_formulas_fail(float64_models, demo_prompts, load_tiny, name):
     enc = _batch(load_tiny(name), demo_prompts)
@@ -133,6 +137,7 @@ def test_em_dataset_is_seeded_and_shaped():
     assert not np.array_equal(em_dataset(config, 4)[1], symbols)
 
 
+@pytest.mark.slow
 def test_em_like_schedule_beats_sgd_at_step_100():
     config = EMConfig(seq_len=120, steps=100, seeds=(0, 1))  # shorter than the default 300: the same ordering, faster
     result = em_experiment(config)

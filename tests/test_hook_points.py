@@ -45,6 +45,7 @@ def _hook_counts(model):
             for name, module in model.named_modules()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL_TINY)
 def test_identity_edits_are_bit_exact_and_real_edits_are_not(load_tiny, name):
     loaded = load_tiny(name)

@@ -18,6 +18,7 @@ def _n_hooks(adapter):
     return sum(len(adapter.value_module(layer)._forward_hooks) for layer in range(adapter.shape.n_layers))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tiny-neox", "tiny-llama", "tiny-phi"])
 def test_identity_edit_is_bit_exact_and_zero_edit_changes_output(load_tiny, demo_prompts, name):
     loaded = load_tiny(name)
@@ -32,6 +33,7 @@ def test_identity_edit_is_bit_exact_and_zero_edit_changes_output(load_tiny, demo
     assert _n_hooks(loaded.adapter) == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tiny-neox", "tiny-mistral"])
 def test_edited_values_are_what_extraction_sees(load_tiny, varied_prompts, name):
     """Only the value part changes (NeoX's fused q/k stay intact) and extraction sees the edit."""

@@ -123,6 +123,7 @@ def test_value_manifold_records_its_interval_method_and_whether_the_estimate_is_
     assert none.pr_ci95 == [None, None] and none.ci_method["pr"] == "none" and none.ci_contains_estimate["pr"] is None
 
 
+@pytest.mark.slow
 def test_jackknife_covers_the_value_manifold_statistics_where_the_bootstrap_is_biased():
     """n = 40 prompts, p = 200 columns, weak structure (pc1 about 0.18, pr about 13). The target is the
     statistic's median over fresh samples of the same size (what nulls at the same n, p compare
@@ -190,6 +191,7 @@ def _tiny_strata(n_strata: int):
     return np.tile([1.0, 2.0, 3.0], n_strata), np.tile([1.0, 3.0, 2.0], n_strata), np.repeat(np.arange(n_strata), 3)
 
 
+@pytest.mark.slow
 def test_a_percentile_interval_that_excludes_its_estimate_and_why_bca_cannot_fix_it():
     """Resampling 3 prompts within a stratum of 3 duplicates one of them 2 times in 3, and a
     stratum with two distinct prompts has rho +-1: the resamples' pooled within-stratum rho

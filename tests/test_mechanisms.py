@@ -91,6 +91,7 @@ def test_query_rows_reproduce_the_models_own_attention(load_tiny, name):
 # ablations
 
 
+@pytest.mark.slow
 def test_ablating_nothing_reproduces_the_baseline_mae_exactly(tunnel):
     loaded, task = tunnel
     adapter = loaded.adapter
@@ -113,6 +114,7 @@ def test_ablating_nothing_reproduces_the_baseline_mae_exactly(tunnel):
     assert scores["context_blind"]["entropy_mae_bits"] > baseline["entropy_mae_bits"]
 
 
+@pytest.mark.slow
 def test_mean_ablation_with_the_sequence_itself_as_reference_changes_nothing(tunnel):
     """The per-position mean over a reference batch of one sequence is that sequence's own z, so
     ablating every head of every layer with it must leave the logits as they are; with another
@@ -255,6 +257,7 @@ def test_head_concentration_and_settling_steps():
     assert settled["attention_settling_step_per_layer"] == [20, 20]
 
 
+@pytest.mark.slow
 def test_layer0_token_keys_are_the_keys_the_model_computes(tunnel):
     loaded, task = tunnel
     ids = task.answer_ids[:3]
@@ -274,6 +277,7 @@ def test_layer0_token_keys_are_the_keys_the_model_computes(tunnel):
 # the suite end to end
 
 
+@pytest.mark.slow
 def test_mechanisms_suite_on_windtunnel_sula(tmp_path, tunnel):
     from geomprobe.report import build_report
     from geomprobe.runner import RunConfig, run
@@ -329,6 +333,7 @@ def test_mechanisms_suite_on_windtunnel_sula(tmp_path, tunnel):
     assert "does not draw it" not in text
 
 
+@pytest.mark.slow
 def test_mechanisms_suite_on_a_language_model(tmp_path, varied_prompts):
     from geomprobe.runner import RunConfig, run
     from geomprobe.suites.mechanisms import MechanismsConfig

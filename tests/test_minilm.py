@@ -22,6 +22,7 @@ def test_loads_from_the_package_offline(minilm):
     assert shape.causal is False
 
 
+@pytest.mark.slow
 def test_extracts_values_and_entropies(minilm, varied_prompts):
     from transformers import AutoModel
 
@@ -50,6 +51,7 @@ def test_key_weights_are_the_raw_linear_weights(minilm):
     np.testing.assert_array_equal(b_k[3].numpy(), linear.bias.detach()[3 * 32:4 * 32].numpy())
 
 
+@pytest.mark.slow
 def test_geometry_suite_runs_the_static_signatures_on_minilm(tmp_path, demo_prompts):
     """The real trained encoder through the geometry suite: no next-token entropy (so no
     stratification), W_K orthogonality against a fresh initialisation measured, not assumed."""
@@ -84,6 +86,7 @@ def minilm_extraction(minilm, demo_prompts):
     return extract(minilm, demo_prompts, ExtractionConfig(readouts=("values", "resid", "hidden")), progress=False)
 
 
+@pytest.mark.slow
 def test_hidden_is_resid_on_an_encoder_and_matches_transformers(minilm, minilm_extraction, demo_prompts):
     """BERT has no final norm: readout "hidden" (transformers' hidden_states[l + 1]) equals "resid"."""
     ex = minilm_extraction
@@ -95,6 +98,7 @@ def test_hidden_is_resid_on_an_encoder_and_matches_transformers(minilm, minilm_e
         np.testing.assert_allclose(ex["hidden"][2, layer], hidden_states[layer + 1][0, -1].numpy(), atol=1e-4)
 
 
+@pytest.mark.slow
 def test_value_manifold_intervals_contain_their_estimates_on_minilm(minilm_extraction):
     """The geometry case that showed percentile intervals excluding their own estimate:
     the last layer's values of the 60 demo prompts (n = 60 << p = 384). The jackknife intervals

@@ -112,6 +112,7 @@ def prompt_file(tmp_path, demo_prompts):
     return path
 
 
+@pytest.mark.slow
 def test_an_untrained_copy_is_indistinguishable_from_untrained(tmp_path, load_tiny, prompt_file):
     loaded = load_tiny("tiny-llama")
     copy = fresh_copy(loaded, 11)  # not one of the null seeds 1000-1002
@@ -134,6 +135,7 @@ def test_an_untrained_copy_is_indistinguishable_from_untrained(tmp_path, load_ti
     assert given["n"] == 40 and -1 <= given["value"] <= 1 and "prompt length" in given["method"]
 
 
+@pytest.mark.slow
 def test_hand_set_geometry_is_above_untrained(tmp_path, load_tiny, prompt_file):
     """Last-layer W_V of rank one (every value vector on one line: PC1 = 1) and W_K rows orthonormal
     in every layer (off-diagonal |cos| = 0): both above untrained copies."""
@@ -174,6 +176,7 @@ def test_balancing_over_final_tokens(load_tiny, demo_prompts):
         balance_final_tokens(tokenizer, demo_prompts[:1], cap=1, max_tokens=None, seed=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_nulls", [5, 10, 19])
 def test_the_exchangeability_test_keeps_its_level_and_has_the_power_it_states(n_nulls):
     """Gaussian nulls, the model one more draw: "above untrained" at most 5% of the time (the rank
@@ -194,6 +197,7 @@ def test_the_exchangeability_test_keeps_its_level_and_has_the_power_it_states(n_
     assert 0.5 - 0.06 < np.mean(shifted) < 0.5 + 0.06
 
 
+@pytest.mark.slow
 def test_heavy_tailed_nulls_fall_back_to_the_rank_rule():
     """Cauchy null values (untrained focusing has a copy at z = -5.6): Shapiro-Wilk rejects, the
     rank rule decides, and a model that is one more draw is still rarely "above untrained"."""

@@ -27,6 +27,7 @@ def _error(loaded, prompts, **config) -> str:
     return message
 
 
+@pytest.mark.slow
 def test_nan_in_the_final_norm_is_an_error_naming_the_prompt_and_the_next_token_logits(load_tiny, varied_prompts):
     """The tester's case: the activations are finite, only the logits are NaN (once masked by nan_to_num,
     which gave next_entropy_bits = -0.0 and a verdict)."""
@@ -43,6 +44,7 @@ def test_nan_in_the_final_norm_is_an_error_naming_the_prompt_and_the_next_token_
     assert f"and {len(varied_prompts) - 1} more of its batch's {len(varied_prompts)} prompts" in message
 
 
+@pytest.mark.slow
 def test_nan_in_layer_1_names_layer_1_and_the_parameter(load_tiny, varied_prompts):
     def plant(m):  # a value row of head 0 (GPT-NeoX packs q, k, v per head: rows 32-47 are head 0's v)
         m.layers[1].attention.query_key_value.weight[40, 5] = float("nan")
@@ -58,6 +60,7 @@ def test_nan_in_layer_1_names_layer_1_and_the_parameter(load_tiny, varied_prompt
     assert "at layer 2 (the first of the extracted layers 0, 2 where" in message
 
 
+@pytest.mark.slow
 def test_inf_is_an_error_too(load_tiny, varied_prompts):
     loaded = _planted(load_tiny, lambda m: m.layers[1].attention.query_key_value.bias.__setitem__(40, float("inf")))
     message = _error(loaded, varied_prompts[:2])
@@ -73,6 +76,7 @@ def _saturate(value):
     return plant
 
 
+@pytest.mark.slow
 def test_the_advice_fits_the_dtype(load_tiny, varied_prompts):
     prompts = varied_prompts[:2]
     extract(_planted(load_tiny, _saturate(3000.0)), prompts, progress=False)  # finite in float32

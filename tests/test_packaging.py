@@ -54,6 +54,7 @@ def wheel(tmp_path_factory) -> Path:
     return wheels[0]
 
 
+@pytest.mark.slow
 def test_wheel_carries_the_prompt_data_and_lean_requirements(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
@@ -72,6 +73,7 @@ def test_wheel_carries_the_prompt_data_and_lean_requirements(wheel):
     assert "==" not in torch and "<3" in torch, torch
 
 
+@pytest.mark.slow
 def test_installed_wheel_runs_the_geometry_suite_outside_the_checkout(wheel, tmp_path):
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])

@@ -191,6 +191,7 @@ def test_embedding_key_orthogonality_of_gaussian_embeddings_is_the_analytic_valu
         pc.embedding_key_orthogonality(embeddings, generator=None)
 
 
+@pytest.mark.slow
 def test_embedding_key_orthogonality_draws_with_replacement_below_vocab_size():
     # rows 0-149 orthonormal, rows 150-199 one shared direction (the padding rows past the tokenizer's vocabulary)
     embeddings = np.zeros((200, 151))
@@ -486,6 +487,7 @@ def _hf_final_hidden(out, prompts):
     return np.array(rows, dtype=np.float64)
 
 
+@pytest.mark.slow
 def test_sula_side_by_side_against_scikit_learn_and_a_plain_forward(paper_code_run):
     import json
 
@@ -526,6 +528,7 @@ def test_sula_side_by_side_against_scikit_learn_and_a_plain_forward(paper_code_r
     assert mae["geomprobe"] == pytest.approx(main["mae_bits"]["value"])
 
 
+@pytest.mark.slow
 def test_geometry_side_by_side_and_the_default_has_none(paper_code_run, tmp_path):
     import json
 
@@ -551,6 +554,7 @@ def test_geometry_side_by_side_and_the_default_has_none(paper_code_run, tmp_path
     assert default["definitions"] == "geomprobe" and "paper_code" not in default
 
 
+@pytest.mark.slow
 def test_each_side_by_side_row_names_the_released_file_it_follows(paper_code_run):
     """Where a row's paper-code definition names its script ("sula_experiments.py: ..."), the row's
     released_file is that script: the final-hidden-state rows follow sula_experiments.py and the
@@ -595,6 +599,7 @@ def test_released_value_rows_have_the_top_10_participation_ratio():
                          "participation ratio, values as released"}
 
 
+@pytest.mark.slow
 def test_released_values_of_a_tiny_neox_are_one_heads_v_then_the_next_heads_q_k_v(load_tiny, demo_prompts):
     """tiny-neox (H heads of width d): the released "values" are fused columns [2Hd, 3Hd), read by
     a hook of their own; against geomprobe's own value extraction, their blocks that are values
@@ -621,6 +626,7 @@ def test_released_values_of_a_tiny_neox_are_one_heads_v_then_the_next_heads_q_k_
     assert 0 < n_values < shape.n_heads  # a mix: some blocks are values, the rest queries and keys
 
 
+@pytest.mark.slow
 def test_sula_as_released_adds_labelled_rows(tmp_path):
     import json
 
@@ -645,6 +651,7 @@ def test_sula_as_released_adds_labelled_rows(tmp_path):
     assert released_pr["released_file"].startswith("experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py")
 
 
+@pytest.mark.slow
 def test_ablation_paper_code_edits_are_the_released_ones(tmp_path):
     """--definitions paper-code in the ablation suite: the edit axis is the raw-PCA PC1 of the main
     values (scikit-learn's PCA component, up to sign), geomprobe's apply_op on it is the released
@@ -682,6 +689,7 @@ def test_ablation_paper_code_edits_are_the_released_ones(tmp_path):
     assert len(list((out / "ablation" / "conditions").glob("cut_L1_*.json"))) == 1 + 3  # the true cut, 3 random
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tiny-neox", "tiny-llama"])
 def test_final_token_keys_equal_a_plain_forward_one_prompt_at_a_time(name, load_tiny, demo_prompts):
     """Definition (b)'s input: in padded batches, each prompt's final-token keys equal those of a
@@ -716,6 +724,7 @@ def test_signed_vocabulary_cosine_without_the_n_by_n_matrix():
     assert pc.signed_mean_offdiag_cosine(vectors) == pytest.approx(expected, rel=1e-12) and expected > 0.1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tiny-neox", "tiny-llama"])
 def test_released_final_token_keys_are_the_released_split_of_a_plain_forward(name, load_tiny, demo_prompts):
     """The as-released keys: each prompt's key-projection output at its final token (batch-1 forward
@@ -755,6 +764,7 @@ def test_released_final_token_keys_are_the_released_split_of_a_plain_forward(nam
     assert pc.final_token_key_orthogonality(released).shape == (shape.n_layers,)
 
 
+@pytest.mark.slow
 def test_geometry_as_released_adds_the_final_token_keys_of_the_released_split(tmp_path):
     """--definitions paper-code-as-released in the geometry suite: beside the paper-code rows (the
     same as paper-code's), one row of definition (b) on the keys as the released code splits them,

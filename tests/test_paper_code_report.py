@@ -110,6 +110,7 @@ def tables_of(text: str) -> dict[str, dict]:
     return {re.sub(r"^Table \d+\. |\.$", "", table["title"].strip()): table for table in parser.tables}
 
 
+@pytest.mark.slow
 def test_the_report_draws_each_suites_side_by_side_table_from_its_results(runs, page):
     tables = tables_of(page)
     for suite, name in (("sula", "SULA"), ("geometry", "Geometry")):
@@ -149,6 +150,7 @@ def test_the_report_draws_each_suites_side_by_side_table_from_its_results(runs, 
         f"{keys['geomprobe']:.4f}", f"{keys['paper_code']:.4f}", f"{keys['published']:.4f}"]
 
 
+@pytest.mark.slow
 def test_the_caption_says_where_the_definitions_part_most(runs, page):
     tables = tables_of(page)
     for suite, name in (("sula", "SULA"), ("geometry", "Geometry")):
@@ -162,11 +164,13 @@ def test_the_caption_says_where_the_definitions_part_most(runs, page):
         assert "the rows marked same definition agree to rounding" in caption
 
 
+@pytest.mark.slow
 def test_a_run_without_paper_code_has_no_side_by_side_table(runs):
     text = build_report([runs["without"]], runs["base"] / "without.html").read_text()
     assert TITLE not in text.replace("&#x27;", "'") and "paper-code side by side" not in text
 
 
+@pytest.mark.slow
 def test_several_runs_get_one_cross_run_row_per_suite_with_paper_code(runs):
     text = build_report([runs["with"], runs["without"]], runs["base"] / "both.html").read_text()
     table = tables_of(text)[f"Across runs: {TITLE}"]
@@ -181,6 +185,7 @@ def test_several_runs_get_one_cross_run_row_per_suite_with_paper_code(runs):
     assert text.count(f"SULA: {TITLE}".replace("'", "&#x27;")) == 1  # the copy's own section has none
 
 
+@pytest.mark.slow
 def test_the_tidy_table_has_the_paper_code_rows_and_nothing_else_changes(runs):
     with_code, without = aggregate([runs["with"]]).rows, aggregate([runs["without"]]).rows
     label = "windtunnel-sula@main"

@@ -106,6 +106,7 @@ def test_mixtral_active_and_total_parameters():
 # Passes: what the suites actually run
 
 
+@pytest.mark.slow
 def test_ablation_pass_count_equals_what_the_suite_runs(tmp_path, forward_calls):
     out = tmp_path / "ablation"
     options = dict(n_per_k=3, n_random=2, ops="cut,shift", n_boot=20, null="off")
@@ -126,6 +127,7 @@ def test_ablation_pass_count_equals_what_the_suite_runs(tmp_path, forward_calls)
     assert sum(t for _, t in forward_calls) == ablation.tokens  # wind-tunnel lengths are exact
 
 
+@pytest.mark.slow
 def test_ablation_block_runs_equal_the_plans_prefix_share(tmp_path, monkeypatch):
     """Prefix reuse in the estimate: the decoder-block calls the suite makes (batches x blocks)
     equal the plan's, the edited passes' share of blocks included; with reuse off every pass
@@ -167,6 +169,7 @@ def test_ablation_block_runs_equal_the_plans_prefix_share(tmp_path, monkeypatch)
         assert conditions.blocks == (pytest.approx((9 * 2 * 2 + 2 * 1 + 5) / (9 * 3 * 2)) if reuse == "1" else 1.0)
 
 
+@pytest.mark.slow
 def test_sula_prompt_count_equals_what_the_suite_runs(tmp_path, load_tiny, forward_calls):
     out = tmp_path / "sula"
     options = dict(n_per_k=3, k_values="0,1,2", null="init:1", n_boot=20)
@@ -189,6 +192,7 @@ def test_sula_prompt_count_equals_what_the_suite_runs(tmp_path, load_tiny, forwa
     assert sum(n for n, _ in forward_calls) == sula.n_prompts
 
 
+@pytest.mark.slow
 def test_default_pass_counts_of_the_suites():
     p = plan("pythia-410m", "all", device="cpu", device_memory=64 * GiB, null="init:3")
     ablation = p.suite("ablation")  # 1 + (2 + 2 x shift) x 3 layer sets x (1 + 19): README's 241
@@ -235,6 +239,7 @@ def test_null_copies_are_unquantised_and_resident_beside_the_model():
                 **A100).fits
 
 
+@pytest.mark.slow
 def test_recommended_batch_size_is_monotone_in_memory(tmp_path):
     prompts = tmp_path / "long.txt"
     prompts.write_text("\n".join(" ".join(["word"] * 3000) for _ in range(40)) + "\n")
@@ -281,6 +286,7 @@ def test_unknown_models_suites_and_options_are_one_line_errors():
         plan("someone/not-cached-model", "extract")
 
 
+@pytest.mark.slow
 def test_preflight_is_cheap_never_raises_and_plan_is_json_ready():
     configs = [SulaConfig(), AblationConfig()]
     preflight("pythia-14m", RunConfig(model="pythia-14m"), configs, "cpu")  # the CPU benchmark, once
@@ -294,6 +300,7 @@ def test_preflight_is_cheap_never_raises_and_plan_is_json_ready():
     json.dumps(plan("mixtral-8x7b", "all", dtype="bfloat16", device_memory=80 * GiB, **A100).to_dict())
 
 
+@pytest.mark.slow
 def test_cli_prints_the_plan_of_mistral_7b_sula():
     result = CliRunner().invoke(app, ["plan", "--model", "mistral-7b", "--suite", "sula"])
     assert result.exit_code == 0, result.output

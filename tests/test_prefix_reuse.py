@@ -119,6 +119,7 @@ def _assert_same(a, b, what):
                                        atol=TOL, err_msg=f"{what}: {name}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CAUSAL_TINY)
 def test_prefix_reuse_equals_full_passes_on_every_family(fitted_by_family, name):
     loaded, prompts, config, base, axes = fitted_by_family(name)
@@ -161,6 +162,7 @@ def test_prefix_reuse_equals_full_passes_on_every_family(fitted_by_family, name)
     _no_stubs_or_hooks(loaded.adapter, hooks)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CAUSAL_TINY)
 def test_every_readout_from_a_prefix_equals_run_batch(load_tiny, varied_prompts, name):
     """values, z, resid and hidden (the last layer's after the final norm) at every start layer."""
@@ -280,6 +282,7 @@ def _suite(tmp_path, name, monkeypatch, env=None, budget=None, model="windtunnel
     return out / "ablation"
 
 
+@pytest.mark.slow
 def test_ablation_suite_with_and_without_prefix_reuse_on_windtunnel_sula(tmp_path, monkeypatch):
     # with one untrained copy, which runs its passes through the same prefix reuse
     on = _suite(tmp_path, "on", monkeypatch, null="init:1")
@@ -324,6 +327,7 @@ def test_ablation_suite_with_and_without_prefix_reuse_on_windtunnel_sula(tmp_pat
     assert again == base_on
 
 
+@pytest.mark.slow
 def test_ablation_suite_moves_one_prefix_up_through_its_layer_sets(tmp_path, monkeypatch):
     """tiny-neox's default sets, multi (1, 2) and L2: the prefix below layer 1 serves the multi
     set's passes, then moves up to layer 2 for L2's; the same results as full passes."""
@@ -369,6 +373,7 @@ def _stack_cases(axes, n_layers, n_random=4):
             "true and random cuts, middle layer": group([n_layers // 2], "cut", "all", {"cut_lambda": 1.0})}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CAUSAL_TINY)
 def test_stacked_conditions_equal_one_by_one_on_every_family(fitted_by_family, monkeypatch, name):
     """GEOMPROBE_STACK_CONDITIONS=3 on groups of 5 conditions (a call of 3, then one of 2; batches of 8
@@ -476,6 +481,7 @@ def _assert_same_suite(a, b):
     assert results_a == results_b
 
 
+@pytest.mark.slow
 def test_ablation_suite_stacked_equals_unstacked_and_resumes(tmp_path, monkeypatch, unstacked_suite):
     alone = _read(unstacked_suite / "results.json")["settings"]
     assert alone["stacked_conditions"] == 1 and alone["stacked_groups"] == []
@@ -510,6 +516,7 @@ def test_ablation_suite_stacked_equals_unstacked_and_resumes(tmp_path, monkeypat
     _assert_same_suite(stacked, unstacked_suite)
 
 
+@pytest.mark.slow
 def test_stacking_that_differs_from_one_by_one_falls_back(tmp_path, monkeypatch, unstacked_suite):
     """A stacked state that is off by about 1e-2 fails the first group's check: every pass then runs
     one condition a call, with the same numbers as the unstacked run, and the settings say why."""
@@ -551,6 +558,7 @@ def _largest_difference(a, b):
     return abs(float(a) - float(b))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["windtunnel-sula", "tiny-llama"])
 def test_mechanism_ablation_scores_with_and_without_prefix_reuse(load_tiny, monkeypatch, name):
     from geomprobe.mechanisms import ablation_scores
@@ -568,6 +576,7 @@ def test_mechanism_ablation_scores_with_and_without_prefix_reuse(load_tiny, monk
     _no_stubs_or_hooks(loaded.adapter, hooks)
 
 
+@pytest.mark.slow
 def test_mechanism_ablations_fall_back_over_the_budget(load_tiny, monkeypatch):
     from geomprobe.mechanisms import ablation_scores
     from geomprobe.windtunnel.tasks import make_task

@@ -45,6 +45,7 @@ def meta_models():
     return get
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alias", HUB_ALIASES)
 def test_meta_build_matches_the_published_parameter_count(alias, meta_models):
     model = meta_models(alias)
@@ -150,6 +151,7 @@ def _last_row_probs(query, key, scaling, kv_of_head):
 REAL_WIDTH = ["pythia-410m", "llama-3.2-1b", "phi-2", "mistral-7b"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alias", REAL_WIDTH)
 def test_key_split_and_grouping_on_real_values(alias):
     torch.manual_seed(0)

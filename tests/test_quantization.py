@@ -100,6 +100,7 @@ def _check_key_weights(quant, ref, quantize):
             torch.testing.assert_close(b, b_ref, rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quantize", ["8bit", "4bit"])
 @pytest.mark.parametrize("name", MODELS)
 def test_key_weights_dequantised(load, name, quantize):
@@ -111,6 +112,7 @@ def test_key_weights_dequantised(load, name, quantize):
     _check_key_weights(quant, ref, quantize)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quantize", ["8bit", "4bit"])
 @pytest.mark.parametrize("name", MODELS)
 def test_extract_runs_and_stays_close(load, prompts, name, quantize):
@@ -134,6 +136,7 @@ def test_extract_runs_and_stays_close(load, prompts, name, quantize):
     _check_key_weights(quant, ref, quantize)
 
 
+@pytest.mark.slow
 def test_neox_fused_qkv_heads_8bit(load):
     """The 8-bit fused query_key_value is split into per-head W_K exactly like the float one:
     each head's dequantised W_K is close to the float W_K of the same head and of no other

@@ -65,6 +65,7 @@ def real(request, tmp_path_factory):
     return name, directory, tokenizer
 
 
+@pytest.mark.slow
 def test_the_tokenizer_as_it_ships(real):
     name, directory, tokenizer = real
     loaded = load_model(str(directory))
@@ -75,6 +76,7 @@ def test_the_tokenizer_as_it_ships(real):
         assert len(tokenizer) == 128256 and len(tokenizer(" dax", add_special_tokens=False)["input_ids"]) == 2
 
 
+@pytest.mark.slow
 def test_padding_without_a_pad_token_and_max_tokens_keeping_bos(real, varied_prompts):
     name, directory, tokenizer = real
     loaded = load_model(str(directory))
@@ -93,6 +95,7 @@ def test_padding_without_a_pad_token_and_max_tokens_keeping_bos(real, varied_pro
     assert short["n_tokens"].max() == 6
 
 
+@pytest.mark.slow
 def test_sula_label_choice_every_control_and_the_ablation(real, tmp_path):
     from geomprobe.suites.ablation import AblationConfig
     from geomprobe.suites.sula import SulaConfig
@@ -121,6 +124,7 @@ def test_sula_label_choice_every_control_and_the_ablation(real, tmp_path):
     assert manifest["suites"]["sula"]["status"] == manifest["suites"]["ablation"]["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_geometry_end_to_end(real, tmp_path, demo_prompts):
     from geomprobe.suites.geometry import GeometryConfig
 

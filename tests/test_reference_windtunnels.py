@@ -95,6 +95,7 @@ def test_a_missing_shipped_file_is_refused_in_one_line(tmp_path, monkeypatch, re
         ensure_windtunnel("sula")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", SHIPPED_TASKS)
 def test_the_recipe_reproduces_the_shipped_weights_bit_for_bit_at_one_thread(task, tmp_path, real_recipes):
     """The recipe's first steps, trained here at one thread (with the full budget's schedule), give
@@ -125,6 +126,7 @@ def test_the_recipe_reproduces_the_shipped_weights_bit_for_bit_at_one_thread(tas
         assert weights_sha256(torch.load(own, weights_only=True)["state_dict"]) == digest
 
 
+@pytest.mark.slow
 def test_the_recipe_reproduces_sula_closely_anywhere(tmp_path, real_recipes):
     """On any CPU: the sula recipe's first 16 steps match the shipped run's own step-16 checkpoint
     to float32 rounding (bit for bit where the torch build and CPU kernels are MADE_WITH's)."""
@@ -170,6 +172,7 @@ def test_models_lists_the_shipped_tunnels_with_their_score_against_bayes(real_re
     assert f"{mae:.4f} bits" in line and SHIPPED["sula"].files["model.safetensors"][:12] in line
 
 
+@pytest.mark.slow
 def test_windtunnel_train_until_stops_with_a_resumable_state_and_resume_finishes(tmp_path):
     from typer.testing import CliRunner
 

@@ -76,6 +76,7 @@ def figures_of(text: str) -> list[str]:
     return re.findall(r'<figure class="gp-figure".*?</figure>', text, flags=re.S)
 
 
+@pytest.mark.slow
 def test_run_with_report_flag_writes_a_report(runs):
     text = (runs["neox"] / "report.html").read_text()
     assert "Verdict" in text and "Key orthogonality per layer" in text and "Provenance" in text
@@ -86,6 +87,7 @@ def test_run_with_report_flag_writes_a_report(runs):
     assert text.count("PC1 of untrained copies") >= 1
 
 
+@pytest.mark.slow
 def test_report_is_self_contained_and_every_figure_is_captioned(report):
     _, text = report
     assert text.count("<script") == text.count("</script>")
@@ -128,6 +130,7 @@ def test_report_is_self_contained_and_every_figure_is_captioned(report):
     assert "present but this version of the report does not draw it" not in text
 
 
+@pytest.mark.slow
 def test_sula_and_intervention_figures_draw_the_results(runs, report):
     _, text = report
     sula = json.loads((runs["probe"] / "sula" / "results.json").read_text())
@@ -162,6 +165,7 @@ def test_sula_and_intervention_figures_draw_the_results(runs, report):
     assert "paper III, LLMs (reference)" in cards
 
 
+@pytest.mark.slow
 def test_runs_without_paper_code_definitions_have_no_side_by_side_table(runs, report):
     """The table of --definitions paper-code (tests/test_paper_code_report.py) only where a suite ran with it."""
     _, text = report
@@ -172,6 +176,7 @@ def test_runs_without_paper_code_definitions_have_no_side_by_side_table(runs, re
     assert 'id="cross-definitions"' not in text
 
 
+@pytest.mark.slow
 def test_strings_from_files_are_escaped_and_missing_parts_are_said(runs, tmp_path):
     hostile = tmp_path / "hostile"
     (hostile / "geometry").mkdir(parents=True)
@@ -193,6 +198,7 @@ def test_strings_from_files_are_escaped_and_missing_parts_are_said(runs, tmp_pat
         build_report([tmp_path / "hostile" / "geometry"], tmp_path / "x.html")
 
 
+@pytest.mark.slow
 def test_report_cli(runs, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
@@ -214,6 +220,7 @@ def figure_spec(text: str, title: str) -> dict:
     return json.loads(source.group(2))
 
 
+@pytest.mark.slow
 def test_scatters_name_each_prompt_and_pc1_is_drawn_against_entropy(runs):
     import numpy as np
 
@@ -245,6 +252,7 @@ def test_scatters_name_each_prompt_and_pc1_is_drawn_against_entropy(runs):
         assert np.allclose(trace["y"], [r["pc1"] for r in group], rtol=1e-3, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_k_is_on_its_numeric_axis_and_coinciding_baselines_are_said(runs):
     from geomprobe.report.figures import coinciding
 
@@ -270,6 +278,7 @@ def test_k_is_on_its_numeric_axis_and_coinciding_baselines_are_said(runs):
     assert figure.count("(coincides)") == sum(map(len, groups.values()))
 
 
+@pytest.mark.slow
 def test_head_entropy_heatmap_draws_the_extraction(runs):
     import numpy as np
 
@@ -284,6 +293,7 @@ def test_head_entropy_heatmap_draws_the_extraction(runs):
     assert np.allclose(z.mean(axis=1), focus["hbar_bits"], rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.slow
 def test_the_verdict_card_says_in_words_what_the_model_shows(runs, report):
     from geomprobe.report.html import _missing
     from geomprobe.report.rundata import load_run
@@ -360,6 +370,7 @@ def chromium(page, tmp_path, *action) -> tuple[str, list[str], list[str]]:
     return stdout, console, requested
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_the_browser_checks_catch_console_errors_and_network_requests(tmp_path):
     canary = tmp_path / "canary.html"
@@ -407,6 +418,7 @@ def check_renders(page, tmp_path) -> tuple[str, list[str]]:
     return dom, rendered
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_report_renders_in_headless_chromium(runs, report, tmp_path):
     pytest.importorskip("PIL", reason="pillow (a dev dependency) reads the screenshot")
@@ -466,6 +478,7 @@ CLICK_DATA = """<script>window.addEventListener('load', function () {
 });</script>"""
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_a_figures_data_link_saves_its_values(runs, tmp_path):
     import numpy as np
@@ -488,6 +501,7 @@ def test_a_figures_data_link_saves_its_values(runs, tmp_path):
     assert len(trace["customdata"]) == vm["n_prompts"]
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_a_tables_data_link_saves_its_cells_as_csv(runs, report, tmp_path):
     import csv

@@ -44,6 +44,7 @@ def finished(tmp_path, geomprobe_cache):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,expected", [
     (["--layers", "99"], "layer 99 is out of range"),
     (["--suite", "sula", "--labels", "elephant,giraffe"], "'elephant' is not a single token"),
@@ -86,6 +87,7 @@ def test_a_failing_suite_is_marked_failed(tmp_path, monkeypatch):
     assert manifest["suites"]["extract"]["error"] == "disk controller on fire"
 
 
+@pytest.mark.slow
 def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path):
     prompts = tmp_path / "many.txt"
     prompts.write_text("".join(f"prompt number {i} reads a few words about the weather today\n" for i in range(3000)))
@@ -107,6 +109,7 @@ def test_ctrl_c_marks_the_run_interrupted_and_says_how_to_resume(tmp_path):
     assert manifest["status"] == "interrupted" and manifest["suites"]["extract"]["status"] == "interrupted"
 
 
+@pytest.mark.slow
 def test_a_finished_suite_is_not_replaced_by_other_options_without_overwrite(tmp_path):
     from geomprobe.suites.sula import SulaConfig
 
@@ -123,6 +126,7 @@ def test_a_finished_suite_is_not_replaced_by_other_options_without_overwrite(tmp
     assert results["settings"]["n_per_k"] == 3
 
 
+@pytest.mark.slow
 def test_replaced_local_weights_are_not_resumed_as_the_old_model(tmp_path):
     import torch
 
@@ -150,6 +154,7 @@ def test_replaced_local_weights_are_not_resumed_as_the_old_model(tmp_path):
     np.testing.assert_array_equal(fresh, expected["next_entropy_bits"])
 
 
+@pytest.mark.slow
 def test_a_second_writer_is_refused_with_the_holders_pid(tmp_path):
     out = tmp_path / "r"
     holder = subprocess.Popen([sys.executable, "-c", (
@@ -168,6 +173,7 @@ def test_a_second_writer_is_refused_with_the_holders_pid(tmp_path):
     assert json.loads((out / "manifest.json").read_text())["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_overwrite_deletes_only_geomprobes_files(finished):
     (finished / "thesis.tex").write_text("months of work")
     (finished / "notes").mkdir()
@@ -177,6 +183,7 @@ def test_overwrite_deletes_only_geomprobes_files(finished):
     assert json.loads((finished / "manifest.json").read_text())["seed"] == 5
 
 
+@pytest.mark.slow
 def test_out_paths_that_must_not_hold_a_run(tmp_path, monkeypatch):
     from geomprobe.models import load_model
 
@@ -199,6 +206,7 @@ def test_out_paths_that_must_not_hold_a_run(tmp_path, monkeypatch):
     assert sorted(p.name for p in mine.iterdir()) == ["data.csv"]
 
 
+@pytest.mark.slow
 def test_written_files_honour_the_umask(finished):
     mask = os.umask(0o022)
     os.umask(mask)
@@ -208,6 +216,7 @@ def test_written_files_honour_the_umask(finished):
         assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask, path
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line(tmp_path):
     mount = tmp_path / "small"
     mount.mkdir()
@@ -227,6 +236,7 @@ def test_a_full_disk_is_one_line(tmp_path):
         subprocess.run(["umount", str(mount)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line(tmp_path):
     _one_line_error(["run", "--model", "tiny-neox", "--layers", ","], "--layers needs at least one layer index")
     _one_line_error(["run", "--model", "tiny-neox", "--device-map", "bogus"], "unknown device map 'bogus'")
@@ -279,6 +289,7 @@ def test_prompt_files_json_names_bom_and_encoding(tmp_path):
         read_prompts(tmp_path / "latin.txt")
 
 
+@pytest.mark.slow
 def test_temporaries_of_a_killed_write_are_removed_on_the_next_open(finished):
     stale = [finished / ".manifest.json.ab12cd_9", finished / "extraction" / ".values.npy.zz99yy00"]
     for path in stale:
@@ -297,6 +308,7 @@ def test_a_run_that_cannot_fit_is_refused_before_loading(tmp_path):
     assert time.perf_counter() - started < 20 and not out.exists()
 
 
+@pytest.mark.slow
 def test_the_batch_size_defaults_to_8_on_a_cpu(finished):
     manifest = json.loads((finished / "manifest.json").read_text())
     assert manifest["suites"]["extract"]["run_config"]["batch_size"] == 8

@@ -15,6 +15,7 @@ class Interrupt(Exception):
     pass
 
 
+@pytest.mark.slow
 def test_interrupted_extraction_resumes_and_matches_a_clean_run(load_tiny, demo_prompts, tmp_path):
     loaded = load_tiny("tiny-neox")
     prompts = demo_prompts[:20]
@@ -56,6 +57,7 @@ def test_interrupted_extraction_resumes_and_matches_a_clean_run(load_tiny, demo_
     assert forwards["n"] == 0  # a finished extraction is read back, not recomputed
 
 
+@pytest.mark.slow
 def test_run_writes_manifest_and_refuses_a_different_config(tmp_path):
     out = tmp_path / "run"
     run(RunConfig(model="tiny-llama", out=str(out), seed=3, batch_size=16), progress=False)

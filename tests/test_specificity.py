@@ -79,6 +79,7 @@ def _prompt_file(path, prompts):
     return str(path)
 
 
+@pytest.mark.slow
 def test_a_copy_task_model_meets_focusing_so_focusing_is_retrieval_not_inference(tmp_path, one_thread):
     directory, accuracy, vocab = _copy_task_model(tmp_path / "copy")
     assert accuracy > 0.9  # it learned to copy: attention must find the earlier occurrence
@@ -118,6 +119,7 @@ def _planted(loaded, seed: int = 5):
     return model
 
 
+@pytest.mark.slow
 def test_a_planted_model_gets_full_with_nulls_on(tmp_path, load_tiny, demo_prompts, one_thread):
     loaded = load_tiny("tiny-llama")
     path = tmp_path / "planted"
@@ -169,6 +171,7 @@ def test_keys_are_a_level_within_a_margin_of_untrained(model, met):
     assert judged.keys["met"] is met and judged.keys["non_inferiority"]["limit"] == pytest.approx(0.1876, abs=0.001)
 
 
+@pytest.mark.slow
 def test_untrained_models_sit_at_z_zero_and_each_null_draws_its_own_sample(tmp_path, load_tiny, demo_prompts,
                                                                          one_thread):
     """The same prompts seen the same way: untrained tiny-Llama "models" (seeds 20-29), each

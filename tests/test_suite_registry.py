@@ -58,6 +58,7 @@ def _one_error_line(result) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_a_registered_suite_is_in_the_cli_help_and_runs(toy_suites, tmp_path, demo_prompts):
     listing = runner.invoke(app, ["suites"])
     assert listing.exit_code == 0 and "count" in listing.output and "--top" in listing.output
@@ -155,6 +156,7 @@ def test_a_bug_in_a_suite_keeps_its_traceback_and_marks_the_suite_failed(toy_sui
     assert manifest["suites"]["buggy"]["status"] == "failed" and "broadcast" in manifest["suites"]["buggy"]["error"]
 
 
+@pytest.mark.slow
 def test_several_suites_share_one_loaded_model(toy_suites, tmp_path, demo_prompts, monkeypatch):
     import geomprobe.models as models
     from geomprobe import load_run, run

@@ -121,6 +121,7 @@ def test_surface_form_and_bayes_of_each_condition():
     assert abs(np.mean(agree) - 0.5) < 0.08 and abs(np.mean(agree_main) - 0.9) < 0.05
 
 
+@pytest.mark.slow
 def test_h_bayes_per_k_matches_the_analytic_expectation():
     spec = SulaSpec(n_per_k=2000, k_values=(1, 2, 4, 8), seed=1)
     records = generate(spec, ["main"])["main"]
@@ -176,6 +177,7 @@ def test_prompts_tokenize_exactly_as_the_wind_tunnel_was_trained():
 # Label choice
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tiny-neox", "tiny-llama", "tiny-phi"])
 def test_label_choice_on_the_tiny_tokenizers(name):
     from geomprobe.models.builtin import build_tokenizer
@@ -232,6 +234,7 @@ def _read_jsonl(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_sula_suite_on_a_tiny_model(tmp_path, load_tiny, capsys):
     import torch
 
@@ -319,6 +322,7 @@ def test_sula_suite_on_a_tiny_model(tmp_path, load_tiny, capsys):
     assert suite["prompts"]["n"] == 30 and suite["prompts_shuffled"]["n"] == 30
 
 
+@pytest.mark.slow
 def test_sula_suite_on_the_sula_wind_tunnel(tmp_path):
     out = tmp_path / "run"
     run(RunConfig(model="windtunnel-sula", out=str(out)), SulaConfig(n_per_k=10, n_boot=50, null="init:3"),
@@ -350,6 +354,7 @@ def test_sula_suite_on_the_sula_wind_tunnel(tmp_path):
     assert 0 <= main["mae_bits"]["value"] <= 1 and 0 < results["axis"]["pc1_explained"] <= 1
 
 
+@pytest.mark.slow
 def test_sula_cli_options(tmp_path):
     from typer.testing import CliRunner
 

@@ -33,6 +33,7 @@ def sula_main():
 # Known answers
 
 
+@pytest.mark.slow
 def test_an_axis_that_only_counts_examples(sula_main):
     """PC1 = f(k) + noise independent of the evidence: the raw rho is high, every controlled one ~0."""
     k, H_bayes, _ = sula_main
@@ -52,6 +53,7 @@ def test_an_axis_that_only_counts_examples(sula_main):
     assert pooled["n"] == 3 * 200  # the prompts of the k where both sides vary
 
 
+@pytest.mark.slow
 def test_an_axis_that_reads_the_posterior_within_k(sula_main):
     """PC1 = f(k) + g(H_bayes) + noise, g decreasing: the relation holds with k fixed, and the tests
     find it. (g = -log H_bayes, so that the small entropies at k = 8 are apart by more than the noise.)"""
@@ -65,6 +67,7 @@ def test_an_axis_that_reads_the_posterior_within_k(sula_main):
                for value in (2, 4, 8))
 
 
+@pytest.mark.slow
 def test_the_sula_intervals_are_bca_and_contain_their_estimates(sula_main):
     """On SULA-shaped data (5 values of k, 200 prompts each) every bootstrap interval of the
     correlations is BCa (the percentile interval is only the fallback), names it in
@@ -91,6 +94,7 @@ def test_the_sula_intervals_are_bca_and_contain_their_estimates(sula_main):
     assert metrics["rho_pc1_H_bayes"]["ci95"] != pytest.approx(list(np.percentile(boot, [2.5, 97.5])), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_the_permutation_p_is_uniform_under_the_null(sula_main):
     """With PC1 independent of H_bayes within k, p < 0.1 about 10% of the time (100 draws)."""
     k, H_bayes, _ = sula_main
@@ -105,6 +109,7 @@ def test_the_permutation_p_is_uniform_under_the_null(sula_main):
 # Independent computations
 
 
+@pytest.mark.slow
 def test_partial_correlation_against_independent_formulas():
     rng = np.random.default_rng(0)
     n = 300
@@ -150,6 +155,7 @@ def test_partial_correlation_against_independent_formulas():
     assert "Student's t with n - 2 - (covariate columns)" in both["method"]
 
 
+@pytest.mark.slow
 def test_within_k_rho_is_scipy_spearman_per_k():
     rng = np.random.default_rng(3)
     k = np.repeat([0, 1, 2], 40)
@@ -177,6 +183,7 @@ def _entropy_as_written(signed, alpha=0.9):
     return 0.0 - terms
 
 
+@pytest.mark.slow
 def test_equal_evidence_gives_bit_identical_h_bayes(sula_main):
     """Every prompt with the same |n1 - n2| (and the same target) has the same H_bayes float, in
     every condition, and the values are the closed form h(1 / (1 + 9^|n1 - n2|)) to 1e-12."""
@@ -203,6 +210,7 @@ def test_equal_evidence_gives_bit_identical_h_bayes(sula_main):
         assert all(len(pairs) == 1 for pairs in by_margin.values()), condition
 
 
+@pytest.mark.slow
 def test_near_equal_entropies_are_ties(sula_main):
     """Entropies of +d and -d computed as written differ in their last bits; ranked as they are, an
     axis that reads the sign of the evidence would seem to track H_bayes within k. tie_ranks
@@ -256,6 +264,7 @@ def test_k_only_baseline_is_the_per_k_mean():
     assert exact["k_only"]["value"] == pytest.approx(0.0, abs=1e-12) and exact["constant"]["value"] > 0.2
 
 
+@pytest.mark.slow
 def test_condition_metrics_report_the_controlled_figures(sula_main):
     k, H_bayes, _ = sula_main
     rng = np.random.default_rng(6)
@@ -280,6 +289,7 @@ def test_condition_metrics_report_the_controlled_figures(sula_main):
 # The measured case: a random-init Llama with the real Llama-3 tokenizer
 
 
+@pytest.mark.slow
 def test_a_random_llama3_axis_tracks_k_not_the_posterior(tmp_path, llama3_tokenizer_file):
     """An untrained Llama (4 layers, width 128, 8 heads, 2 KV heads, tied embeddings)
     with the real 128,256-token Llama-3 tokenizer, 20 prompts at each k in (0, 1, 2, 4, 8). Its

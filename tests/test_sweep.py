@@ -73,6 +73,7 @@ def test_revision_shorthands():
         model_revisions("tiny-neox", "step0")
 
 
+@pytest.mark.slow
 def test_windtunnel_checkpoints_load_as_revisions(windtunnel):
     import torch
 
@@ -97,6 +98,7 @@ def test_windtunnel_checkpoints_load_as_revisions(windtunnel):
         load_model(f"{windtunnel}@step-7")
 
 
+@pytest.mark.slow
 def test_local_sweep_kill_resume_failure_and_status(windtunnel, tmp_path):
     """A tiny model and a wind tunnel's checkpoints through submitit's LocalExecutor (a
     subprocess per job): one job is SIGKILLed mid-suite, the others finish; a rerun resumes the
@@ -156,6 +158,7 @@ def test_local_sweep_kill_resume_failure_and_status(windtunnel, tmp_path):
     assert pc1[f"{slug}@step-20"] == pc1[f"{slug}@main"]
 
 
+@pytest.mark.slow
 def test_failing_job_is_recorded_and_done_jobs_skipped(tmp_path):
     """Inline: a hub model that is not in the (offline) cache fails with its one-line error, the
     other job completes, the sweep exits 1; a rerun skips the done job."""
@@ -178,6 +181,7 @@ def test_failing_job_is_recorded_and_done_jobs_skipped(tmp_path):
     _one_line_error(args[:-2] + ["--n-boot", "30"], "the extract suite finished with other options (n_boot 20 -> 30)")
 
 
+@pytest.mark.slow
 def test_options_are_checked_before_any_job(tmp_path):
     out = tmp_path / "never"
     base = ["sweep", "--models", "tiny-neox", "--out", str(out)]
@@ -203,6 +207,7 @@ cat "{states}"
 """
 
 
+@pytest.mark.slow
 def test_slurm_array_from_a_file(tmp_path, monkeypatch):
     """--executor slurm submits one array through submitit (a fake sbatch records the script) and
     records the job ids; --status asks squeue (a fake one) while the run directories are empty."""
@@ -276,6 +281,7 @@ init_seeds = 1
         status.output, status.output
 
 
+@pytest.mark.slow
 def test_local_executor_pins_one_job_per_gpu(tmp_path, monkeypatch):
     """With N visible GPUs the local executor runs N jobs at once, each with CUDA_VISIBLE_DEVICES
     set to its own GPU (faked here: on this CPU machine torch sees none and the jobs use the CPU)."""

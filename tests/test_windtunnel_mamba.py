@@ -20,6 +20,7 @@ def _pair(seed=0):
     return library.train(), fast.train()
 
 
+@pytest.mark.slow
 def test_the_fast_scan_gives_the_library_outputs_and_gradients():
     library, fast = _pair()
     tokens = torch.randint(0, 40, (3, 17), generator=torch.Generator().manual_seed(1))
@@ -46,6 +47,7 @@ def test_selective_scan_against_the_recurrence_written_out():
                 assert float(y[b, i, t]) == pytest.approx(float(h @ C[b, t] + D[i] * x[b, i, t]), abs=1e-5)
 
 
+@pytest.mark.slow
 def test_the_wind_tunnel_mamba_uses_the_fast_scan():
     from geomprobe.windtunnel.models import build
 

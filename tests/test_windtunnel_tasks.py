@@ -325,6 +325,7 @@ def brute_force_sula(task, shown):
     return y_predictive, label_predictive
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha,pairs", [(0.9, 4), (0.7, 2), (0.8, 1)])
 def test_sula_brute_force(alpha, pairs):
     task = SulaTask(alpha=alpha, label_pairs=pairs)

@@ -40,6 +40,7 @@ def test_entropy_bits_matches_scipy():
     np.testing.assert_allclose(entropy_bits(p), entropy(p, base=2, axis=-1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["transformer", "lstm", "mlp", "mamba"])
 def test_architectures_are_causal_and_matched_in_size(arch):
     module, info = build(arch, vocab_size=43, max_len=41)
@@ -56,6 +57,7 @@ def test_architectures_are_causal_and_matched_in_size(arch):
     assert not torch.allclose(a[:, 30:], b[:, 30:])
 
 
+@pytest.mark.slow
 def test_short_training_beats_the_uniform_baseline_and_saves_an_hf_model(tmp_path, monkeypatch):
     config = TrainConfig(task="sula", steps=60, batch_size=64, eval_sequences=256, n_checkpoints=3, log_every=5)
     metrics = train(config, tmp_path / "wt", progress=False)
@@ -89,6 +91,7 @@ def test_short_training_beats_the_uniform_baseline_and_saves_an_hf_model(tmp_pat
     assert again["entropy_mae_bits"] == pytest.approx(score["entropy_mae_bits"], abs=1e-4)
 
 
+@pytest.mark.slow
 def test_windtunnel_alias_trains_on_first_use(monkeypatch, tmp_path):
     from geomprobe.runner import RunConfig, run
 
@@ -113,6 +116,7 @@ def test_pca_ratios_match_sklearn():
     np.testing.assert_allclose(explained_variance_ratios(data), expected, atol=1e-10)
 
 
+@pytest.mark.slow
 def test_frame_precision_curves_on_a_short_run(tmp_path):
     from geomprobe.windtunnel.dissociation import dissociation_curves
 
@@ -126,6 +130,7 @@ def test_frame_precision_curves_on_a_short_run(tmp_path):
     assert all(0 < c["pc1"] <= c["pc12"] <= 1 for c in curves)
 
 
+@pytest.mark.slow
 def test_windtunnel_cli_train_and_curves(tmp_path):
     from typer.testing import CliRunner
 
@@ -205,6 +210,7 @@ def _interrupt_at(monkeypatch, step, how="raise"):
     return lambda: monkeypatch.setattr(train_module, "_tensors", real)
 
 
+@pytest.mark.slow
 def test_existing_run_is_refused_and_overwrite_keeps_other_files(tmp_path):
     from typer.testing import CliRunner
 
@@ -240,6 +246,7 @@ def test_existing_run_is_refused_and_overwrite_keeps_other_files(tmp_path):
         train(TrainConfig(steps=2, **TINY), other, progress=False, resume=True, overwrite=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["raise", "sigint"])
 def test_resume_after_ctrl_c_matches_an_uninterrupted_run(tmp_path, monkeypatch, how):
     from geomprobe.windtunnel.train import load_state
@@ -285,6 +292,7 @@ t.train(t.TrainConfig(task="sula", steps=40, batch_size=16, eval_sequences=32, n
 """
 
 
+@pytest.mark.slow
 def test_training_killed_with_sigkill_resumes_from_its_last_saved_state(tmp_path, keep_threads):
     import subprocess
     import sys
@@ -387,6 +395,7 @@ def fresh_cache(tmp_path, monkeypatch):
     return tmp_path / "cache" / "windtunnels"
 
 
+@pytest.mark.slow
 def test_builtin_training_cleans_stale_staging_and_is_readable_by_others(fresh_cache):
     import os
     import stat
@@ -459,6 +468,7 @@ lock.release()
 """
 
 
+@pytest.mark.slow
 def test_a_second_process_waits_for_the_first_use_training(fresh_cache, capsys):
     import os
     import subprocess
@@ -482,6 +492,7 @@ def test_a_second_process_waits_for_the_first_use_training(fresh_cache, capsys):
     assert "training it now" not in err
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_the_command_line_saves_the_state_and_says_how_to_resume(tmp_path):
     import signal
     import subprocess
@@ -513,6 +524,7 @@ def test_ctrl_c_on_the_command_line_saves_the_state_and_says_how_to_resume(tmp_p
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_resume_from_an_interruption_before_the_first_step(tmp_path, monkeypatch):
     restore = _interrupt_at(monkeypatch, 0)
     with pytest.raises(KeyboardInterrupt, match="stopped at step 0"):
