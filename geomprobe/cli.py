@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from geomprobe import __version__
-from geomprobe.commandline import RunCommand, SuiteAwareCommand
+from geomprobe.commandline import PlanCommand, RunCommand, SuiteAwareCommand
 from geomprobe.console import cli_logging, table_console
 from geomprobe.errors import GeomprobeError
 
@@ -458,46 +458,28 @@ def _print_windtunnel_metrics(metrics: dict) -> None:
     table_console().print(table)
 
 
-@app.command("plan")
-@user_errors
-def plan_command(
-    model: str = typer.Option(..., help="alias, alias@revision, local model directory, or a hub id in the local cache"),
-    suite: str = typer.Option("sula", help="suite(s) to plan: a name, several comma-separated, or all"),
-    dtype: Optional[str] = typer.Option(None, help="float32 | bfloat16 | float16 (default float32)"),
-    quantize: Optional[str] = typer.Option(None, help="4bit | 8bit (bitsandbytes)"),
-    device_map: Optional[str] = typer.Option(None, help="accelerate device map, e.g. auto (GPUs + CPU)"),
-    device: Optional[str] = typer.Option(None, help="auto | cpu | cuda | cuda:N (default: auto, this machine's)"),
-    batch_size: Optional[int] = typer.Option(None, help="prompts per forward pass (default 8)"),
-    prompts: Optional[str] = typer.Option(None, help="prompt file (extract, geometry, mechanisms)"),
-    n_per_k: Optional[str] = typer.Option(None, help="SULA prompts per k (sula 250, ablation 100)"),
-    k_values: Optional[str] = typer.Option(None, "--k", help="SULA numbers of examples, e.g. 0,1,2,4,8"),
-    n_random: Optional[str] = typer.Option(None, help="ablation: random axes per condition (default 19)"),
-    null: Optional[str] = typer.Option(None, help="untrained null models: init:N | step0 | SPEC | off"),
-    memory: Optional[float] = typer.Option(None, help="GiB the device offers (plan for another machine; with "
-                                                      "--device-map: the GPUs' total)"),
-    ram: Optional[float] = typer.Option(None, help="GiB of CPU RAM available (default: this machine's)"),
-    gpu: Optional[str] = typer.Option(None, help="GPU name for its throughput, e.g. 'H100 SXM' (with --device cuda)"),
-    as_json: bool = typer.Option(False, "--json", help="print the plan as JSON"),
-):
-    """Memory and time plan of a run, offline: weights, activation peak, forward passes, time, fits."""
+def _plan(suite_text: str, kwargs: dict) -> None:
     import json
 
-    from geomprobe.config import RunConfig
+    from geomprobe.commandline import parse_command
     from geomprobe.plan import cached_tokenizer, plan, resolve_target
 
-    given = {k: v for k, v in dict(dtype=dtype, quantize=quantize, device_map=device_map, batch_size=batch_size,
-                                   prompts=prompts).items() if v is not None}
-    run_config = RunConfig(model=model, **given)
-    options = {k: v for k, v in dict(n_per_k=n_per_k, k_values=k_values, n_random=n_random, null=null).items()
-               if v is not None}
-    tokenizer = cached_tokenizer(resolve_target(model))
-    result = plan(model, suite, run_config=run_config, device=device, tokenizer=tokenizer,
+    run_config, configs = parse_command(suite_text, kwargs)
+    memory, ram = kwargs.get("memory"), kwargs.get("ram")
+    tokenizer = cached_tokenizer(resolve_target(run_config.model))
+    result = plan(suites=configs, run_config=run_config, tokenizer=tokenizer,
                   device_memory=None if memory is None else int(memory * 2**30),
-                  host_memory=None if ram is None else int(ram * 2**30), device_name=gpu, **options)
-    if as_json:
+                  host_memory=None if ram is None else int(ram * 2**30), device_name=kwargs.get("gpu"))
+    if kwargs.get("as_json"):
         typer.echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:
         typer.echo("\n".join(result.lines()))
+
+
+app.command("plan", cls=SuiteAwareCommand)(PlanCommand(
+    user_errors(_plan), "Memory and time plan of a run, offline: weights, activation peak, forward passes, time, "
+    "fits.\n\nTakes exactly `run`'s options (`geomprobe plan --suite S --help` lists S's), plus the machine to plan "
+    "for."))
 
 
 def _sweep(kwargs: dict) -> None:

@@ -23,7 +23,7 @@ from geomprobe.errors import ConfigError
 from geomprobe.options import Kind, fields_of, flag
 
 RUN_PANEL = "model and extraction"
-CLI_ONLY = {"suite", "quiet", "verbose", "report"}
+CLI_ONLY = {"suite", "quiet", "verbose", "report", "memory", "ram", "gpu", "as_json"}
 
 
 @dataclasses.dataclass
@@ -192,6 +192,11 @@ class SuiteAwareCommand(typer.core.TyperCommand):
                 or any(owner in chosen for owner in specs[p.name].owners)]
 
 
+SUITE_HELP = ("what to measure: one of {suites}, several comma-separated, or all (they run in that order on one "
+              "loaded model; `geomprobe suites` says what each measures)")
+DEFAULT_SUITE = "extract"
+
+
 class RunCommand:
     """The callback of `geomprobe run` (or `extract`, with fixed_suite): its signature is computed
     from the registry each time typer reads it."""
@@ -211,10 +216,13 @@ class RunCommand:
 
             params.append(inspect.Parameter(
                 "suite", inspect.Parameter.KEYWORD_ONLY, annotation=str,
-                default=typer.Option("extract", help="what to measure: one of " + ", ".join(SUITES) + ", several "
-                                     "comma-separated, or all (they run in that order on one loaded model; "
-                                     "`geomprobe suites` says what each measures)", rich_help_panel=RUN_PANEL)))
+                default=typer.Option(DEFAULT_SUITE, help=SUITE_HELP.format(suites=", ".join(SUITES)),
+                                     rich_help_panel=RUN_PANEL)))
         params += [_parameter(spec) for spec in option_specs(suites).values()]
+        return params + self._own_parameters()
+
+    def _own_parameters(self) -> list[inspect.Parameter]:
+        params = []
         params.append(inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
             False, "--quiet", help="print only errors and the final `results:` line: no progress, summary tables or "
                                    "notices (a wind tunnel's first-use training included)")))
@@ -235,7 +243,29 @@ class RunCommand:
         return {p.name: p.annotation for p in self._parameters()}
 
     def __call__(self, **kwargs):
-        return self.handler(self.fixed_suite or kwargs.get("suite") or "extract", kwargs)
+        return self.handler(self.fixed_suite or kwargs.get("suite") or DEFAULT_SUITE, kwargs)
+
+
+class PlanCommand(RunCommand):
+    """The callback of `geomprobe plan`: exactly `run`'s options (the same dataclasses, the same
+    default suite) and the planner's own: the machine to plan for and --json."""
+
+    def __init__(self, handler, doc: str):
+        super().__init__(handler, doc)
+        self.__name__ = "plan"
+
+    def _own_parameters(self) -> list[inspect.Parameter]:
+        def own(name, annotation, default):
+            return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+        return [
+            own("memory", Optional[float], typer.Option(None, help="GiB the device offers (plan for another machine; "
+                                                                   "with --device-map: the GPUs' total)")),
+            own("ram", Optional[float], typer.Option(None, help="GiB of CPU RAM available (default: this machine's)")),
+            own("gpu", Optional[str], typer.Option(None, help="GPU name for its throughput, e.g. 'H100 SXM' (with "
+                                                              "--device cuda)")),
+            own("as_json", bool, typer.Option(False, "--json", help="print the plan as JSON")),
+        ]
 
 
 def parse_command(suite_text: str, kwargs: dict) -> tuple[RunConfig, list]:

@@ -317,3 +317,26 @@ def test_cli_prints_the_plan_of_mistral_7b_sula():
     assert data["suites"][1]["name"] == "ablation" and data["recommended_batch_size"] == 64
     bad = CliRunner().invoke(app, ["plan", "--model", "mistrl-7b"])
     assert bad.exit_code == 2 and "did you mean" in bad.output
+
+
+@pytest.mark.slow
+def test_plan_takes_exactly_runs_options_and_default_suite():
+    """`geomprobe plan` is built from the same dataclasses as `run`: the same option names and the
+    same default suite, plus the machine to plan for; a suite option plan used to refuse plans."""
+    import inspect
+
+    from geomprobe.commandline import DEFAULT_SUITE, PlanCommand, RunCommand
+
+    run_params = {p.name: p for p in inspect.signature(RunCommand(lambda *a: None, "")).parameters.values()}
+    plan_params = {p.name: p for p in inspect.signature(PlanCommand(lambda *a: None, "")).parameters.values()}
+    assert set(plan_params) - set(run_params) == {"memory", "ram", "gpu", "as_json"}
+    assert set(run_params) - set(plan_params) == {"quiet", "verbose", "report"}
+    assert plan_params["suite"].default.default == run_params["suite"].default.default == DEFAULT_SUITE
+    result = CliRunner().invoke(app, ["plan", "--model", "tiny-neox", "--suite", "geometry", "--n-per-quintile", "4",
+                                      "--layers", "1,2", "--null", "off", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["suites"][0]["name"] == "geometry"
+    default = CliRunner().invoke(app, ["plan", "--model", "tiny-neox", "--json"])
+    assert default.exit_code == 0 and json.loads(default.output)["suites"][0]["name"] == DEFAULT_SUITE
+    refused = CliRunner().invoke(app, ["plan", "--model", "tiny-neox", "--suite", "sula", "--n-random", "3"])
+    assert refused.exit_code == 2 and "--n-random is an option of the ablation suite" in refused.output
