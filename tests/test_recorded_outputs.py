@@ -1,0 +1,60 @@
+"""Fixed runs give the results they gave when recorded (tests/recorded.py): a restructuring that
+moves code between files must not move a number. Where this machine has the torch build and CPU
+kernels of the recording, every results.json matches it exactly (package version aside); on other
+kernels, the same keys and strings and every number to 1e-4 relative (float32 reductions round
+differently)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from recorded import RECORDED, RUNS, canonical, run
+
+
+def _close(a, b, where: str, problems: list[str]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            problems.append(f"{where}: keys differ: {sorted(set(a) ^ set(b))}")
+        for key in set(a) & set(b):
+            _close(a[key], b[key], f"{where}.{key}", problems)
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            problems.append(f"{where}: lengths {len(a)} vs {len(b)}")
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, f"{where}[{i}]", problems)
+    elif isinstance(a, float) or isinstance(b, float):
+        if not (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                and (a == b or math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-6))):
+            problems.append(f"{where}: {a} vs {b}")
+    elif a != b:
+        problems.append(f"{where}: {a!r} vs {b!r}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(RUNS))
+def test_a_fixed_run_gives_its_recorded_results(tmp_path, name):
+    from geomprobe.windtunnel.reference import made_with_here
+
+    folder = RECORDED / name
+    made_with = json.loads((folder / "made_with.json").read_text())
+    assert made_with["command"] == RUNS[name], "the recorded command changed: record again (tests/recorded.py)"
+    outputs = run(name, tmp_path / name)
+    same_kernels = {k: made_with[k] for k in ("torch", "cpu_capability")} == made_with_here()
+    for suite, results in outputs.items():
+        recorded = (folder / f"{suite}.json").read_text()
+        if same_kernels:
+            assert canonical(results) + "\n" == recorded, f"{name}/{suite}: results differ from the recording"
+        else:
+            problems: list[str] = []
+            _close(json.loads(canonical(results)), json.loads(recorded), suite, problems)
+            assert not problems, f"{name}/{suite}: " + "; ".join(problems[:10])
+
+
+def test_the_comparison_sees_a_changed_number_and_a_missing_key():
+    problems: list[str] = []
+    _close({"a": 1.0, "b": [1, 2.0], "c": "x"}, {"a": 1.0 + 1e-9, "b": [1, 2.0], "c": "x"}, "r", problems)
+    assert problems == []
+    _close({"a": 1.0, "b": [1, 2.1]}, {"a": 1.0, "b": [1, 2.0], "c": 3}, "r", problems)
+    assert any("keys differ" in p for p in problems) and any("r.b[1]" in p for p in problems)
