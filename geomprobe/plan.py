@@ -660,10 +660,11 @@ class _Context:
             return self.counter.lengths(_corpus_texts(corpus)), f"corpus:{corpus}"
         return self.counter.lengths(_demo_texts()), "the built-in demo prompts"
 
-    def nulls(self, text: str, suite: str) -> list:
-        from geomprobe.nulls import null_specs
-
-        specs = null_specs(text, n_params=self.arch.n_params)
+    def nulls(self, options, suite: str) -> list:
+        """The suite's null models as it will resolve them (NullOptions.null_specs), sized by the
+        planner's parameter count."""
+        text = options.null
+        specs = options.null_specs(n_params=self.arch.n_params)
         if specs:
             from geomprobe.analysis.null_comparison import power_note
 
@@ -783,7 +784,7 @@ def plan_geometry(ctx: _Context, options) -> SuitePlan:
     sweeps, chosen, notes = _manifold_sets(ctx, options, "geometry", options.corpus, "", True)
     out.sweeps += sweeps
     out.notes += notes
-    nulls = ctx.nulls(options.null, "geometry")
+    nulls = ctx.nulls(options, "geometry")
     b = DTYPE_BYTES[ctx.run.dtype]
     scoring = [sweep for sweep in sweeps if "next-token entropy" in sweep.what]
     for load in ctx.null_loads(nulls, b):
@@ -817,7 +818,7 @@ def plan_domain(ctx: _Context, options) -> SuitePlan:
         sweeps, chosen[label], notes = _manifold_sets(ctx, options, "domain", corpus, f"{label}: ", False)
         out.sweeps += sweeps
         out.notes += notes
-    nulls = ctx.nulls(options.null, "domain")
+    nulls = ctx.nulls(options, "domain")
     scoring = [sweep for sweep in out.sweeps if "next-token entropy" in sweep.what]
     for load in ctx.null_loads(nulls, DTYPE_BYTES[ctx.run.dtype]):
         out.loads.append(load)
@@ -851,7 +852,7 @@ def plan_sula(ctx: _Context, options) -> SuitePlan:
     for condition, length in lengths.items():
         out.sweeps.append(Sweep(f"condition {condition} ({k} k x {options.n_per_k})", length, ctx.batch,
                                 layers=main_layers if condition == "main" else 1, readout_width=width))
-    for load in ctx.null_loads(ctx.nulls(options.null, "sula"), DTYPE_BYTES[ctx.run.dtype]):
+    for load in ctx.null_loads(ctx.nulls(options, "sula"), DTYPE_BYTES[ctx.run.dtype]):
         out.loads.append(load)
         out.sweeps.append(Sweep(f"{load.what}: condition main", lengths["main"], ctx.batch, layers=1,
                                 readout_width=width, on="null"))
@@ -863,25 +864,25 @@ def ablation_layer_sets(ctx: _Context, template: str | None) -> tuple[list, list
     III's by depth; layer 0 left out where the SULA prompts all end in the same token (the default
     templates end in ':'), since a rotary model's layer-0 values at a fixed final token do not vary
     and so have no axis. Assumes every other layer has one."""
-    from geomprobe.suites.ablation import _check_depth, _sets, _without, default_layer_sets
+    from geomprobe.suites.ablation import check_depth, default_layer_sets, named_layer_sets, without_layers
 
     n_layers = ctx.arch.n_layers
     notes = []
     if ctx.run.layers is None:
         sets = default_layer_sets(n_layers)
     else:
-        _check_depth(n_layers)
+        check_depth(n_layers)
         chosen = sorted({layer if layer >= 0 else n_layers + layer for layer in ctx.run.layers})
         if chosen[-1] >= n_layers - 1:
             raise ConfigError(f"ablation suite: --layers includes the last layer ({n_layers - 1}): choose layers "
                               f"from 0 to {n_layers - 2}")
-        sets = _sets(chosen, chosen)
+        sets = named_layer_sets(chosen, chosen)
     fixed_final = template is None or not template.rstrip().endswith("{query}")
     if fixed_final and ctx.arch.causal:
         if ctx.run.layers is not None and 0 in ctx.run.layers:
             notes.append("layer 0 has no entropy axis on these prompts (they all end in the same token): the suite "
                          "will refuse --layers with 0")
-        sets = _without(sets, {0})
+        sets = without_layers(sets, {0})
         notes.append("layer 0 left out (its final-token values do not vary: every prompt ends in ':'); every other "
                      "layer is assumed to have an axis")
     return [(name, layers) for name, layers in sets if max(layers) < n_layers - 1], notes
@@ -950,13 +951,13 @@ def plan_ablation(ctx: _Context, options, sula_options=None) -> SuitePlan:
                       readout_width=width, blocks=blocks, on=on)]
 
     out.sweeps += passes("", "model")
-    null_text = resolve_null(options.null, ctx.arch.n_params)
     main_layers = sorted(set(needed) | {ctx.arch.n_layers - 1})
-    for load in ctx.null_loads(ctx.nulls(null_text, "ablation"), DTYPE_BYTES[ctx.run.dtype]):
+    for load in ctx.null_loads(ctx.nulls(options, "ablation"), DTYPE_BYTES[ctx.run.dtype]):
         out.loads.append(load)
         out.sweeps.append(Sweep(f"{load.what}: its own axis fit, SULA main condition", lengths, ctx.batch,
                                 layers=len(main_layers), readout_width=width, on="null"))
         out.sweeps += passes(f"{load.what}: ", "null")
+    null_text = resolve_null(options.null, ctx.arch.n_params)  # how auto reads, for the note
     if null_text != (options.null or "").strip() and null_text:
         out.notes.append(f"--null {options.null}: {null_text} (the ablation's count from the model's "
                          f"{ctx.arch.n_params / 1e6:.0f}M parameters; each copy runs every condition)")
@@ -992,7 +993,7 @@ def ablation_blocks(ctx: _Context, sets, per_set: int, n_prompts: int) -> tuple[
 def plan_mechanisms(ctx: _Context, options) -> SuitePlan:
     out = SuitePlan("mechanisms")
     a = ctx.arch
-    nulls = ctx.null_loads(ctx.nulls(options.null, "mechanisms"), DTYPE_BYTES[ctx.run.dtype])
+    nulls = ctx.null_loads(ctx.nulls(options, "mechanisms"), DTYPE_BYTES[ctx.run.dtype])
     task = ctx.task
     if task is not None:
         sequences = Lengths(options.n_sequences, float(task.seq_len), int(task.seq_len), "exact (task length)")

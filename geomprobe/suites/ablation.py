@@ -113,13 +113,13 @@ from geomprobe.prompts import prompts_hash
 from geomprobe.rundir import atomic_save_npz, atomic_write_text
 from geomprobe.sula import generate
 
-from .base import option, register_suite
+from .base import NullOptions, option, register_suite
 from .sula import SulaPromptOptions, sula_setup
 from .sula import unsupported as sula_unsupported
 
 
 @dataclass
-class AblationConfig(SulaPromptOptions):
+class AblationConfig(SulaPromptOptions, NullOptions):
     """Entropy-axis interventions on the SULA main prompts (METHODS.md section 8). --layers (RunConfig)
     chooses the layers to intervene on."""
 
@@ -139,13 +139,11 @@ class AblationConfig(SulaPromptOptions):
                      "the raw-PCA axis; random axes not orthogonal to it, with its sigma; not matched); measured as "
                      "always | paper-code-as-released: the same on the released code's GPT-NeoX value split (the "
                      "fused query_key_value columns it calls values: queries and keys of some heads among them)")
-    null: str = option("auto", "untrained copies, each running every condition on its own entropy axis: auto (3 "
-                               "fresh initialisations here: a copy costs a whole suite) | init:N | step0 | a model "
-                               "spec | off; comma-separated for several")
 
-    def check(self):
-        super().check()
-        ablation_nulls(self.null, n_params=0)  # the syntax; step0 is resolved against the model when the suite runs
+    def null_specs(self, loaded=None, n_params: float | None = None) -> list:
+        """--null: `auto` is init:N with N from ablation_null_count (a copy costs a whole suite)."""
+        return ablation_nulls(self.null, loaded, n_params=n_params if n_params is not None or loaded is not None
+                              else 0)
 
 
 def unsupported(loaded, run_config) -> str | None:
@@ -223,7 +221,7 @@ def default_layer_sets(n_layers: int) -> list[tuple[str, list[int]]]:
     at n_layers - 2 so that a layer follows every set, deduplicated; when the multi-layer fractions
     collapse to fewer than two layers, the multi set is layers 0 to n_layers - 2. 24 layers give
     single 12 and 22 and multi 8, 12, 16, 20, 22; 3 layers single 1 and multi 0, 1."""
-    _check_depth(n_layers)
+    check_depth(n_layers)
     top = n_layers - 2
 
     def scaled(layer):
@@ -233,23 +231,25 @@ def default_layer_sets(n_layers: int) -> list[tuple[str, list[int]]]:
     multi = sorted({scaled(layer) for layer in PAPER_MULTI})
     if len(multi) < 2:
         multi = list(range(top + 1))
-    return _sets(singles, multi)
+    return named_layer_sets(singles, multi)
 
 
-def _check_depth(n_layers: int) -> None:
+def check_depth(n_layers: int) -> None:
+    """A one-line ConfigError for a model too shallow to have a layer downstream of an edit."""
     if n_layers < 2:
         raise ConfigError(f"the ablation suite measures the axis-entropy correlation downstream of the edited layer, "
                           f"and a model with {n_layers} layer has none: use a model with at least 2 layers")
 
 
-def _sets(singles, multi) -> list[tuple[str, list[int]]]:
+def named_layer_sets(singles, multi) -> list[tuple[str, list[int]]]:
+    """[("L<l>", [l]) for each single layer] and ("multi", multi) when it holds more than one."""
     sets = [(f"L{layer}", [layer]) for layer in singles]
     if len(multi) > 1:
         sets.append(("multi", list(multi)))
     return sets
 
 
-def _without(sets, missing: set) -> list[tuple[str, list[int]]]:
+def without_layers(sets, missing: set) -> list[tuple[str, list[int]]]:
     """The layer sets less the layers in `missing`; empty sets and repeats of an earlier set removed."""
     out, seen = [], set()
     for name, layers in sets:
@@ -265,13 +265,13 @@ def layer_sets(adapter, layers) -> tuple[list[tuple[str, list[int]]], bool]:
     n_layers = adapter.shape.n_layers
     if layers is None:
         return default_layer_sets(n_layers), False
-    _check_depth(n_layers)
+    check_depth(n_layers)
     chosen = sorted({adapter.check_layer(layer) for layer in layers})
     if chosen[-1] == n_layers - 1:
         raise ConfigError(f"--layers includes the last layer ({n_layers - 1}), which leaves no layer downstream to "
                           f"measure the axis-entropy correlation on (at the edited layer a cut makes it 0 by "
                           f"construction): choose layers from 0 to {n_layers - 2}")
-    return _sets(chosen, chosen), True
+    return named_layer_sets(chosen, chosen), True
 
 
 def measured_layers(sets, n_layers: int) -> list[int]:
@@ -999,16 +999,12 @@ def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, need
 
 def null_ablations(ctx, spec, choice, records, operations, sets, needed: list[int]) -> dict | None:
     """null_ablation on each untrained copy of --null, one copy alive at a time; None with --null off."""
-    from geomprobe.nulls import null_model
-
-    specs = ablation_nulls(ctx.options.null, ctx.loaded)
+    specs = ctx.null_specs()
     if not specs:
         return None
     models = []
-    for null in specs:
-        with null_model(ctx.loaded, null) as copy:
-            models.append(null_ablation(ctx, null, copy, spec, choice, records, operations, sets, needed))
-            del copy  # nothing keeps the copy once null_model frees it
+    for null, copy in ctx.nulls(specs):
+        models.append(null_ablation(ctx, null, copy, spec, choice, records, operations, sets, needed))
     return {"spec": ctx.options.null, "description": ", ".join(n.name for n in specs), "models": models,
             "note": "each untrained copy runs the same conditions on its own entropy axis (fitted on its own SULA "
                     "main extraction) with its own matched random axes"}
@@ -1085,7 +1081,7 @@ def run_ablation_suite(ctx) -> dict:
                           "axis only, so no matched random axis exists to compare the edit with: choose other --layers")
     dropped_layers.update({str(layer): "the values vary along the entropy axis only: no matched random control "
                                        "(the axis is still measured downstream)" for layer in no_control})
-    sets = _without(sets, set(missing) | set(no_control))
+    sets = without_layers(sets, set(missing) | set(no_control))
     dropped_sets, kept_sets = {}, []
     for set_name, layers in sets:
         if downstream_of(layers, axes, n_layers):

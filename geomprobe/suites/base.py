@@ -50,6 +50,10 @@ class SuiteConfig:
         """Readouts this suite needs extracted beyond RunConfig.readouts."""
         return ()
 
+    def check(self) -> None:
+        """Checks across fields, after each was coerced (geomprobe.options.validate); a subclass that
+        adds one calls super().check() first. Raises a one-line ConfigError."""
+
     def to_dict(self) -> dict:
         return as_dict(self)
 
@@ -76,6 +80,31 @@ class SuiteSpec:
 
 
 SUITES: dict[str, SuiteSpec] = {}
+
+
+NULL_HELP = ("untrained null models, each measured as the model is (on its own sample, axis or sequences) and "
+             "compared with it: auto (init:N, N from the model's size: 19 up to 200M parameters, 10 up to 2B, 5 above; "
+             "the ablation suite 3, a copy costs it a whole suite) | init:N (fresh initialisations) | step0 | a model "
+             "spec | off; comma-separated for several")
+
+
+@dataclass
+class NullOptions(SuiteConfig):
+    """The option of every suite that compares its statistics with untrained null models
+    (METHODS.md section 5.1): declared once, checked once; SuiteContext.nulls() loops over them."""
+
+    null: str = option("auto", NULL_HELP)
+
+    def check(self) -> None:
+        super().check()
+        self.null_specs()  # the syntax; step0 is resolved against the model when the suite runs
+
+    def null_specs(self, loaded=None, n_params: float | None = None) -> list:
+        """--null -> [geomprobe.nulls.NullSpec], `auto` sized by `loaded` (or by n_params, the
+        planner's count); [] with off. The one place a suite's --null is read (the planner too)."""
+        from geomprobe.nulls import null_specs
+
+        return null_specs(self.null, loaded, n_params=n_params)
 
 
 def register_suite(name: str, config: type, run: Callable, description: str = "",
@@ -146,6 +175,17 @@ class SuiteContext:
     @property
     def suite(self) -> str:
         return self.options.suite
+
+    def null_specs(self) -> list:
+        """The suite's --null resolved against the loaded model ([] with --null off)."""
+        return self.options.null_specs(self.loaded)
+
+    def nulls(self, specs=None):
+        """(spec, copy) for each untrained null model of --null (or of `specs`), built one at a time:
+        the previous copy is dropped before the next is built (geomprobe.nulls.each_null)."""
+        from geomprobe.nulls import each_null
+
+        return each_null(self.loaded, self.null_specs() if specs is None else specs)
 
     @property
     def seed(self) -> int:
@@ -240,5 +280,5 @@ def needs_next_token(loaded, suite: str) -> str | None:
     return None
 
 
-__all__ = ["SUITES", "SuiteConfig", "SuiteContext", "SuiteSpec", "get_suite", "option", "parse_suites",
-           "register_suite", "suite_prompts", "windtunnel_task"]
+__all__ = ["NULL_HELP", "SUITES", "NullOptions", "SuiteConfig", "SuiteContext", "SuiteSpec", "get_suite", "option",
+           "parse_suites", "register_suite", "suite_prompts", "unregister_suite", "windtunnel_task"]

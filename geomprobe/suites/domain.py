@@ -21,24 +21,15 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
 
-from .base import option, register_suite, windtunnel_task
+from .base import NullOptions, option, register_suite, windtunnel_task
 from .geometry import ManifoldOptions, readout_matrix, stratified_prompts
 
 
 @dataclass
-class DomainConfig(ManifoldOptions):
+class DomainConfig(ManifoldOptions, NullOptions):
     """METHODS.md sections 2 and 6: the mixed corpus against domain-restricted ones."""
 
     domains: tuple[str, ...] = option(("math", "code", "philosophy"), "restricted corpora to compare with --corpus")
-    null: str = option("auto", "untrained null models: the PC1+PC2 gain of each restricted set is compared with "
-                               "theirs on the same prompts (restriction narrows vocabulary in any network): auto "
-                               "(init:N, N from the model's size: 19 up to 200M parameters) | init:N | step0 | a model "
-                               "spec | off")
-
-    def check(self):
-        from geomprobe.nulls import null_specs
-
-        null_specs(self.null)
 
 
 def unsupported(loaded, run_config) -> str | None:
@@ -130,15 +121,14 @@ def null_gains(ctx, sets: dict, matrices: dict) -> dict | None:
     untrained copies (geomprobe.analysis.null_comparison)."""
     from geomprobe.analysis.null_comparison import compare_to_nulls, not_tested, share_gain
     from geomprobe.corpora import load_corpus
-    from geomprobe.nulls import each_null, null_specs
 
     config = ctx.options
-    specs = null_specs(config.null, ctx.loaded)
+    specs = ctx.null_specs()
     if not specs:
         return None
     last = ctx.loaded.adapter.shape.n_layers - 1
     null_matrices, per_null = [], []
-    for spec, copy in each_null(ctx.loaded, specs):
+    for spec, copy in ctx.nulls(specs):
         rows, sizes = {}, {}
         work = ctx.work / "nulls" / spec.name
         for label, corpus in sets.items():

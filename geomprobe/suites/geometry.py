@@ -30,7 +30,7 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
 
-from .base import SuiteConfig, option, register_suite, suite_prompts
+from .base import NullOptions, SuiteConfig, option, register_suite, suite_prompts
 
 N_WINDTUNNEL_CANDIDATES = 1000
 
@@ -55,7 +55,7 @@ class ManifoldOptions(SuiteConfig):
 
 
 @dataclass
-class GeometryConfig(ManifoldOptions):
+class GeometryConfig(ManifoldOptions, NullOptions):
     """METHODS.md sections 2-6: value manifold, key orthogonality, attention focusing, verdict."""
 
     fold_ln: bool = option(False, "key orthogonality on W_K with the preceding norm's scale folded in")
@@ -69,10 +69,6 @@ class GeometryConfig(ManifoldOptions):
     focusing_threshold: float = option(0.30, "verdict: attention focusing needed", min=-1, max=1)
     keys_margin: float = option(2.0, "verdict: keys count as near-orthogonal when their mean |cos| is at most this "
                                      "times the untrained copies' (non-inferiority)", min=1)
-    null: str = option("auto", "untrained null models, each drawing its own sample the same way, which each verdict "
-                               "criterion is tested against: auto (init:N, N from the model's size: 19 up to 200M "
-                               "parameters) | init:N (fresh initialisations) | step0 | a model spec | off; "
-                               "comma-separated for several")
     definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
         "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
                      "side by side (METHODS.md section 11) | paper-code-as-released: the same plus the released "
@@ -80,11 +76,6 @@ class GeometryConfig(ManifoldOptions):
 
     def readouts(self) -> tuple[str, ...]:
         return (self.readout,) if self.definitions == "geomprobe" else tuple(dict.fromkeys((self.readout, "hidden")))
-
-    def check(self):
-        from geomprobe.nulls import null_specs
-
-        null_specs(self.null)  # the syntax; step0 is resolved against the model when the suite runs
 
 
 def candidate_prompts(ctx, corpus: str | None = None):
@@ -250,16 +241,15 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
     sample chosen by the model's entropy and reused for the nulls favours the model (METHODS.md
     section 5.1). None with --null off."""
     from geomprobe.analysis.null_comparison import compare_to_nulls, explained_share, focusing_of, mean_of, not_tested
-    from geomprobe.nulls import each_null, null_specs
     from geomprobe.weights import key_weight_stack
 
     config, seed = ctx.options, ctx.seed
-    specs = null_specs(config.null, ctx.loaded)
+    specs = ctx.null_specs()
     if not specs:
         return None
     model_rows = readout_matrix(extraction, config.readout)[:, -1]
     rows, entropies, key_means, per_null = [], [], [], []
-    for spec, copy in each_null(ctx.loaded, specs):
+    for spec, copy in ctx.nulls(specs):
         work = ctx.work / "nulls" / spec.name
         prompts, sample = stratified_prompts(ctx, candidates, work, label="", loaded=copy)
         atomic_write_json(work / "sample.json", sample)

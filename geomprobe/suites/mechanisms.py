@@ -36,7 +36,7 @@ from geomprobe.console import table_console
 from geomprobe.prompts import Prompt
 from geomprobe.rundir import atomic_save_npz
 
-from .base import SuiteConfig, option, register_suite, suite_prompts, windtunnel_task
+from .base import NullOptions, option, register_suite, suite_prompts, windtunnel_task
 
 REF_FRAME = "paper I v3: layer-0 key orthogonality 0.052 vs 0.082 random (mean |cos|)"
 REF_QK = "paper I: Q-K alignment diffuse at layer 0, concentrated on the evidence by the last layer"
@@ -44,7 +44,7 @@ N_SAMPLE_SEQUENCES = 16  # rows of this many sequences are kept in qk_rows.npz
 
 
 @dataclass
-class MechanismsConfig(SuiteConfig):
+class MechanismsConfig(NullOptions):
     """Papers I and II: Q-K alignment, the layer-0 frame, head and layer ablations, two timescales."""
 
     n_sequences: int = option(256, "wind-tunnel task sequences for Q-K alignment (every supervised position)", min=2)
@@ -55,15 +55,6 @@ class MechanismsConfig(SuiteConfig):
     curves: Literal["auto", "off"] = option("auto", "frame-precision curves from the model directory's "
                                                     "checkpoints, when it has them")
     init_seeds: int = option(3, "freshly initialised copies for the layer-0 frame's untrained baselines", min=0)
-    null: str = option("auto", "untrained null models (auto: init:N, N from the model's size, 19 up to 200M "
-                               "parameters; init:N fresh initialisations, step0, a checkpoint spec, or off) read on "
-                               "the same sequences: evidence mass, Q-K cosine contrast and focusing are compared with "
-                               "theirs")
-
-    def check(self) -> None:
-        from geomprobe.nulls import null_specs
-
-        null_specs(self.null)  # the syntax; step0 is resolved against the model when the suite runs
 
 
 def _focus_rows(rows: dict, last_only: bool) -> np.ndarray:
@@ -139,15 +130,14 @@ def null_alignment(ctx, model_rows: dict, rows_of, last_only: bool) -> dict | No
     """The same rows read from each untrained null model (geomprobe.nulls) on the same sequences,
     and the model's evidence mass, cosine contrast and focusing against theirs. None with --null off."""
     from geomprobe.analysis.null_comparison import compare_to_nulls, focusing_of, not_tested
-    from geomprobe.nulls import each_null, null_specs
 
     config = ctx.options
-    specs = null_specs(config.null, ctx.loaded)
+    specs = ctx.null_specs()
     if not specs:
         return None
     model_units = _null_units(model_rows, last_only)
     null_units, per_null = [], []
-    for spec, copy in each_null(ctx.loaded, specs):
+    for spec, copy in ctx.nulls(specs):
         rows = rows_of(copy)
         _save_sample(ctx.work / "nulls" / spec.name / "qk_rows.npz", rows)
         units = _null_units(rows, last_only)

@@ -58,7 +58,7 @@ from geomprobe.sula import (
     generate,
 )
 
-from .base import SuiteConfig, needs_next_token, option, register_suite, windtunnel_task
+from .base import NullOptions, SuiteConfig, needs_next_token, option, register_suite, windtunnel_task
 
 Control = Literal["lexical_remap", "shuffled", "carrier_mask", "label_mask"]
 
@@ -79,19 +79,17 @@ class SulaPromptOptions(SuiteConfig):
                                         "default '{examples}. {query}:'")
 
     def check(self):
+        super().check()
         check_alpha(self.alpha)
 
 
 @dataclass
-class SulaConfig(SulaPromptOptions):
+class SulaConfig(SulaPromptOptions, NullOptions):
     """The sula suite: SULA prompts, their controls, and the entropy axis."""
 
     controls: tuple[Control, ...] = option(CONTROLS, "comma-separated controls, or all | none",
                                            aliases={"all": CONTROLS, "none": ()})
     readout: Readout = option("values", "what the axis is fitted on")
-    null: str = option("auto", "untrained null models measured on the main prompts (MAE and the controlled "
-                               "rho): auto (init:N, N from the model's size: 19 up to 200M parameters) | init:N "
-                               "(fresh initialisations) | step0 | a model spec | off; comma-separated for several")
     definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
         "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
                      "side by side (METHODS.md section 11) | paper-code-as-released: the same plus the released "
@@ -100,11 +98,6 @@ class SulaConfig(SulaPromptOptions):
     def readouts(self) -> tuple[str, ...]:
         return (self.readout,) if self.definitions == "geomprobe" else tuple(dict.fromkeys((self.readout, "hidden")))
 
-    def check(self):
-        super().check()
-        from geomprobe.nulls import null_specs
-
-        null_specs(self.null)
 
 
 def unsupported(loaded, run_config, suite: str = "sula") -> str | None:
@@ -335,16 +328,15 @@ def null_results(ctx, spec, choice, records, last: int, readout: str, model_erro
     """The main condition on each untrained null model (geomprobe.nulls): its SULA MAE and its
     controlled |rho(PC1, H_bayes) given k| on its own axis, and the model against them."""
     from geomprobe.analysis.null_comparison import compare_to_nulls, mean_of, not_tested
-    from geomprobe.nulls import each_null, null_specs
 
-    specs = null_specs(ctx.options.null, ctx.loaded)
+    specs = ctx.null_specs()
     if not specs:
         return None
     H_bayes = np.array([r.H_bayes for r in records])
     k = np.array([r.k for r in records], dtype=np.float64)
     tokens = [choice.token_strings[w] for w in spec.pair("main")]
     errors, coords, per_null = [], [], []
-    for null, copy in each_null(ctx.loaded, specs):
+    for null, copy in ctx.nulls(specs):
         extraction = extract(copy, [r.to_prompt() for r in records],
                              ctx.extraction_config(layers=[last], readouts=(readout,), tokens=tokens),
                              out_dir=ctx.work / "nulls" / null.name / "extraction-main", progress=ctx.progress,
