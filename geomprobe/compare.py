@@ -483,21 +483,28 @@ def _extract(r: dict, rows: _Rows) -> dict:
     return {}
 
 
+GENERIC_LIST_MAX = 20  # a list of at most this many numbers becomes one row per item
+
+
 def _generic(r: dict, rows: _Rows) -> dict:
-    """A suite without its own reader: top-level estimates and numbers, and one level below."""
-    for key, value in r.items():
-        if key in ("schema_version", "suite", "model", "geomprobe_version", "untrained_null"):
-            continue
+    """A suite without its own reader (a plug-in): top-level estimates and numbers, short lists of
+    numbers (one row per item, key[i]), and the same one level below."""
+    def read(key: str, value, nested: bool) -> None:
         if _is_estimate(value):
             rows.estimate(key, value)
         elif _number(value) is not None:
             rows.add(key, value)
-        elif isinstance(value, dict):
+        elif isinstance(value, list) and 0 < len(value) <= GENERIC_LIST_MAX and \
+                all(_number(item) is not None for item in value):
+            for index, item in enumerate(value):
+                rows.add(f"{key}[{index}]", item)
+        elif isinstance(value, dict) and not nested:
             for sub, entry in value.items():
-                if _is_estimate(entry):
-                    rows.estimate(f"{key}.{sub}", entry)
-                elif _number(entry) is not None:
-                    rows.add(f"{key}.{sub}", entry)
+                read(f"{key}.{sub}", entry, True)
+
+    for key, value in r.items():
+        if key not in ("schema_version", "suite", "model", "geomprobe_version", "untrained_null"):
+            read(key, value, False)
     return {}
 
 
@@ -578,6 +585,11 @@ def aggregate(run_dirs: list[str | Path]) -> Aggregate:
         for suite, data in results.items():
             table.rows += suite_rows(run, suite, data)
     if not table.rows:
+        finished = sorted({suite for suites in table.suites.values() for suite in suites})
+        if finished:
+            raise RunDirectoryError(f"the finished suites ({', '.join(finished)}) hold no number compare can read: "
+                                    "write numbers, short lists of numbers or estimates at the top level of "
+                                    "results.json (or one level below)")
         raise RunDirectoryError(f"no finished suite in {', '.join(map(str, run_dirs))}: run `geomprobe run --suite "
                                 "geometry --out RUN_DIR` (or any suite) first")
     return table
@@ -664,11 +676,29 @@ def summary_cell(rows: list[dict], run: str, suite: str, statistic: str, with_ci
     return text
 
 
+PLUGIN_COLUMNS = 4  # summary columns per suite without a reader of its own: its first statistics
+
+
+def plugin_columns(rows: list[dict]) -> list[tuple[str, str, str]]:
+    """(suite, statistic, header) for the first PLUGIN_COLUMNS statistics of each suite compare has
+    no reader for (a plug-in's declared numbers, read by _generic)."""
+    known = set(SUITE_READERS) | {suite for suite, _, _ in SUMMARY_COLUMNS}
+    columns: list[tuple[str, str, str]] = []
+    for row in rows:
+        suite, statistic = row["suite"], row["statistic"]
+        if suite in known or (suite, statistic, f"{suite} {statistic}") in columns:
+            continue
+        if sum(c[0] == suite for c in columns) < PLUGIN_COLUMNS:
+            columns.append((suite, statistic, f"{suite} {statistic}"))
+    return columns
+
+
 def print_summary(table: Aggregate) -> None:
     from rich.table import Table
 
     present = [(s, k, h) for s, k, h in SUMMARY_COLUMNS
                if any(summary_cell(table.rows, run.label, s, k) for run in table.runs)]
+    present += plugin_columns(table.rows)
     summary = Table(title=f"{len(table.rows)} rows (run x suite x statistic) over {len(table.suites)} runs; against "
                           "untrained copies: ^ above, v below, = indistinguishable")
     steps = any(run.step is not None for run in table.runs)

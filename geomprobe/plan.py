@@ -1047,6 +1047,15 @@ PLANNERS = {"extract": plan_extract, "geometry": plan_geometry, "domain": plan_d
             "ablation": plan_ablation, "mechanisms": plan_mechanisms}
 
 
+def register_planner(suite: str, planner) -> None:
+    """Give a plug-in suite a cost model: planner(ctx, options) -> SuitePlan (ctx: the planning
+    context: ctx.arch, ctx.run, ctx.batch, ctx.default_prompts(), ctx.nulls(options, suite); see plan_extract).
+    A suite without one is listed as not planned. Registering a name twice is a ValueError."""
+    if suite in PLANNERS:
+        raise ValueError(f"register_planner: the {suite} suite already has a planner")
+    PLANNERS[suite] = planner
+
+
 # ----------------------------------------------------------------------------------------------
 # The device
 
@@ -1529,7 +1538,9 @@ def plan(model_spec: str | None = None, suites="sula", run_config=None, device: 
         name = config.suite
         planner = PLANNERS.get(name)
         if planner is None:
-            suite_plans.append(SuitePlan(name, skipped="a plug-in suite: not planned"))
+            suite_plans.append(SuitePlan(name, skipped="not planned: no cost model (a plug-in suite without "
+                                                        "geomprobe.plan.register_planner); its passes are not in the "
+                                                        "totals"))
             continue
         if name == "ablation":
             entry = planner(ctx, config, by_name.get("sula"))
@@ -1729,5 +1740,5 @@ check_fits = preflight  # the name the issue uses
 
 __all__ = ["Architecture", "DeviceInfo", "Lengths", "Load", "Phase", "Plan", "Sweep", "SuitePlan", "TokenCounter",
            "architecture_from_fields", "cached_tokenizer", "check_fits", "cpu_benchmark", "device_info",
-           "parameter_groups", "plan", "preflight", "recommend_batch_size", "recommended_batch", "resolve_target",
-           "weights_bytes"]
+           "parameter_groups", "plan", "preflight", "recommend_batch_size", "recommended_batch", "register_planner",
+           "resolve_target", "weights_bytes"]

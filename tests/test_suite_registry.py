@@ -218,3 +218,29 @@ def test_registering_a_name_twice_is_an_error_unless_replace(toy_suites):
     register_suite("buggy", BuggyConfig, run_buggy_suite)  # free again; the fixture removes it
     with pytest.raises(KeyError, match="no suite named 'nothing'"):
         unregister_suite("nothing")
+
+
+@pytest.mark.slow
+def test_a_plugin_suite_is_compared_and_planned_without_faces_of_its_own(toy_suites, tmp_path, demo_prompts):
+    """The README's toy suite supplies no compare reader and no planner: compare reads its numbers
+    (short lists one row per item) and shows them in the summary, plan says it is not planned; a
+    planner registered for it is used."""
+    from geomprobe.compare import aggregate, plugin_columns
+    from geomprobe.plan import PLANNERS, SuitePlan, plan, register_planner
+    from geomprobe.runner import run
+
+    run(RunConfig(model="tiny-neox", out=str(tmp_path / "r")), CountConfig(top=2), progress=False)
+    table = aggregate([tmp_path / "r"])
+    assert [row["statistic"] for row in table.rows] == ["n", "longest[0]", "longest[1]"]
+    longest = json.loads((tmp_path / "r" / "count" / "results.json").read_text())["longest"]
+    assert [row["value"] for row in table.rows[1:]] == longest
+    assert [c[2] for c in plugin_columns(table.rows)] == ["count n", "count longest[0]", "count longest[1]"]
+    lines = "\n".join(plan("tiny-neox", [CountConfig()]).lines())
+    assert "not planned: no cost model" in lines
+    register_planner("count", lambda ctx, options: SuitePlan("count"))
+    try:
+        assert "not planned" not in "\n".join(plan("tiny-neox", [CountConfig()]).lines())
+        with pytest.raises(ValueError, match="already has a planner"):
+            register_planner("count", lambda ctx, options: SuitePlan("count"))
+    finally:
+        PLANNERS.pop("count")
