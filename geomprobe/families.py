@@ -94,9 +94,5 @@ BOS_TYPES: tuple[str, ...] = tuple(t for t, row in FAMILIES.items() if row.bos)
 PREFIX_REUSE_TYPES: tuple[str, ...] = tuple(t for t, row in FAMILIES.items() if row.prefix_reuse)
 
 
-def family_row(model_type: str) -> Family | None:
-    return FAMILIES.get(model_type)
-
-
 __all__ = ["BOS_TYPES", "CONFIG_CLASS_TYPES", "FAMILIES", "FAMILY_OF_TYPE", "FAMILY_ROWS", "LLAMA_LIKE",
-           "PREFIX_REUSE_TYPES", "Family", "family_row"]
+           "PREFIX_REUSE_TYPES", "Family"]
