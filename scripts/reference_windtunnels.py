@@ -107,10 +107,13 @@ def ship(task: str) -> dict:
             "steps": metrics["steps"], "train_seconds": metrics["train_seconds"]}
 
 
-def write_registry(entries: list[dict]) -> None:
-    from geomprobe.windtunnel.reference import MADE_WITH, SHIPPED, made_with_here
+def write_registry(entries: list[dict], elsewhere: dict | None = None) -> None:
+    """Rewrite SHIPPED with the fresh entries (tunnels shipped from this machine, which must compute
+    as MADE_WITH's) and, in `elsewhere` (task -> digest), this CPU model's first-steps digests."""
+    from geomprobe.windtunnel.reference import MADE_WITH, SHIPPED, cpu_model, made_with_here, same_kernels
 
-    if made_with_here() != MADE_WITH:
+    other_cpu = any(cpu_model() in entry.first_steps_on for entry in SHIPPED.values())
+    if entries and (not same_kernels(MADE_WITH) or other_cpu):
         raise SystemExit(f"the shipped tunnels were made with {MADE_WITH}, this machine has {made_with_here()}: "
                          "retrain all of them here and update MADE_WITH, so that every entry is reproducible")
 
@@ -133,6 +136,11 @@ def write_registry(entries: list[dict]) -> None:
         lines += [f"            {name!r}: {digest!r}," for name, digest in files.items()]
         lines.append("        },")
         lines.append(f"        first_steps=({first[0]}, {first[1]!r}),")
+        on = dict(kept[task].first_steps_on) if task in kept else {}
+        if elsewhere and task in elsewhere:
+            on[cpu_model()] = elsewhere[task]
+        if on:
+            lines.append(f"        first_steps_on={on!r},")
         lines.append(f"        scores={json.dumps(scores, sort_keys=True)},")
         lines.append("    ),")
     lines += ["}", "# END SHIPPED"]
@@ -146,6 +154,9 @@ def main() -> None:
     parser.add_argument("--train", nargs="*", default=[], help="tasks to train (resumes runs/reference/TASK)")
     parser.add_argument("--until", type=int, default=None, help="stop training at this step (state saved)")
     parser.add_argument("--ship", nargs="*", default=[], help="finished tasks to copy into the package")
+    parser.add_argument("--digests-here", nargs="*", default=[],
+                        help="shipped tasks whose first-steps digest to measure on this CPU model (first_steps_on), "
+                             "for a machine that rounds otherwise")
     args = parser.parse_args()
     if os.environ.get("GEOMPROBE_WINDTUNNEL_STEPS"):
         raise SystemExit("unset GEOMPROBE_WINDTUNNEL_STEPS: the reference tunnels use the recipes' budgets")
@@ -157,6 +168,10 @@ def main() -> None:
         score = result.get("eval", {}).get("train_length")
         print(task, f"step {result['steps']}", "" if score is None else
               f"entropy MAE {score['entropy_mae_bits']:.4f} bits, KL {score['kl_bits']:.4f} bits", flush=True)
+    if args.digests_here:
+        from geomprobe.windtunnel.reference import SHIPPED
+
+        write_registry([], {task: first_steps_sha256(task, SHIPPED[task].first_steps[0]) for task in args.digests_here})
     if args.ship:
         entries = [ship(task) for task in args.ship]
         write_registry(entries)

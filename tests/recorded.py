@@ -2,13 +2,16 @@
 
 RUNS are small runs of every suite but domain (whose corpora take minutes) on tiny-neox. Their
 results.json files, written by `python tests/recorded.py` (run it only when a change of numbers is
-intended, and say so in the commit), live in tests/data/recorded/<run>/<suite>.json with the
-torch build and CPU kernels that made them; tests/test_recorded_outputs.py reruns each and compares.
+intended, and say so in the commit, or to add a CPU model's recording from unchanged code), live
+in tests/data/recorded/<run>/<cpu model>/<suite>.json with the torch build, CPU kernels and CPU
+model that made them (the first recording, made before the CPU model was recorded, in
+tests/data/recorded/<run>/); tests/test_recorded_outputs.py reruns each and compares.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -51,6 +54,19 @@ def run(name: str, out: Path) -> dict[str, dict]:
     return {suite: json.loads((out / suite / "results.json").read_text()) for suite in suites}
 
 
+def cpu_folder(name: str) -> Path:
+    """Where this machine's CPU model keeps its recording of run `name`."""
+    from geomprobe.windtunnel.reference import cpu_model
+
+    return RECORDED / name / re.sub(r"[^A-Za-z0-9]+", "-", cpu_model()).strip("-")
+
+
+def recording_for_here(name: str) -> Path:
+    """This CPU model's recording of run `name` where there is one, else the first recording."""
+    folder = cpu_folder(name)
+    return folder if (folder / "made_with.json").exists() else RECORDED / name
+
+
 def record() -> None:
     import tempfile
 
@@ -59,7 +75,7 @@ def record() -> None:
     for name in RUNS:
         with tempfile.TemporaryDirectory() as tmp:
             outputs = run(name, Path(tmp) / name)
-        folder = RECORDED / name
+        folder = cpu_folder(name)
         folder.mkdir(parents=True, exist_ok=True)
         for suite, results in outputs.items():
             (folder / f"{suite}.json").write_text(canonical(results) + "\n")

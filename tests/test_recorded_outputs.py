@@ -1,7 +1,9 @@
 """Fixed runs give the results they gave when recorded (tests/recorded.py): a restructuring that
-moves code between files must not move a number. Where this machine has the torch build and CPU
-kernels of the recording, every results.json matches it exactly (package version aside); on other
-kernels, the same keys and strings and every number to 1e-4 relative (float32 reductions round
+moves code between files must not move a number. A recording made on this machine's CPU model
+(RECORDED/NAME/<cpu>/) is used where there is one, else the first one (RECORDED/NAME/, made before
+the CPU model was recorded). Where this machine has the torch build, CPU kernels (and CPU model,
+where recorded) of the recording, every results.json matches it exactly (package version aside);
+elsewhere, the same keys and strings and every number to 1e-4 relative (float32 reductions round
 differently)."""
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import json
 import math
 
 import pytest
-from recorded import RECORDED, RUNS, canonical, run
+from recorded import RUNS, canonical, recording_for_here, run
 
 
 def _close(a, b, where: str, problems: list[str]) -> None:
@@ -35,16 +37,16 @@ def _close(a, b, where: str, problems: list[str]) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(RUNS))
 def test_a_fixed_run_gives_its_recorded_results(tmp_path, name):
-    from geomprobe.windtunnel.reference import made_with_here
+    from geomprobe.windtunnel.reference import same_kernels
 
-    folder = RECORDED / name
+    folder = recording_for_here(name)
     made_with = json.loads((folder / "made_with.json").read_text())
     assert made_with["command"] == RUNS[name], "the recorded command changed: record again (tests/recorded.py)"
     outputs = run(name, tmp_path / name)
-    same_kernels = {k: made_with[k] for k in ("torch", "cpu_capability")} == made_with_here()
+    exact = same_kernels(made_with)
     for suite, results in outputs.items():
         recorded = (folder / f"{suite}.json").read_text()
-        if same_kernels:
+        if exact:
             assert canonical(results) + "\n" == recorded, f"{name}/{suite}: results differ from the recording"
         else:
             problems: list[str] = []

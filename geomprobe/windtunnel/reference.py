@@ -12,7 +12,10 @@ Stored as float32 safetensors, as trained (no rounding): the four shipped tunnel
 together. The training checkpoints ship only where they are small (sula: the `@step-N`
 revisions); each entry also records the SHA-256 of the weights after the recipe's first steps at
 one thread (`first_steps`), so a test can check that `geomprobe windtunnel train --task TASK`
-still follows the recipe that made the shipped weights without training it to the end.
+still follows the recipe that made the shipped weights without training it to the end. A CPU
+that rounds float32 otherwise with the same torch build and vector capability (measured: AMD EPYC
+against the machine that trained them) gets its own digest of the same steps in `first_steps_on`
+(`scripts/reference_windtunnels.py --digests-here TASK...`).
 """
 
 from __future__ import annotations
@@ -40,15 +43,41 @@ class ShippedTunnel:
     recipe: str  # the recipe's key (geomprobe.windtunnel.builtin.recipe_key) that trained it
     files: dict[str, str]  # path inside the directory -> SHA-256 of its bytes
     first_steps: tuple[int, str] = (0, "")  # (steps, weights_sha256 of the recipe's weights after them)
+    # CPU model -> the same digest measured on that CPU (same torch build and capability, other rounding)
+    first_steps_on: dict[str, str] = field(default_factory=dict)
     scores: dict = field(default_factory=dict)  # held-out scores against Bayes, from its metrics.json
     made_with: dict = field(default_factory=lambda: dict(MADE_WITH))
 
 
+def cpu_model() -> str:
+    """The processor's model name (Linux /proc/cpuinfo, else platform.processor()): two CPUs with
+    the same vector capability (AVX512 on Intel and on AMD) may still round float32 differently."""
+    import platform
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
 def made_with_here() -> dict:
-    """This process's torch build and CPU kernels, in MADE_WITH's terms."""
+    """This process's torch build and CPU kernels, in MADE_WITH's terms, and the CPU's model."""
     import torch
 
-    return {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+    return {"torch": torch.__version__, "cpu_capability": torch.backends.cpu.get_cpu_capability(), "cpu": cpu_model()}
+
+
+def same_kernels(made_with: dict) -> bool:
+    """Whether this machine computes as the one that recorded `made_with` did, bit for bit: the same
+    torch build and vector capability, and the same CPU model where the record names one (records
+    made before the model was recorded, like MADE_WITH, name none: a CPU with a record of its own,
+    e.g. ShippedTunnel.first_steps_on, is checked against that instead)."""
+    here = made_with_here()
+    return all(made_with.get(key) == here[key] for key in ("torch", "cpu_capability")) and \
+        made_with.get("cpu", here["cpu"]) == here["cpu"]
 
 
 def weights_sha256(state_dict) -> str:
@@ -115,6 +144,7 @@ SHIPPED: dict[str, ShippedTunnel] = {
             'metrics.json': 'cd8ce641ad6f5c464dba9d7564180640e06c723c23b76f7f08fe51eb9700d96d',
         },
         first_steps=(16, '94783b9895b65ddcb4a736b74cd9a87be84aa20ec35e11f0361af07c691f2992'),
+        first_steps_on={'AMD EPYC': '3b42383560b4708ed98d8a53e39d0d5afe06a9266b8d1138c708e35a6944c7a5'},
         scores={"train_length": {"entropy_mae_bits": 0.002551252577775416, "kl_bits": 0.00031030420798668215, "mass_on_feasible": 0.9998069958710403}},
     ),
     'hmm': ShippedTunnel(
@@ -129,6 +159,7 @@ SHIPPED: dict[str, ShippedTunnel] = {
             'metrics.json': '467f5e6511e66bd4c7f8273dedc2b1cb3d7d4ae66026020852a2eb8dd985151d',
         },
         first_steps=(16, '66e435629e57beb8f02d0107109eb49cc77234221393c34081db22994bcf3860'),
+        first_steps_on={'AMD EPYC': '9570a9287913a405117e0033c032872b33ff55f28a87b059913f44ee803107cf'},
         scores={"length_23": {"entropy_mae_bits": 0.052282125152625064, "kl_bits": 0.021117609013354365, "mass_on_feasible": 0.9999999919171229}, "length_38": {"entropy_mae_bits": 0.08854395973393767, "kl_bits": 0.07806493277354776, "mass_on_feasible": 0.9999999864526457}, "train_length": {"entropy_mae_bits": 0.04728438419568645, "kl_bits": 0.015358292769013881, "mass_on_feasible": 0.9999999951896219}},
     ),
     'recall': ShippedTunnel(
@@ -154,6 +185,7 @@ SHIPPED: dict[str, ShippedTunnel] = {
             'checkpoints/step-0015000.pt': '6f07135a605d8eac91d35331dd4f2d4617f016b5ff6e131c9b9da32532216180',
         },
         first_steps=(16, '3e663149ae53047b7acc1ad377723bd8e1835c607921ceae20640ae7dabe1228'),
+        first_steps_on={'AMD EPYC': '271fedbb5b06f153007d8c88f991f9437017b557db226c198793c99876445f38'},
         scores={"length_19": {"entropy_mae_bits": 2.5651450993030705e-06, "kl_bits": 1.2662434877084832e-07, "mass_on_feasible": 0.9999999491265044}, "train_length": {"entropy_mae_bits": 2.5203208316166486e-06, "kl_bits": 1.2422618889625224e-07, "mass_on_feasible": 0.9999999614665285}},
     ),
     'sula': ShippedTunnel(
@@ -179,6 +211,7 @@ SHIPPED: dict[str, ShippedTunnel] = {
             'checkpoints/step-0001500.pt': 'fc676a058535eb336cecb234d726ba3987db914da5da819f37a64e460c70620f',
         },
         first_steps=(16, '7e89e43ab5602fcfa10586c2bc5d4f65a37b73fbc85e0914b1a2d46454a69d0c'),
+        first_steps_on={'AMD EPYC': 'c53dc64e0ca7b60e62b7396f42e68c7e92e6cc97fc048a53113a6bf7d57fd7cd'},
         scores={"train_length": {"entropy_mae_bits": 0.003437162465358629, "kl_bits": 8.029245706054325e-05, "mass_on_feasible": 0.999972679875267}},
     ),
 }
