@@ -10,11 +10,20 @@ next to paper I's value, with its steps and wall time.
     .venv/bin/python analyses/windtunnel_architectures.py --tasks bijection --archs lstm,mlp
     .venv/bin/python analyses/windtunnel_architectures.py --tasks hmm --archs lstm --until 4000   # in sessions
     .venv/bin/python analyses/windtunnel_architectures.py --table                                 # print only
+    .venv/bin/python analyses/windtunnel_architectures.py --clusters --archs transformer,mamba    # HMM last layer
 
 Each cell trains into OUT/TASK-ARCH-sSEED, resumable bit for bit (`--until N` stops at step N with
 the state saved; the next call continues it). The transformer at seed 0 is the shipped reference
 tunnel's own run when runs/reference/TASK holds it (scripts/reference_windtunnels.py). Finished
 cells are appended to OUT/results.jsonl.
+
+`--clusters` reads each finished HMM cell's last layer (the input of its output head) at every
+observation of 200 held-out sequences and clusters it (geomprobe.analysis.clusters: k-means, the
+count with the largest silhouette over 2..10, purity and adjusted Rand index against the true
+hidden state at 5 clusters), beside two controls measured the same way: the same architecture
+untrained (seed 1000 + seed), and the exact filter p(s_t | o_1..t) itself (the most any
+representation of the posterior can tell about the true state). Paper I: Mamba's last layer forms
+five clusters on its 5-state HMM. Results in OUT/clusters.jsonl.
 """
 
 from __future__ import annotations
@@ -63,6 +72,47 @@ def run_cell(out: Path, task: str, arch: str, seed: int, until: int | None) -> d
                      for name, score in metrics["eval"].items()}}
 
 
+def hmm_clusters(directory: Path, n_sequences: int = 200, seed: int = 0) -> dict:
+    """Last-layer cluster structure of a trained HMM cell, of its untrained copy and of the exact filter."""
+    import numpy as np
+
+    from geomprobe.analysis.clusters import cluster_structure
+    from geomprobe.windtunnel.trained import last_hidden, load_trained, untrained_copy
+
+    module, task, metrics = load_trained(directory)
+    batch = task.sample(n_sequences, np.random.default_rng(10_000 + seed))
+    where = batch.supervised
+    states = batch.targets[where]  # the true state's token id at each observation
+    others = {"map_state": batch.bayes[where].argmax(-1),  # the exact filter's most probable state
+              "observation": batch.tokens[where]}  # the current observation's symbol
+    copy, _ = untrained_copy(metrics, seed=1000 + metrics["config"]["seed"])
+    out = {"n_sequences": n_sequences, "n_points": int(where.sum()), "arch": metrics["config"]["arch"]}
+    for name, X in (("trained", last_hidden(module, batch.tokens)[where]),
+                    ("untrained", last_hidden(copy, batch.tokens)[where]),
+                    ("exact_filter", batch.bayes[where])):
+        out[name] = cluster_structure(X, states, seed=seed, others=others).to_dict()
+    out["map_accuracy"] = float((np.asarray(task.answer_ids)[batch.bayes[where].argmax(-1)] == states).mean())
+    return out
+
+
+def print_clusters(rows: list[dict]) -> None:
+    print("5 clusters (k-means) scored against the true state, the exact filter's most probable state and the "
+          "current observation: purity (its shuffled-label chance level) and adjusted Rand index")
+    print(f"{'arch':12} {'seed':>4} {'representation':14} {'count':>5} {'silh@5':>6}  {'true state':>18}  "
+          f"{'MAP state':>18}  {'observation':>18}")
+    for row in rows:
+        for name in ("trained", "untrained", "exact_filter"):
+            found = row[name]
+            scores = [found["at_labels"], found["others"]["map_state"]["at_labels"],
+                      found["others"]["observation"]["at_labels"]]
+            cells = "  ".join(f"{at['purity']:.3f} ({at['purity_shuffled']:.3f}) {at['adjusted_rand']:6.3f}"
+                              for at in scores)
+            print(f"{row['arch']:12} {row['seed']:4d} {name:14} {found['count']:5d} "
+                  f"{found['at_labels']['silhouette']:6.3f}  {cells}")
+    if rows:
+        print(f"accuracy of the exact filter's most probable state: {rows[0]['map_accuracy']:.3f}")
+
+
 def read_results(path: Path) -> dict:
     rows = {}
     if path.exists():
@@ -91,6 +141,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1")
     parser.add_argument("--until", type=int, default=None, help="stop each unfinished cell at this step (resumable)")
     parser.add_argument("--table", action="store_true", help="print the finished cells only, train nothing")
+    parser.add_argument("--clusters", action="store_true", help="cluster the last layer of the finished HMM cells")
     parser.add_argument("--out", default="runs/windtunnel-architectures")
     args = parser.parse_args()
 
@@ -101,6 +152,25 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.jsonl"
     rows = read_results(results)
+    if args.clusters:
+        found = []
+        for arch in args.archs.split(","):
+            for seed in (int(s) for s in args.seeds.split(",")):
+                directory = cell_dir(out, "hmm", arch, seed)
+                if arch == "transformer" and seed == 0 and not (directory / "metrics.json").exists():
+                    from geomprobe.windtunnel.reference import shipped_dir
+
+                    directory = shipped_dir("hmm")  # the shipped reference tunnel is the transformer's seed 0
+                if not (directory / "metrics.json").exists():
+                    print(f"hmm {arch} seed {seed}: not trained yet ({directory})")
+                    continue
+                row = {"task": "hmm", "arch": arch, "seed": seed, "directory": str(directory),
+                       **hmm_clusters(directory, seed=seed)}
+                found.append(row)
+                with (out / "clusters.jsonl").open("a") as handle:
+                    handle.write(json.dumps(row) + "\n")
+        print_clusters(found)
+        return
     if not args.table:
         for task in args.tasks.split(","):
             for arch in args.archs.split(","):
