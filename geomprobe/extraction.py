@@ -588,37 +588,18 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
     if batch_context is not None and out_dir is not None:
         raise ValueError("extract: batch_context edits the forward pass, so its results cannot be kept as "
                          "resumable shards; call it without out_dir")
-    adapter = loaded.adapter
-    for readout in config.readouts:
-        if readout not in READOUTS:
-            raise ConfigError(f"unknown readout '{readout}': choose from {', '.join(READOUTS)}")
-    if config.batch_size < 1:
-        raise ConfigError("batch size must be at least 1")
-    layers = (list(range(adapter.shape.n_layers)) if config.layers is None
-              else [adapter.check_layer(layer) for layer in config.layers])
-    if config.tokens and not adapter.has_next_token:
-        raise ConfigError(f"{loaded.spec} is an encoder ({adapter.family}): it has no next-token probabilities")
+    layers = _checked_layers(loaded, config)
     token_ids = resolve_token_ids(loaded.tokenizer, config.tokens)
     prompts = as_prompts(prompts)
     encoded = _Encoded(loaded.tokenizer, prompts, config.max_tokens)
     lengths = encoded.lengths
     _warn_unknown_tokens(loaded, prompts, encoded)
-    limit = getattr(loaded.model.config, "max_position_embeddings", None)
-    if limit is not None and len(prompts) and lengths.max() > limit:
-        longest = int(np.argmax(lengths))
-        raise ConfigError(f"prompt '{prompts[longest].id}' has {lengths[longest]} tokens, more than this model's "
-                          f"{limit} positions: shorten it or pass --max-tokens {limit}")
-    if (lengths == 0).any():
-        raise ConfigError(f"prompt '{prompts[int(np.flatnonzero(lengths == 0)[0])].id}' has no tokens")
+    _check_lengths(loaded, prompts, lengths)
     sha256 = _prompts_sha256(prompts)
 
     if out_dir is not None:
         out_dir = Path(out_dir)
-        if out_dir.is_dir():  # left by a process killed mid-write (one writer at a time: geomprobe.locks)
-            remove_temporaries(out_dir)
-        if (out_dir / "meta.json").exists():  # a finished extraction: any shards beside it are orphans
-            shutil.rmtree(out_dir / "shards", ignore_errors=True)
-        finished = _finished(out_dir, prompts, config, sha256)
+        finished = _reopen(out_dir, prompts, config, sha256)
         if finished is not None:
             return finished
         request = {"prompts_sha256": sha256, "layers": layers, **config.fingerprint_fields()}
@@ -626,10 +607,7 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
     else:
         sink = _MemorySink(len(prompts))
 
-    remaining = np.flatnonzero(~sink.done)
-    order = remaining[np.argsort(-lengths[remaining], kind="stable")]  # longest first
-    batches = (order[i: i + config.batch_size].tolist() for i in range(0, len(order), config.batch_size))
-    n_batches = -(-len(order) // config.batch_size)
+    batches, n_batches = _batches(sink.done, lengths, config.batch_size)
     backend = make_backend(loaded, config, layers, token_ids) if n_batches else None
     module = getattr(backend, "bridge", None)  # the tl backend runs its own copy of the model
     pad_id = _pad_id(loaded.tokenizer)
@@ -646,12 +624,74 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
 
     arrays = sink.finish()
     n_tokens = lengths.astype(np.int32)
-    shapes = {name: [len(prompts), *spec[1]] for name, spec in (sink.specs or {}).items()} \
+    shapes = _shapes(sink, arrays, len(prompts), n_tokens)
+    meta = _meta(loaded, config, len(prompts), layers, token_ids, sha256, shapes)
+    if out_dir is None:
+        arrays["n_tokens"] = n_tokens
+        return Extraction([p.id for p in prompts], layers, arrays, token_ids, meta)
+    _save_outputs(out_dir, prompts, n_tokens, shapes, meta, sink.shard_dir)
+    return load_extraction(out_dir, prompt_ids=[p.id for p in prompts])
+
+
+def _batches(done: np.ndarray, lengths: np.ndarray, batch_size: int) -> tuple[Iterable[list[int]], int]:
+    """The prompts not done, longest first, in batches of prompt indices; and how many batches."""
+    remaining = np.flatnonzero(~done)
+    order = remaining[np.argsort(-lengths[remaining], kind="stable")]
+    batches = (order[i: i + batch_size].tolist() for i in range(0, len(order), batch_size))
+    return batches, -(-len(order) // batch_size)
+
+
+def _shapes(sink: _MemorySink | _ShardSink, arrays: dict[str, np.ndarray], n_prompts: int,
+            n_tokens: np.ndarray) -> dict[str, list[int]]:
+    """The shape of every array of the extraction, n_tokens included."""
+    shapes = {name: [n_prompts, *spec[1]] for name, spec in (sink.specs or {}).items()} \
         if isinstance(sink, _ShardSink) else {name: list(array.shape) for name, array in arrays.items()}
     shapes["n_tokens"] = list(n_tokens.shape)
-    meta = {
+    return shapes
+
+
+def _checked_layers(loaded, config: ExtractionConfig) -> list[int]:
+    """The model layers to read, after refusing readouts, a batch size or next tokens the model cannot give."""
+    adapter = loaded.adapter
+    for readout in config.readouts:
+        if readout not in READOUTS:
+            raise ConfigError(f"unknown readout '{readout}': choose from {', '.join(READOUTS)}")
+    if config.batch_size < 1:
+        raise ConfigError("batch size must be at least 1")
+    layers = (list(range(adapter.shape.n_layers)) if config.layers is None
+              else [adapter.check_layer(layer) for layer in config.layers])
+    if config.tokens and not adapter.has_next_token:
+        raise ConfigError(f"{loaded.spec} is an encoder ({adapter.family}): it has no next-token probabilities")
+    return layers
+
+
+def _check_lengths(loaded, prompts: Sequence[Prompt], lengths: np.ndarray) -> None:
+    """ConfigError for a prompt longer than the model's positions, or one without tokens."""
+    limit = getattr(loaded.model.config, "max_position_embeddings", None)
+    if limit is not None and len(prompts) and lengths.max() > limit:
+        longest = int(np.argmax(lengths))
+        raise ConfigError(f"prompt '{prompts[longest].id}' has {lengths[longest]} tokens, more than this model's "
+                          f"{limit} positions: shorten it or pass --max-tokens {limit}")
+    if (lengths == 0).any():
+        raise ConfigError(f"prompt '{prompts[int(np.flatnonzero(lengths == 0)[0])].id}' has no tokens")
+
+
+def _reopen(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig, sha256: str) -> Extraction | None:
+    """Remove what an interruption left in out_dir; the finished extraction of these prompts there, or None."""
+    if out_dir.is_dir():  # left by a process killed mid-write (one writer at a time: geomprobe.locks)
+        remove_temporaries(out_dir)
+    if (out_dir / "meta.json").exists():  # a finished extraction: any shards beside it are orphans
+        shutil.rmtree(out_dir / "shards", ignore_errors=True)
+    return _finished(out_dir, prompts, config, sha256)
+
+
+def _meta(loaded, config: ExtractionConfig, n_prompts: int, layers: list[int], token_ids: list[int], sha256: str,
+          shapes: dict) -> dict:
+    """meta.json of an extraction."""
+    adapter = loaded.adapter
+    return {
         "model": loaded.spec,
-        "n_prompts": len(prompts),
+        "n_prompts": n_prompts,
         "layers": layers,
         "readouts": list(config.readouts),
         "tokens": config.tokens,
@@ -668,9 +708,11 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
                   "hidden": "hidden_states[l + 1]: block output; the last layer after the final norm"},
         "shapes": dict(sorted(shapes.items())),
     }
-    if out_dir is None:
-        arrays["n_tokens"] = n_tokens
-        return Extraction([p.id for p in prompts], layers, arrays, token_ids, meta)
+
+
+def _save_outputs(out_dir: Path, prompts: Sequence[Prompt], n_tokens: np.ndarray, shapes: dict, meta: dict,
+                  shard_dir: Path) -> None:
+    """Write n_tokens, the prompts and meta.json (last: it marks completion) beside the assembled arrays."""
     _save_npy(out_dir / "n_tokens.npy", n_tokens)
     for stale in out_dir.glob("*.npy"):  # arrays of an earlier extraction with other readouts
         if stale.stem not in shapes:
@@ -679,8 +721,7 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
     if out_dir.name == "extraction":  # <run>/extraction or <run>/<suite>/extraction: the prompts used there
         _write_prompts(prompts, out_dir.parent / "prompts.jsonl")
     atomic_write_json(out_dir / "meta.json", meta)  # written last: its presence marks completion
-    shutil.rmtree(sink.shard_dir, ignore_errors=True)
-    return load_extraction(out_dir, prompt_ids=[p.id for p in prompts])
+    shutil.rmtree(shard_dir, ignore_errors=True)
 
 
 def _warn_unknown_tokens(loaded, prompts: Sequence[Prompt], encoded: _Encoded) -> None:

@@ -415,7 +415,7 @@ def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int 
     full passes (checked on the first batch). Where it is not proven (geomprobe.prefix.why_not,
     GEOMPROBE_PREFIX_REUSE=0, over the budget) every ablation is a full pass, as
     out["prefix_reuse"] says."""
-    from geomprobe.prefix import budget_bytes, max_difference, why_not
+    from geomprobe.prefix import budget_bytes, why_not
     from geomprobe.windtunnel.train import evaluate
 
     model = _model(loaded_or_model)
@@ -433,27 +433,9 @@ def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int 
     why = why_not(model, adapter, attention=False)
     recorder = None if why else _RecordingLogits(model, adapter, budget_bytes(model))
     baseline = score(on=recorder)
-    walk, reuse = None, {"used": False, "why": why}
-    if recorder is not None:
-        if recorder.why is not None or not recorder.calls:
-            reuse["why"] = recorder.why or "no evaluation batch was recorded"
-        else:
-            walk = _LayerWalk(model, adapter, recorder.calls)
-            with torch.no_grad():
-                largest, close = max_difference({"logits": walk.logits(0).numpy()},
-                                                {"logits": recorder.first_logits.numpy()})
-            reuse.update(check={"max_abs_diff": largest})
-            if close:
-                reuse.update(used=True, why=None)
-            else:
-                reuse["why"] = f"the run from layer 0 differs from the full pass by up to {largest:.3g} on the first batch"
-                walk = None
-        del recorder
-    conditions = [("heads", layer, head) for layer in range(shape.n_layers) for head in range(shape.n_heads)]
-    conditions += [("all_heads", layer, None) for layer in range(shape.n_layers)]
-    conditions += [("skip_layer", layer, None) for layer in range(shape.n_layers)]
-    if walk is not None:  # layer by layer, so that one residual stream is held at a time
-        conditions.sort(key=lambda condition: condition[1])
+    walk, reuse = _reuse_prefix(model, adapter, recorder, why)
+    del recorder
+    conditions = _conditions(shape, by_layer=walk is not None)
     out = {"baseline": baseline, "heads": [[None] * shape.n_heads for _ in range(shape.n_layers)],
            "all_heads": [None] * shape.n_layers, "skip_layer": [None] * shape.n_layers}
 
@@ -462,12 +444,7 @@ def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int 
     full_calls = 0
     with ProgressReport(progress, "heads and layers", len(conditions), verb="mechanisms", unit="ablations") as bar:
         for kind, layer, head in conditions:
-            if kind == "heads":
-                context = mean_ablate_heads(adapter, {layer: [head]}, means)
-            elif kind == "all_heads":
-                context = mean_ablate_heads(adapter, {layer: range(shape.n_heads)}, means)
-            else:
-                context = skip_layers(adapter, [layer])
+            context = _ablation(adapter, kind, layer, head, means)
             on = None
             if walk is not None:
                 while walk.layer < layer:
@@ -490,3 +467,43 @@ def ablation_scores(loaded_or_model, task, n_eval: int = 1024, n_reference: int 
     blind = evaluate(ContextBlind(len(task.vocab)), task, n_eval, seed=eval_seed)
     out["context_blind"] = {key: blind.get(key) for key in SCORE_KEYS}
     return out
+
+
+def _reuse_prefix(model, adapter, recorder: _RecordingLogits | None, why: str | None) -> tuple[_LayerWalk | None, dict]:
+    """The layer walk from the recorded baseline pass, if its run from layer 0 matches the full pass; and why not."""
+    from geomprobe.prefix import max_difference
+
+    walk, reuse = None, {"used": False, "why": why}
+    if recorder is None:
+        return walk, reuse
+    if recorder.why is not None or not recorder.calls:
+        reuse["why"] = recorder.why or "no evaluation batch was recorded"
+        return walk, reuse
+    walk = _LayerWalk(model, adapter, recorder.calls)
+    with torch.no_grad():
+        largest, close = max_difference({"logits": walk.logits(0).numpy()}, {"logits": recorder.first_logits.numpy()})
+    reuse.update(check={"max_abs_diff": largest})
+    if close:
+        reuse.update(used=True, why=None)
+        return walk, reuse
+    reuse["why"] = f"the run from layer 0 differs from the full pass by up to {largest:.3g} on the first batch"
+    return None, reuse
+
+
+def _conditions(shape, by_layer: bool) -> list[tuple[str, int, int | None]]:
+    """(kind, layer, head) of every ablation: each head, all heads of each layer, each layer skipped."""
+    conditions = [("heads", layer, head) for layer in range(shape.n_layers) for head in range(shape.n_heads)]
+    conditions += [("all_heads", layer, None) for layer in range(shape.n_layers)]
+    conditions += [("skip_layer", layer, None) for layer in range(shape.n_layers)]
+    if by_layer:  # layer by layer, so that one residual stream is held at a time
+        conditions.sort(key=lambda condition: condition[1])
+    return conditions
+
+
+def _ablation(adapter, kind: str, layer: int, head: int | None, means):
+    """The context manager that applies one ablation condition."""
+    if kind == "heads":
+        return mean_ablate_heads(adapter, {layer: [head]}, means)
+    if kind == "all_heads":
+        return mean_ablate_heads(adapter, {layer: range(adapter.shape.n_heads)}, means)
+    return skip_layers(adapter, [layer])

@@ -34,7 +34,7 @@ What is estimated, and how (each figure carries its formula in `Plan.lines()`):
   (layers x readout width x 4 bytes) and the final position's logits (3 x vocab x 4). The longest
   batch sets the peak (extraction runs the longest prompts first).
 - passes: one pass is one sweep over a prompt set; each suite's sweeps are counted from its options
-  as the suite runs them (see the suite modules); untrained null models (--null init:N) are built
+  as the suite runs them, by the suite's cost model (below); untrained null models (--null init:N) are built
   from the config at the run's dtype, never quantised, and are resident next to the model while
   they run (on the CPU under --device-map).
 - time: FLOPs per sweep = 2 x active matmul parameters x tokens + 2 x vocab x d_model per prompt
@@ -48,6 +48,17 @@ What is estimated, and how (each figure carries its formula in `Plan.lines()`):
 - fits: weights + activations + max(10%, 1 GiB) against the device's free memory (CUDA
   mem_get_info; CPU: MemAvailable; --device-map: the visible GPUs plus the CPU), in every phase
   (the model alone; with a null model beside it; Pythia's step0 key baseline on the CPU).
+
+A suite's cost model is a planner(ctx, options) -> SuitePlan, looked up in PLANNERS by suite name.
+A built-in suite's lives in its folder, geomprobe/suites/<name>/plan.py (a "plan" face), which
+ends with register_planner("<name>", plan_<name>); the faces are imported, through
+geomprobe.suites.base.load_faces("plan"), the first time anything here reads PLANNERS
+(planners()), so this module never imports them itself. A plug-in suite calls register_planner
+itself, or, if it is a package, gives itself a plan.py as the built-ins do; a suite without a
+planner is listed as not planned. This module holds the machinery the planners share: the
+architecture, token counting (TokenCounter, corpus_texts), Sweep / Load / SuitePlan and the
+PlanContext (ctx) a planner reads; config_of lets one suite's planner read another's options
+when they are planned together (the ablation reuses the sula suite's axes).
 
 `preflight(model_spec, run_config, suite_configs, device)` is the runner's cheap check (it never
 raises); `geomprobe plan` prints the same Plan.
@@ -63,6 +74,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from geomprobe import families
 from geomprobe.errors import ConfigError
@@ -495,7 +507,7 @@ class TokenCounter:
 
 
 @functools.cache
-def _corpus_texts(name: str) -> tuple[str, ...]:
+def corpus_texts(name: str) -> tuple[str, ...]:
     from geomprobe.corpora import corpus_path
 
     path = corpus_path(name)
@@ -513,9 +525,6 @@ def _user_texts(path) -> tuple[str, ...]:
     from geomprobe.prompts import read_prompts
 
     return tuple(p.text for p in read_prompts(path))
-
-
-SULA_SAMPLE = 24  # prompts per k generated to measure lengths (the run's first ones: seeded per k)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -605,11 +614,13 @@ class SuitePlan:
                 "loads": [ld.to_dict() for ld in self.loads], "notes": self.notes}
 
 
-class _Context:
-    """What the suite planners share: the target, the run configuration, token counting."""
+class PlanContext:
+    """What the suite planners share: the target, the run configuration, token counting, and the
+    configs of every suite in the plan (config_of)."""
 
-    def __init__(self, target: ModelTarget, run, counter: TokenCounter, tokenizer=None):
+    def __init__(self, target: ModelTarget, run, counter: TokenCounter, tokenizer=None, configs=()):
         self.target, self.run, self.counter, self.tokenizer = target, run, counter, tokenizer
+        self.configs = {c.suite: c for c in configs}  # the suites planned together, by name
         self.null_notes: dict[str, str] = {}  # suite -> what its untrained copies can decide
         self.arch = target.arch
         self._task = None
@@ -628,6 +639,11 @@ class _Context:
     @property
     def batch(self) -> int:
         return self.run.batch_size
+
+    def config_of(self, suite: str):
+        """The config of `suite` when it is planned together with the one being planned, else None
+        (the ablation planner reuses the sula suite's axes)."""
+        return self.configs.get(suite)
 
     def readout_width(self, readouts) -> int:
         a = self.arch
@@ -657,7 +673,7 @@ class _Context:
         if self.task is not None:
             return self.windtunnel_prompts(n_windtunnel), f"windtunnel:{self.task.name} ({n_windtunnel} sequences)"
         if corpus is not None:
-            return self.counter.lengths(_corpus_texts(corpus)), f"corpus:{corpus}"
+            return self.counter.lengths(corpus_texts(corpus)), f"corpus:{corpus}"
         return self.counter.lengths(_demo_texts()), "the built-in demo prompts"
 
     def nulls(self, options, suite: str) -> list:
@@ -689,369 +705,31 @@ class _Context:
         return loads
 
 
-def _sula_lengths(ctx: _Context, options, conditions: list[str]) -> dict[str, Lengths]:
-    """Lengths of each condition's prompts, from the first SULA_SAMPLE prompts of every k (the
-    generator is seeded per k, trial by trial, so these are the run's own first prompts)."""
-    from geomprobe.sula import (
-        CARRIER_POOL,
-        K0_TEMPLATE,
-        LABEL_CANDIDATES,
-        MASK_TOKEN,
-        WINDTUNNEL_K0_TEMPLATE,
-        SulaSpec,
-        choose_labels,
-        generate,
-    )
-
-    task = ctx.task
-    carriers, k0, candidates = CARRIER_POOL, K0_TEMPLATE, LABEL_CANDIDATES
-    if task is not None:
-        carriers, k0, candidates = tuple(task.carrier_words), WINDTUNNEL_K0_TEMPLATE, tuple(task.label_words)
-    if ctx.tokenizer is not None and task is None:
-        choice = choose_labels(ctx.tokenizer, labels=None if options.labels is None else list(options.labels),
-                               candidates=candidates, exclude=set(carriers) | {MASK_TOKEN}, context=f"{carriers[0]}:")
-        main, remap = choice.main, choice.remap
-    else:
-        words = [w for w in candidates if w not in (options.labels or ())]
-        main = tuple(options.labels) if options.labels is not None else tuple(words[:2])
-        rest = [w for w in words if w not in main]
-        remap = tuple(rest[:2]) if len(rest) >= 2 else None
-    spec = SulaSpec(labels=main, remap_labels=remap, k_values=tuple(options.k_values),
-                    n_per_k=max(2, min(options.n_per_k, SULA_SAMPLE)), alpha=options.alpha, target=options.target,
-                    carriers=carriers, template=options.template, k0_template=k0, seed=ctx.run.seed)
-    wanted = [c for c in conditions if c != "lexical_remap" or remap is not None]
-    prompts = generate(spec, wanted)
-    n = options.n_per_k * len(options.k_values)
-    out = {}
-    for condition, records in prompts.items():
-        per_k: dict[int, list[int]] = {}
-        for record in records:
-            per_k.setdefault(record.k, []).append(ctx.counter.count(record.text))
-        mean = sum(options.n_per_k * sum(v) / len(v) for v in per_k.values()) / n
-        out[condition] = Lengths(n, mean, max(max(v) for v in per_k.values()), ctx.counter.how)
-    return out
+PLANNERS: dict = {}  # suite -> planner(ctx, options) -> SuitePlan; filled by the plan faces (planners())
+_loading_faces = False
 
 
-def _sula_unsupported(ctx: _Context, suite: str) -> str | None:
-    if ctx.run.prompts:
-        return f"the {suite} suite writes its own prompts: drop --prompts"
-    if ctx.task is not None and ctx.task.name != "sula":
-        return f"the {suite} suite needs a language model or windtunnel-sula; this is a '{ctx.task.name}' wind tunnel"
-    if not ctx.arch.causal:
-        return f"{ctx.target.spec} is an encoder: the {suite} suite needs next-token probabilities"
-    return None
+def planners() -> dict:
+    """PLANNERS, after every suite folder's plan face is imported (geomprobe.suites.base.load_faces:
+    each registers its planner)."""
+    global _loading_faces
+    if not _loading_faces:  # a face registering itself while the faces load does not load them again
+        from geomprobe.suites.base import load_faces
 
-
-def plan_extract(ctx: _Context, options) -> SuitePlan:
-    out = SuitePlan("extract")
-    lengths, source = ctx.default_prompts()
-    out.sweeps.append(Sweep(f"extraction ({source})", lengths, ctx.batch, layers=ctx.layers(ctx.run.layers),
-                            readout_width=ctx.readout_width(ctx.run.readouts)))
-    return out
-
-
-def _manifold_sets(ctx: _Context, options, suite: str, corpus: str, label: str, layers_all: bool) -> tuple:
-    """Candidate scoring and the chosen sample of one prompt set (geometry.stratified_prompts)."""
-    if suite == "geometry":
-        from geomprobe.suites.geometry import N_WINDTUNNEL_CANDIDATES
-
-        candidates, source = ctx.default_prompts(N_WINDTUNNEL_CANDIDATES, corpus)
-    else:
-        candidates, source = ctx.counter.lengths(_corpus_texts(corpus)), f"corpus:{corpus}"
-    sweeps, notes = [], []
-    readouts = (*ctx.run.readouts, options.readout)
-    layers = ctx.layers(ctx.run.layers) if layers_all else 1
-    if options.n_per_quintile == 0:
-        chosen = candidates
-    else:
-        n = min(candidates.n, 5 * options.n_per_quintile)
-        if ctx.arch.causal:
-            sweeps.append(Sweep(f"{label}candidates ({source}): next-token entropy", candidates, ctx.batch, layers=1,
-                                readout_width=ctx.arch.n_heads))
-            if candidates.n < 5 * options.n_per_quintile:
-                notes.append(f"{source} has {candidates.n} candidates, fewer than 5 x --n-per-quintile "
-                             f"{options.n_per_quintile}: the suite will refuse it")
-        chosen = Lengths(n, candidates.mean, candidates.max, candidates.how)  # a stratified draw: same lengths
-    if options.max_per_final_token:
-        notes.append("--max-per-final-token drops candidates before sampling (not counted here)")
-    sweeps.append(Sweep(f"{label}chosen sample ({chosen.n} prompts)", chosen, ctx.batch, layers=layers,
-                        readout_width=ctx.readout_width(readouts)))
-    return sweeps, chosen, notes
-
-
-def plan_geometry(ctx: _Context, options) -> SuitePlan:
-    out = SuitePlan("geometry")
-    sweeps, chosen, notes = _manifold_sets(ctx, options, "geometry", options.corpus, "", True)
-    out.sweeps += sweeps
-    out.notes += notes
-    nulls = ctx.nulls(options, "geometry")
-    b = DTYPE_BYTES[ctx.run.dtype]
-    scoring = [sweep for sweep in sweeps if "next-token entropy" in sweep.what]
-    for load in ctx.null_loads(nulls, b):
-        out.loads.append(load)
-        for sweep in scoring:  # each null draws its own stratified sample: it scores the candidates too
-            out.sweeps.append(Sweep(f"{load.what}: {sweep.what}", sweep.lengths, ctx.batch, layers=1,
-                                    readout_width=ctx.arch.n_heads, on="null"))
-        out.sweeps.append(Sweep(f"{load.what}: its own sample", chosen, ctx.batch, layers=ctx.arch.n_layers,
-                                readout_width=ctx.readout_width((*ctx.run.readouts, options.readout)), on="null"))
-    if options.init_seeds:
-        out.notes.append(f"key baseline: {options.init_seeds} fresh initialisations of 2 layers at a 512-token "
-                         "vocabulary (small)")
-    if options.step0 != "off" and (options.step0 != "auto" or ctx.target.pythia):
-        spec = options.step0 if options.step0 != "auto" else f"{ctx.target.hub_id or ctx.target.name}@step0"
-        out.loads.append(Load(f"step0 key baseline ({spec})", "checkpoint", ctx.arch.n_params, ctx.arch.n_params * 4,
-                              "cpu", "float32 on the CPU for its W_K; unavailable offline unless cached (then noted, "
-                                     "not fatal)"))
-    return out
-
-
-def plan_domain(ctx: _Context, options) -> SuitePlan:
-    out = SuitePlan("domain")
-    if ctx.task is not None:
-        out.skipped = "the domain suite compares natural-language corpora; a wind tunnel only reads its own task"
-        return out
-    if ctx.run.prompts:
-        out.skipped = "the domain suite uses the built-in corpora (--corpus and --domains), not --prompts"
-        return out
-    chosen = {}
-    for label, corpus in {"mixed": options.corpus, **{d: d for d in options.domains}}.items():
-        sweeps, chosen[label], notes = _manifold_sets(ctx, options, "domain", corpus, f"{label}: ", False)
-        out.sweeps += sweeps
-        out.notes += notes
-    nulls = ctx.nulls(options, "domain")
-    scoring = [sweep for sweep in out.sweeps if "next-token entropy" in sweep.what]
-    for load in ctx.null_loads(nulls, DTYPE_BYTES[ctx.run.dtype]):
-        out.loads.append(load)
-        for sweep in scoring:  # each null draws its own samples: it scores every corpus too
-            out.sweeps.append(Sweep(f"{load.what}: {sweep.what}", sweep.lengths, ctx.batch, layers=1,
-                                    readout_width=ctx.arch.n_heads, on="null"))
-        for label, lengths in chosen.items():
-            out.sweeps.append(Sweep(f"{load.what}: {label} sample", lengths, ctx.batch, layers=1,
-                                    readout_width=ctx.readout_width((*ctx.run.readouts, options.readout)), on="null"))
-    return out
-
-
-def plan_sula(ctx: _Context, options) -> SuitePlan:
-    from geomprobe.sula import CONTROLS
-
-    out = SuitePlan("sula")
-    why = _sula_unsupported(ctx, "sula")
-    if why:
-        out.skipped = why
-        return out
-    controls = [c for c in CONTROLS if c in options.controls]
-    lengths = _sula_lengths(ctx, options, ["main", *controls])
-    if "lexical_remap" in controls and "lexical_remap" not in lengths:
-        out.notes.append("lexical_remap skipped: only one label pair qualifies")
-    if ctx.tokenizer is None and ctx.task is None:
-        out.notes.append("labels assumed: the first candidates (dax, lug; remap wug, kep); the run picks single "
-                         "tokens of the model's tokenizer")
-    width = ctx.readout_width((*ctx.run.readouts, options.readout))
-    main_layers = ctx.arch.n_layers if ctx.run.layers is None else len(set(ctx.run.layers) | {ctx.arch.n_layers - 1})
-    k = len(options.k_values)
-    for condition, length in lengths.items():
-        out.sweeps.append(Sweep(f"condition {condition} ({k} k x {options.n_per_k})", length, ctx.batch,
-                                layers=main_layers if condition == "main" else 1, readout_width=width))
-    for load in ctx.null_loads(ctx.nulls(options, "sula"), DTYPE_BYTES[ctx.run.dtype]):
-        out.loads.append(load)
-        out.sweeps.append(Sweep(f"{load.what}: condition main", lengths["main"], ctx.batch, layers=1,
-                                readout_width=width, on="null"))
-    return out
-
-
-def ablation_layer_sets(ctx: _Context, template: str | None) -> tuple[list, list[str]]:
-    """The layer sets the ablation suite will edit (geomprobe.suites.ablation): --layers, else paper
-    III's by depth; layer 0 left out where the SULA prompts all end in the same token (the default
-    templates end in ':'), since a rotary model's layer-0 values at a fixed final token do not vary
-    and so have no axis. Assumes every other layer has one."""
-    from geomprobe.suites.ablation import check_depth, default_layer_sets, named_layer_sets, without_layers
-
-    n_layers = ctx.arch.n_layers
-    notes = []
-    if ctx.run.layers is None:
-        sets = default_layer_sets(n_layers)
-    else:
-        check_depth(n_layers)
-        chosen = sorted({layer if layer >= 0 else n_layers + layer for layer in ctx.run.layers})
-        if chosen[-1] >= n_layers - 1:
-            raise ConfigError(f"ablation suite: --layers includes the last layer ({n_layers - 1}): choose layers "
-                              f"from 0 to {n_layers - 2}")
-        sets = named_layer_sets(chosen, chosen)
-    fixed_final = template is None or not template.rstrip().endswith("{query}")
-    if fixed_final and ctx.arch.causal:
-        if ctx.run.layers is not None and 0 in ctx.run.layers:
-            notes.append("layer 0 has no entropy axis on these prompts (they all end in the same token): the suite "
-                         "will refuse --layers with 0")
-        sets = without_layers(sets, {0})
-        notes.append("layer 0 left out (its final-token values do not vary: every prompt ends in ':'); every other "
-                     "layer is assumed to have an axis")
-    return [(name, layers) for name, layers in sets if max(layers) < n_layers - 1], notes
-
-
-def _same_sula_prompts(a, b) -> bool:
-    from geomprobe.options import fields_of
-    from geomprobe.suites.sula import SulaPromptOptions
-
-    return all(getattr(a, f.name) == getattr(b, f.name) for f, _ in fields_of(SulaPromptOptions) if f.name != "n_boot")
-
-
-def plan_ablation(ctx: _Context, options, sula_options=None) -> SuitePlan:
-    from geomprobe.suites.ablation import measured_layers, parse_ops, resolve_null
-
-    out = SuitePlan("ablation")
-    why = _sula_unsupported(ctx, "ablation") or (
-        None if ctx.run.backend == "hf" else "the ablation suite edits values through geomprobe's own hooks: "
-                                             "use --backend hf")
-    if why:
-        out.skipped = why
-        return out
-    operations = parse_ops(options.ops, options.cut_lambda)
-    sets, notes = ablation_layer_sets(ctx, options.template)
-    out.notes += notes
-    if not sets:
-        out.skipped = "no layer set below the last layer keeps an entropy axis: the suite cannot run on this model"
-        return out
-    lengths = _sula_lengths(ctx, options, ["main"])["main"]
-    needed = measured_layers(sets, ctx.arch.n_layers)
-    width = ctx.readout_width(("values",))
-    reused = (sula_options is not None and sula_options.readout == "values" and _same_sula_prompts(options, sula_options)
-              and (ctx.run.layers is None or set(needed) <= set(ctx.run.layers) | {ctx.arch.n_layers - 1}))
-    if reused:
-        out.notes.append("axes reused from the sula suite of this run (same prompt settings)")
-    else:
-        main_layers = sorted(set(needed) | {ctx.arch.n_layers - 1})
-        out.sweeps.append(Sweep(f"axis fit: SULA main condition ({len(options.k_values)} k x {options.n_per_k})",
-                                lengths, ctx.batch, layers=len(main_layers), readout_width=width))
-        out.notes.append("axis fit skipped when a finished sula suite in the run directory used the same settings")
-    n_conditions = len(operations) * len(sets) * (1 + options.n_random)
-    blocks, how = ablation_blocks(ctx, sets, len(operations) * (1 + options.n_random), lengths.n)
-    out.notes.append(how)
-    conditions = (f"conditions: {len(operations)} ops ({', '.join(n for n, _, _ in operations)}) x {len(sets)} layer "
-                  f"sets ({', '.join(n for n, _ in sets)}) x (1 true + {options.n_random} "
-                  f"{'matched' if getattr(options, 'definitions', 'geomprobe') == 'geomprobe' else 'released'} "
-                  f"random axes)")
-
-    edited = sorted({layer for _, layers in sets for layer in layers})
-    released = getattr(options, "definitions", "geomprobe") == "paper-code-as-released"
-    released_split = released and ctx.arch.model_type == "gpt_neox"
-
-    def passes(prefix: str, on: str) -> list[Sweep]:
-        """The controls' attention read (or the released value split's final-token values, one pass per
-        edited layer), the baseline and the conditions of one model."""
-        setup = [] if released_split else [
-            Sweep(f"{prefix}matched controls: the attention read at the edited layers (unedited)", lengths, ctx.batch,
-                  layers=len(needed), readout_width=width, on=on)]
-        if released:
-            setup.append(Sweep(f"{prefix}the released value split at the final token, one pass per edited layer",
-                               lengths, ctx.batch, repeat=len(edited), layers=1, readout_width=width, on=on))
-        return [*setup,
-                Sweep(f"{prefix}baseline (unedited)", lengths, ctx.batch, layers=len(needed), readout_width=width,
-                      on=on),
-                Sweep(f"{prefix}{conditions}", lengths, ctx.batch, repeat=n_conditions, layers=len(needed),
-                      readout_width=width, blocks=blocks, on=on)]
-
-    out.sweeps += passes("", "model")
-    main_layers = sorted(set(needed) | {ctx.arch.n_layers - 1})
-    for load in ctx.null_loads(ctx.nulls(options, "ablation"), DTYPE_BYTES[ctx.run.dtype]):
-        out.loads.append(load)
-        out.sweeps.append(Sweep(f"{load.what}: its own axis fit, SULA main condition", lengths, ctx.batch,
-                                layers=len(main_layers), readout_width=width, on="null"))
-        out.sweeps += passes(f"{load.what}: ", "null")
-    null_text = resolve_null(options.null, ctx.arch.n_params)  # how auto reads, for the note
-    if null_text != (options.null or "").strip() and null_text:
-        out.notes.append(f"--null {options.null}: {null_text} (the ablation's count from the model's "
-                         f"{ctx.arch.n_params / 1e6:.0f}M parameters; each copy runs every condition)")
-    return out
-
-
-def ablation_blocks(ctx: _Context, sets, per_set: int, n_prompts: int) -> tuple[float, str]:
-    """(the share of the decoder blocks an edited pass runs on average, how): with prefix reuse
-    (geomprobe.prefix) the passes whose first edited layer is l0 run blocks l0..L-1, the blocks
-    below the highest l0 run once per batch (the state moved up group to group), and each group
-    checks its first batch against a full pass; 1.0 where the suite will run full passes."""
-    from geomprobe.prefix import PROVEN, enabled
-
-    L = ctx.arch.n_layers
-    why = ("turned off (GEOMPROBE_PREFIX_REUSE)" if not enabled() else
-           f"not proven for model type '{ctx.arch.model_type}'" if ctx.arch.model_type not in PROVEN else
-           "--device-map dispatches the model over devices" if ctx.run.device_map is not None else None)
-    if why is not None:
-        return 1.0, f"edited passes: full forward passes ({why})"
-    starts: dict[int, int] = {}
-    for _, layers in sets:
-        starts[min(layers)] = starts.get(min(layers), 0) + per_set
-    n_passes = sum(starts.values())
-    batches = max(1, -(-n_prompts // ctx.batch))
-    runs = sum(n * (L - l0) for l0, n in starts.items())  # block runs, in passes
-    prefix = max(starts)  # the blocks below the highest first edited layer, once
-    checks = sum(L + (L - l0) for l0 in starts) / batches  # one batch of a full pass and of the run from l0
-    share = (runs + prefix + checks) / (n_passes * L)
-    return share, (f"edited passes: prefix reuse, {share:.3f} of a full pass each on average (first edited layers "
-                   f"{', '.join(map(str, sorted(starts)))} of {L}; the blocks below run once per batch)")
-
-
-def plan_mechanisms(ctx: _Context, options) -> SuitePlan:
-    out = SuitePlan("mechanisms")
-    a = ctx.arch
-    nulls = ctx.null_loads(ctx.nulls(options, "mechanisms"), DTYPE_BYTES[ctx.run.dtype])
-    task = ctx.task
-    if task is not None:
-        sequences = Lengths(options.n_sequences, float(task.seq_len), int(task.seq_len), "exact (task length)")
-        rows_batch = max(ctx.batch, 32)
-        out.sweeps.append(Sweep(f"Q-K rows: {options.n_sequences} task sequences", sequences, rows_batch, layers=a.n_layers,
-                                readout_width=a.n_heads * task.seq_len * 2))
-        for load in nulls:
-            out.loads.append(load)
-            out.sweeps.append(Sweep(f"{load.what}: Q-K rows", sequences, rows_batch, layers=a.n_layers,
-                                    readout_width=a.n_heads * task.seq_len * 2, on="null"))
-        if options.init_seeds:
-            out.notes.append(f"layer-0 frame: {options.init_seeds} fresh copies (layer-0 keys of single tokens; small)")
-        reference = Lengths(options.n_reference, float(task.seq_len), int(task.seq_len), "exact (task length)")
-        evaluation = Lengths(options.n_eval, float(task.seq_len), int(task.seq_len), "exact (task length)")
-        out.sweeps.append(Sweep(f"head means: {options.n_reference} reference sequences", reference, 64))
-        n_ablations = a.n_layers * a.n_heads + 2 * a.n_layers
-        out.sweeps.append(Sweep(f"ablations: 1 unablated + {a.n_layers} layers x ({a.n_heads} heads + all heads + "
-                                f"skip) over {options.n_eval} held-out sequences", evaluation, 256,
-                                repeat=1 + n_ablations, full_logits=True))
-        wt = ctx.target.windtunnel
-        directory = Path(wt["dir"])
-        checkpoints = sorted((directory / "checkpoints").glob("step-*.pt")) if wt["cached"] else []
-        if options.curves == "off":
-            out.notes.append("two timescales: --curves off")
-        elif (directory / "curves.json").exists():
-            out.notes.append("two timescales: read from curves.json")
-        elif len(checkpoints) >= 2:
-            probe = Lengths(min(128, options.n_sequences), float(task.seq_len), int(task.seq_len), "exact")
-            held = Lengths(min(512, options.n_eval), float(task.seq_len), int(task.seq_len), "exact")
-            out.sweeps.append(Sweep(f"two timescales: {len(checkpoints)} checkpoints x probe sequences", probe, 64,
-                                    repeat=len(checkpoints)))
-            out.sweeps.append(Sweep(f"two timescales: {len(checkpoints)} checkpoints x held-out sequences", held, 256,
-                                    repeat=len(checkpoints), full_logits=True))
-        else:
-            out.notes.append("two timescales: checkpoints counted once the wind tunnel is trained")
-    if task is None or ctx.run.prompts:
-        lengths, source = ctx.default_prompts()
-        if task is not None:
-            lengths, source = ctx.user_prompts(), str(ctx.run.prompts)
-        out.sweeps.append(Sweep(f"Q-K rows at the final token ({source})", lengths, ctx.batch, layers=a.n_layers,
-                                readout_width=a.n_heads * lengths.max * 2))
-        if task is None:
-            for load in nulls:
-                out.loads.append(load)
-                out.sweeps.append(Sweep(f"{load.what}: Q-K rows", lengths, ctx.batch, layers=a.n_layers,
-                                        readout_width=a.n_heads * lengths.max * 2, on="null"))
-    return out
-
-
-PLANNERS = {"extract": plan_extract, "geometry": plan_geometry, "domain": plan_domain, "sula": plan_sula,
-            "ablation": plan_ablation, "mechanisms": plan_mechanisms}
+        _loading_faces = True
+        try:
+            load_faces("plan")
+        finally:
+            _loading_faces = False
+    return PLANNERS
 
 
 def register_planner(suite: str, planner) -> None:
-    """Give a plug-in suite a cost model: planner(ctx, options) -> SuitePlan (ctx: the planning
-    context: ctx.arch, ctx.run, ctx.batch, ctx.default_prompts(), ctx.nulls(options, suite); see plan_extract).
-    A suite without one is listed as not planned. Registering a name twice is a ValueError."""
-    if suite in PLANNERS:
+    """Give a suite a cost model: planner(ctx, options) -> SuitePlan (ctx: the PlanContext: ctx.arch,
+    ctx.run, ctx.batch, ctx.default_prompts(), ctx.nulls(options, suite), ctx.config_of(other suite);
+    see geomprobe.suites.extract.plan). A built-in suite's folder registers its own in plan.py; a
+    suite without one is listed as not planned. Registering a name twice is a ValueError."""
+    if suite in planners():
         raise ValueError(f"register_planner: the {suite} suite already has a planner")
     PLANNERS[suite] = planner
 
@@ -1531,21 +1209,17 @@ def plan(model_spec: str | None = None, suites="sula", run_config=None, device: 
     if device == "auto":
         device = _auto_device()
     counter = TokenCounter(target, tokenizer, run.max_tokens)
-    ctx = _Context(target, run, counter, tokenizer)
-    by_name = {c.suite: c for c in configs}
-    suite_plans = []
+    ctx = PlanContext(target, run, counter, tokenizer, configs)
+    registry, suite_plans = planners(), []
     for config in configs:
         name = config.suite
-        planner = PLANNERS.get(name)
+        planner = registry.get(name)
         if planner is None:
             suite_plans.append(SuitePlan(name, skipped="not planned: no cost model (a plug-in suite without "
                                                         "geomprobe.plan.register_planner); its passes are not in the "
                                                         "totals"))
             continue
-        if name == "ablation":
-            entry = planner(ctx, config, by_name.get("sula"))
-        else:
-            entry = planner(ctx, config)
+        entry = planner(ctx, config)
         if entry.skipped and not explicit_all:
             entry.skipped += " (named on its own the run refuses it; --suite all skips it)"
         elif name in ctx.null_notes:
@@ -1565,16 +1239,43 @@ def _auto_device() -> str:
 
 def _assemble(target: ModelTarget, run, device: str, suite_plans: list[SuitePlan], device_memory, host_memory,
               device_name, counter: TokenCounter) -> Plan:
+    """The Plan of these suite plans: the weights, the activation peak, the memory phases and
+    whether each fits, the time of the sweeps and the loads, and the notes."""
     arch = target.arch
     info = device_info(device, run.dtype, run.device_map, device_memory, host_memory, device_name)
     weights, weights_how = weights_bytes(arch, run.dtype, run.quantize)
     if run.backend == "tl":
         weights_how += "; x 2 while the tl backend runs (its own copy of the model)"
-    tl_factor = 2 if run.backend == "tl" else 1
-    dtype_bytes = DTYPE_BYTES[run.dtype]
-    null_weights = arch.n_params * dtype_bytes
+    peak = _activation_peak(arch, run, info, suite_plans)
+    loads = [load for suite in suite_plans for load in suite.loads]
+    phases = _phases(arch, run, info, weights, peak.bytes, loads)
+    fits, why = _check_fits(phases, info)
+    sweeps = _sweep_time(arch, run, info, suite_plans, weights)
+    init_rate = _init_rate()
+    load_low, load_high = _load_time(weights, loads, info, init_rate)
+    time_how = _time_how(run, suite_plans, sweeps, (load_low, load_high), init_rate)
+    return Plan(model=target.spec, source=target.arch.source, arch=arch, dtype=run.dtype, quantize=run.quantize,
+                device=device, device_map=run.device_map, backend=run.backend, batch_size=run.batch_size,
+                device_info=info, weights_bytes=weights, weights_how=weights_how, activation_bytes=peak.bytes,
+                activation_per_prompt=peak.per_prompt, activation_fixed=peak.fixed, activation_batch=peak.batch,
+                activation_how=peak.how, activation_where=peak.where, suites=suite_plans, flops=sweeps.flops,
+                time_s=(sweeps.low + load_low, sweeps.high + load_high), load_s=(load_low, load_high),
+                time_how=time_how, phases=phases, fits=fits, why=why, notes=_plan_notes(target, run, info, weights),
+                tokens_how=counter.how)
 
-    # activation peak over the sweeps of the model (null sweeps share the same shape)
+
+class _Peak(NamedTuple):
+    """The activation peak of one batch over the model's sweeps (null sweeps share the same shape)."""
+
+    bytes: int  # the largest batch x per-prompt activations
+    per_prompt: int  # per prompt, over the sweeps at the run's batch size (recommend_batch_size scales it)
+    fixed: int  # the largest batch of the sweeps at a batch size of their own
+    how: str  # the peak's formula
+    where: str  # the suite, sweep and length that set it
+    batch: int  # its batch
+
+
+def _activation_peak(arch: Architecture, run, info: DeviceInfo, suite_plans: list[SuitePlan]) -> _Peak:
     peak, per_prompt, fixed, how, where, peak_batch = 0, 0, 0, "", "no sweep", run.batch_size
     for suite in suite_plans:
         for sweep in suite.sweeps:
@@ -1591,11 +1292,14 @@ def _assemble(target: ModelTarget, run, device: str, suite_plans: list[SuitePlan
             if batch * one > peak:
                 peak, how, peak_batch = batch * one, formula, batch
                 where = f"{suite.name}, {sweep.what.split(':')[0]}, {sweep.lengths.max} tokens"
-    per_prompt = max(per_prompt, 1)
+    return _Peak(peak, max(per_prompt, 1), fixed, how, where, peak_batch)
 
-    # phases: the model alone; with each kind of load beside it
+
+def _phases(arch: Architecture, run, info: DeviceInfo, weights: int, peak: int, loads: list[Load]) -> list[Phase]:
+    """The memory phases: the model alone; with each kind of load beside it."""
+    tl_factor = 2 if run.backend == "tl" else 1
+    null_weights = arch.n_params * DTYPE_BYTES[run.dtype]
     phases = [Phase("the model", weights * tl_factor + peak, 0, weights * tl_factor, peak)]
-    loads = [load for suite in suite_plans for load in suite.loads]
     if any(load.kind in ("init", "checkpoint") and load.what.startswith("null") for load in loads):
         if run.device_map is None:
             host = null_weights if info.kind == "cuda" else 0
@@ -1612,27 +1316,51 @@ def _assemble(target: ModelTarget, run, device: str, suite_plans: list[SuitePlan
         else:
             phases.append(Phase("with the step0 key baseline (float32, CPU)", weights + peak, step0[0].bytes,
                                 weights, peak))
+    return phases
 
-    fits, why = True, ""
+
+def _check_fits(phases: list[Phase], info: DeviceInfo) -> tuple[bool, str]:
+    """(fits, why): the first phase that does not fit the device's memory, or the CPU RAM a copy is
+    built in, says why."""
     for phase in phases:
         need = phase.device_bytes
         if info.memory is not None and not _fits(need, info.memory):
-            fits = False
-            why = (f"{phase.name}: needs {_fmt_bytes(need + _margin(need))} (weights {_fmt_bytes(phase.weights_bytes)} + "
-                   f"activations {_fmt_bytes(phase.activation_bytes)} + margin {_fmt_bytes(_margin(need))}) but "
-                   f"{info.name} has {_fmt_bytes(info.memory)}")
-            break
+            return False, (f"{phase.name}: needs {_fmt_bytes(need + _margin(need))} (weights "
+                           f"{_fmt_bytes(phase.weights_bytes)} + activations {_fmt_bytes(phase.activation_bytes)} + "
+                           f"margin {_fmt_bytes(_margin(need))}) but {info.name} has {_fmt_bytes(info.memory)}")
         host_limit = info.host_memory
         if phase.host_bytes and host_limit is not None and info.kind != "cpu" and \
                 phase.host_bytes + MARGIN_MIN > host_limit:
-            fits = False
-            why = (f"{phase.name}: needs {_fmt_bytes(phase.host_bytes + MARGIN_MIN)} of CPU RAM (the copy is built "
-                   f"there, + 1 GiB) but {_fmt_bytes(host_limit)} is available")
-            break
-    if fits and info.memory is None:
-        why = "device memory unknown: not checked (pass the memory to plan for a GPU that is not here)"
+            return False, (f"{phase.name}: needs {_fmt_bytes(phase.host_bytes + MARGIN_MIN)} of CPU RAM (the copy is "
+                           f"built there, + 1 GiB) but {_fmt_bytes(host_limit)} is available")
+    if info.memory is None:
+        return True, "device memory unknown: not checked (pass the memory to plan for a GPU that is not here)"
+    return True, ""
 
-    # time
+
+@dataclass
+class _SweepTime:
+    """The time of the sweeps: compute, weight reads and per-call overhead, in seconds."""
+
+    flops: float
+    compute_s: float
+    memory_s: float
+    overhead_s: float
+    streamed: int  # the model's weights read per forward call (on the GPUs, x 2 under the tl backend)
+    offloaded: int  # weights offloaded to the CPU under --device-map, copied over PCIe per call
+
+    @property
+    def low(self) -> float:
+        return max(self.compute_s, self.memory_s)
+
+    @property
+    def high(self) -> float:
+        return 2 * (self.compute_s + self.memory_s) + self.overhead_s
+
+
+def _sweep_time(arch: Architecture, run, info: DeviceInfo, suite_plans: list[SuitePlan], weights: int) -> _SweepTime:
+    tl_factor = 2 if run.backend == "tl" else 1
+    null_weights = arch.n_params * DTYPE_BYTES[run.dtype]
     gpu_weights = weights
     offloaded = 0
     if run.device_map is not None and info.kind == "cuda" and info.gpu_memory is not None:
@@ -1660,10 +1388,12 @@ def _assemble(target: ModelTarget, run, device: str, suite_plans: list[SuitePlan
             if sweep.on == "model" and offloaded:
                 memory_s += sweep.n_batches * offloaded / PCIE_BYTES_PER_S
             overhead_s += sweep.n_batches * arch.n_layers * sweep.blocks * OVERHEAD_S_PER_LAYER_BATCH
-    sweeps_low = max(compute_s, memory_s)
-    sweeps_high = 2 * (compute_s + memory_s) + overhead_s
+    return _SweepTime(flops_total, compute_s, memory_s, overhead_s, gpu_weights * tl_factor, offloaded)
+
+
+def _load_time(weights: int, loads: list[Load], info: DeviceInfo, init_rate: float) -> tuple[float, float]:
+    """(low, high) seconds to load the model from disk and build or load each model beside it."""
     load_low, load_high = weights / DISK_BYTES_PER_S[1], weights / DISK_BYTES_PER_S[0]
-    init_rate = _init_rate()
     for load in loads:
         if load.kind == "init":
             build = 2 * load.n_params / init_rate  # torch's default init, then transformers' _init_weights
@@ -1671,6 +1401,26 @@ def _assemble(target: ModelTarget, run, device: str, suite_plans: list[SuitePlan
             load_low, load_high = load_low + build / 2 + move, load_high + build + 2 * move
         else:
             load_low, load_high = load_low + load.bytes / DISK_BYTES_PER_S[1], load_high + load.bytes / DISK_BYTES_PER_S[0]
+    return load_low, load_high
+
+
+def _time_how(run, suite_plans: list[SuitePlan], sweeps: _SweepTime, load_s: tuple[float, float],
+              init_rate: float) -> str:
+    return (f"sweeps {_fmt_range(sweeps.low, sweeps.high)}: [max(compute {_fmt_time(sweeps.compute_s)}, "
+            f"weight reads {_fmt_time(sweeps.memory_s)} ({sum(s.n_batches for s in suite_plans):,} forward calls x "
+            f"{_fmt_bytes(sweeps.streamed)} / bandwidth"
+            + (" x the share of blocks a call runs" if any(s.blocks < 1 for p in suite_plans for s in p.sweeps)
+               else "")
+            + (f", + {_fmt_bytes(sweeps.offloaded)} offloaded over PCIe each" if sweeps.offloaded else "")
+            + ")), 2 x (compute + reads) + 1 ms per layer and call]"
+            + (f" at {QUANT_SLOWDOWN[run.quantize]} x the dense rate for {run.quantize} kernels" if run.quantize else "")
+            + f"; + loads {_fmt_range(*load_s)} (weights from disk at 0.5-2 GB/s; null "
+              f"copies initialised on the CPU at a measured {init_rate / 1e6:.0f}M params/s, twice)")
+
+
+def _plan_notes(target: ModelTarget, run, info: DeviceInfo, weights: int) -> list[str]:
+    """What the figures leave out or the run should know: training, quantisation, downloads, dtype."""
+    arch = target.arch
     notes = []
     if target.windtunnel is not None and target.windtunnel.get("train_s"):
         train = target.windtunnel["train_s"]
@@ -1681,30 +1431,14 @@ def _assemble(target: ModelTarget, run, device: str, suite_plans: list[SuitePlan
                      "transformers >= 5: use --device-map auto (GPUs + CPU) rather than counting on 4-bit experts")
     if target.kind == "hub" and target.tokenizer_dir is None:
         notes.append(f"{target.hub_id} is not in the local Hugging Face cache: the run needs it downloaded first "
-                     f"(about {_fmt_bytes(arch.n_params * dtype_bytes)} in {run.dtype})")
+                     f"(about {_fmt_bytes(arch.n_params * DTYPE_BYTES[run.dtype])} in {run.dtype})")
     if info.kind == "cuda" and run.device_map is None and info.host_memory is not None and weights > info.host_memory:
         notes.append(f"without --device-map the weights are loaded through CPU memory first ({_fmt_bytes(weights)}, "
                      f"{_fmt_bytes(info.host_memory)} available): --device-map auto loads them straight to the GPUs")
     if run.dtype == "float32" and info.kind == "cuda":
         notes.append("float32 on a GPU runs at the fp32 rate (TF32 is off by default); --dtype bfloat16 halves the "
                      "weights and is many times faster")
-    time_how = (f"sweeps {_fmt_range(sweeps_low, sweeps_high)}: [max(compute {_fmt_time(compute_s)}, "
-                f"weight reads {_fmt_time(memory_s)} ({sum(s.n_batches for s in suite_plans):,} forward calls x "
-                f"{_fmt_bytes(gpu_weights * tl_factor)} / bandwidth"
-                + (" x the share of blocks a call runs" if any(s.blocks < 1 for p in suite_plans for s in p.sweeps)
-                   else "")
-                + (f", + {_fmt_bytes(offloaded)} offloaded over PCIe each" if offloaded else "")
-                + ")), 2 x (compute + reads) + 1 ms per layer and call]"
-                + (f" at {QUANT_SLOWDOWN[run.quantize]} x the dense rate for {run.quantize} kernels" if run.quantize else "")
-                + f"; + loads {_fmt_range(load_low, load_high)} (weights from disk at 0.5-2 GB/s; null "
-                  f"copies initialised on the CPU at a measured {init_rate / 1e6:.0f}M params/s, twice)")
-    return Plan(model=target.spec, source=target.arch.source, arch=arch, dtype=run.dtype, quantize=run.quantize,
-                device=device, device_map=run.device_map, backend=run.backend, batch_size=run.batch_size,
-                device_info=info, weights_bytes=weights, weights_how=weights_how, activation_bytes=peak,
-                activation_per_prompt=per_prompt, activation_fixed=fixed, activation_batch=peak_batch,
-                activation_how=how, activation_where=where, suites=suite_plans,
-                flops=flops_total, time_s=(sweeps_low + load_low, sweeps_high + load_high), load_s=(load_low, load_high),
-                time_how=time_how, phases=phases, fits=fits, why=why, notes=notes, tokens_how=counter.how)
+    return notes
 
 
 @functools.cache
@@ -1738,7 +1472,7 @@ def preflight(model_spec: str, run_config=None, suite_configs=None, device: str 
 check_fits = preflight  # the name the issue uses
 
 
-__all__ = ["Architecture", "DeviceInfo", "Lengths", "Load", "Phase", "Plan", "Sweep", "SuitePlan", "TokenCounter",
-           "architecture_from_fields", "cached_tokenizer", "check_fits", "cpu_benchmark", "device_info",
-           "parameter_groups", "plan", "preflight", "recommend_batch_size", "recommended_batch", "register_planner",
-           "resolve_target", "weights_bytes"]
+__all__ = ["Architecture", "DeviceInfo", "Lengths", "Load", "Phase", "Plan", "PlanContext", "Sweep", "SuitePlan",
+           "TokenCounter", "architecture_from_fields", "cached_tokenizer", "check_fits", "corpus_texts", "cpu_benchmark",
+           "device_info", "parameter_groups", "plan", "planners", "preflight", "recommend_batch_size",
+           "recommended_batch", "register_planner", "resolve_target", "weights_bytes"]

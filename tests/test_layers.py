@@ -9,6 +9,7 @@ ALLOWED with the reason; the list is empty and should stay short.
 from __future__ import annotations
 
 import ast
+import fnmatch
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,11 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("wind-tunnel tasks and training", ["windtunnel", "windtunnel.*"]),
     ("models", ["models", "models.*", "config", "backends", "backends.*", "weights"]),
     ("extraction and nulls", ["extraction", "prefix", "interventions", "nulls", "paper_code"]),
-    ("domain modules", ["sula", "mechanisms", "gradient_dynamics", "results"]),
+    ("domain modules", ["sula", "mechanisms", "gradient_dynamics"]),
     ("suites", ["suites", "suites.*"]),
-    ("plan, runner, compare, report", ["plan", "runner", "compare", "report", "report.*", "sweep", "commandline"]),
+    # a suite folder's faces (geomprobe.suites.base.FACES) sit with the machinery that reads them
+    ("plan, runner, compare, report", ["plan", "runner", "compare", "report", "report.*", "sweep", "commandline",
+                                       "results", "suites.*.plan", "suites.*.compare", "suites.*.figures"]),
     ("command line", ["cli"]),
 ]
 
@@ -74,12 +77,12 @@ def import_graph() -> dict[str, dict[str, int]]:
 
 
 def layer_of(module: str) -> int | None:
+    """The layer of a module: of its most specific matching pattern ('suites.*.plan' before
+    'suites.*'; '*' matches one or more dotted parts)."""
     short = module.removeprefix("geomprobe.") if module != "geomprobe" else "geomprobe"
-    for rank, (_, patterns) in enumerate(LAYERS):
-        for pattern in patterns:
-            if short == pattern or (pattern.endswith(".*") and short.startswith(pattern[:-1])):
-                return rank
-    return None
+    matches = [(len(pattern), rank) for rank, (_, patterns) in enumerate(LAYERS) for pattern in patterns
+               if fnmatch.fnmatchcase(short, pattern)]
+    return max(matches)[1] if matches else None
 
 
 def find_cycle(graph: dict[str, dict[str, int]]) -> list[str] | None:
@@ -119,7 +122,14 @@ def test_the_reader_sees_function_level_and_relative_imports(graph):
     assert "geomprobe.errors" in graph["geomprobe.runner"]
     assert "geomprobe.adapters.base" in graph["geomprobe.adapters.llama"]      # from .base import ...
     assert "geomprobe.plan" in graph["geomprobe.runner"]                        # inside run()
-    assert "geomprobe.suites.sula" in graph["geomprobe.plan"]
+    assert "geomprobe.windtunnel.tasks" in graph["geomprobe.plan"]             # inside PlanContext.task
+
+
+def test_a_suite_folder_s_faces_sit_with_their_machinery():
+    machinery = layer_of("geomprobe.plan")
+    assert layer_of("geomprobe.suites.sula.plan") == machinery == layer_of("geomprobe.suites.sula.figures")
+    assert layer_of("geomprobe.suites.sula") == layer_of("geomprobe.suites.sula.results") == layer_of("geomprobe.suites")
+    assert layer_of("geomprobe.suites.sula") < machinery
 
 
 def test_every_module_has_a_layer(graph):

@@ -184,24 +184,35 @@ def verdict(value_manifold_pc1, value_manifold_pc12, above_shuffle_null, key_fra
     {"pc1": cmp, "pc12": cmp, "keys": cmp, "focusing": cmp}; with null given (the null models'
     description) every criterion needs its own (module docstring), and one that is missing or
     "not tested" makes its criterion not tested. null None: no nulls, thresholds only."""
-    from geomprobe.analysis.null_comparison import ABOVE, non_inferiority
-
     untrained = dict(untrained or {})
     with_nulls = null is not None
-
-    def null_state(name) -> tuple[bool, str | None]:
-        """(passes the null, why not tested)."""
-        if not with_nulls:
-            return True, None
-        why = _untested(untrained.get(name))
-        return (False, why) if why else (untrained[name]["status"] == ABOVE, None)
-
     pc1, pc12 = _measured(value_manifold_pc1), _measured(value_manifold_pc12)
     fraction, focusing = _measured(key_fraction_below), _measured(focusing)
+    value = _value_manifold(pc1, pc12, above_shuffle_null, thresholds, untrained, with_nulls)
+    keys = _keys(fraction, thresholds, untrained, with_nulls)
+    focus = _focusing(focusing, thresholds, untrained, with_nulls)
+    states = (value["state"], keys["state"], focus["state"])
+    n_met = states.count(MET)
+    return Verdict(label=LABELS.get(n_met, "absent"), n_met=n_met, n_criteria=3, n_not_tested=states.count(NOT_TESTED),
+                   value_manifold=value, keys=keys, focusing=focus, thresholds=thresholds.to_dict(), null=null)
 
-    # value manifold: "PC1 > t or PC1+PC2 > t" is PC1+PC2 > t (PC1+PC2 >= PC1), so PC1+PC2 is the one
-    # statistic tested (clearing its threshold, its shuffle null, its untrained null): one test, no
-    # multiplicity; PC1's comparison is reported beside it
+
+def _null_state(untrained: dict, with_nulls: bool, name: str) -> tuple[bool, str | None]:
+    """(passes the null, why not tested)."""
+    from geomprobe.analysis.null_comparison import ABOVE
+
+    if not with_nulls:
+        return True, None
+    why = _untested(untrained.get(name))
+    return (False, why) if why else (untrained[name]["status"] == ABOVE, None)
+
+
+def _value_manifold(pc1: float | None, pc12: float | None, above_shuffle_null, thresholds: VerdictThresholds,
+                    untrained: dict, with_nulls: bool) -> dict:
+    """The value-manifold criterion: PC1+PC2 (PC1 without it) above pc_threshold, its shuffle null and its untrained null."""
+    # "PC1 > t or PC1+PC2 > t" is PC1+PC2 > t (PC1+PC2 >= PC1), so PC1+PC2 is the one statistic tested
+    # (clearing its threshold, its shuffle null, its untrained null): one test, no multiplicity; PC1's
+    # comparison is reported beside it
     primary = (("pc12", pc12),) if pc12 is not None else (("pc1", pc1),)
     if isinstance(above_shuffle_null, Mapping):
         above = {name: bool(flag) for name, flag in above_shuffle_null.items()}
@@ -211,52 +222,51 @@ def verdict(value_manifold_pc1, value_manifold_pc12, above_shuffle_null, key_fra
         above = None if above_shuffle_null is None else bool(above_shuffle_null)
         level = [name for name, value in primary if value is not None and value > thresholds.pc_threshold] \
             if above else []
-    passed_by = [name for name in level if null_state(name)[0]]
-    vm_untested = [f"{name}: {null_state(name)[1]}" for name in level if null_state(name)[1]]
+    passed_by = [name for name in level if _null_state(untrained, with_nulls, name)[0]]
+    untested = [f"{name}: {_null_state(untrained, with_nulls, name)[1]}" for name in level
+                if _null_state(untrained, with_nulls, name)[1]]
     if passed_by:
-        vm_state, vm_why = MET, None
-    elif vm_untested:
-        vm_state, vm_why = NOT_TESTED, "; ".join(vm_untested)
+        state, why = MET, None
+    elif untested:
+        state, why = NOT_TESTED, "; ".join(untested)
     elif pc1 is None and pc12 is None:
-        vm_state, vm_why = NOT_TESTED, "no value-manifold number"
+        state, why = NOT_TESTED, "no value-manifold number"
     else:
-        vm_state, vm_why = NOT_MET, None
+        state, why = NOT_MET, None
+    return {"met": state == MET, "state": state, "why_not_tested": why, "pc1": pc1, "pc12": pc12,
+            "above_shuffle_null": above, "pc_threshold": thresholds.pc_threshold, "passed_by": passed_by,
+            "vs_untrained": {k: untrained[k] for k in ("pc1", "pc12") if k in untrained} or None}
 
-    # keys: the level in enough layers, and within keys_margin of the untrained value
+
+def _keys(fraction: float | None, thresholds: VerdictThresholds, untrained: dict, with_nulls: bool) -> dict:
+    """The keys criterion: the level in enough layers, and within keys_margin of the untrained value."""
+    from geomprobe.analysis.null_comparison import non_inferiority
+
     level_ok = fraction is not None and fraction >= thresholds.orth_layer_fraction
-    keys_cmp, keys_level = untrained.get("keys"), None
-    keys_why = None if fraction is not None else "no key-orthogonality number"
-    if with_nulls and keys_why is None:
-        keys_why = _untested(keys_cmp)
-        if keys_why is None:
+    cmp, level = untrained.get("keys"), None
+    why = None if fraction is not None else "no key-orthogonality number"
+    if with_nulls and why is None:
+        why = _untested(cmp)
+        if why is None:
             try:
-                keys_level = non_inferiority(keys_cmp["model"], keys_cmp.get("nulls") or [keys_cmp["null_mean"]],
-                                             thresholds.keys_margin)
+                level = non_inferiority(cmp["model"], cmp.get("nulls") or [cmp["null_mean"]], thresholds.keys_margin)
             except AnalysisError as error:
-                keys_why = str(error)
-    keys_met = keys_why is None and level_ok and (keys_level is None or keys_level["met"])
-    keys_state = MET if keys_met else (NOT_TESTED if keys_why and (level_ok or fraction is None) else NOT_MET)
+                why = str(error)
+    met = why is None and level_ok and (level is None or level["met"])
+    state = MET if met else (NOT_TESTED if why and (level_ok or fraction is None) else NOT_MET)
+    return {"met": met, "state": state, "why_not_tested": why if state == NOT_TESTED else None,
+            "fraction_below": fraction, "orth_threshold": thresholds.orth_threshold,
+            "orth_layer_fraction": thresholds.orth_layer_fraction, "vs_untrained": cmp, "non_inferiority": level}
 
-    foc_pass, foc_why = null_state("focusing")
+
+def _focusing(focusing: float | None, thresholds: VerdictThresholds, untrained: dict, with_nulls: bool) -> dict:
+    """The focusing criterion: the relative entropy reduction above focusing_threshold and its untrained null."""
+    passes, why = _null_state(untrained, with_nulls, "focusing")
     if focusing is None:
-        foc_why = "no focusing number"
-    focusing_met = foc_why is None and focusing > thresholds.focusing_threshold and foc_pass
-    foc_state = MET if focusing_met else (NOT_TESTED if foc_why and (focusing is None or focusing >
-                                                                      thresholds.focusing_threshold) else NOT_MET)
-
-    value_met = vm_state == MET
-    states = (vm_state, keys_state, foc_state)
-    n_met = states.count(MET)
-    return Verdict(
-        label=LABELS.get(n_met, "absent"), n_met=n_met, n_criteria=3, n_not_tested=states.count(NOT_TESTED),
-        value_manifold={"met": value_met, "state": vm_state, "why_not_tested": vm_why, "pc1": pc1, "pc12": pc12,
-                        "above_shuffle_null": above, "pc_threshold": thresholds.pc_threshold, "passed_by": passed_by,
-                        "vs_untrained": {k: untrained[k] for k in ("pc1", "pc12") if k in untrained} or None},
-        keys={"met": keys_met, "state": keys_state, "why_not_tested": keys_why if keys_state == NOT_TESTED else None,
-              "fraction_below": fraction, "orth_threshold": thresholds.orth_threshold,
-              "orth_layer_fraction": thresholds.orth_layer_fraction, "vs_untrained": keys_cmp,
-              "non_inferiority": keys_level},
-        focusing={"met": focusing_met, "state": foc_state, "why_not_tested": foc_why if foc_state == NOT_TESTED
-                  else None, "focusing": focusing, "focusing_threshold": thresholds.focusing_threshold,
-                  "vs_untrained": untrained.get("focusing"), "specificity": FOCUSING_SPECIFICITY},
-        thresholds=thresholds.to_dict(), null=null)
+        why = "no focusing number"
+    met = why is None and focusing > thresholds.focusing_threshold and passes
+    state = MET if met else (NOT_TESTED if why and (focusing is None or focusing > thresholds.focusing_threshold)
+                             else NOT_MET)
+    return {"met": met, "state": state, "why_not_tested": why if state == NOT_TESTED else None,
+            "focusing": focusing, "focusing_threshold": thresholds.focusing_threshold,
+            "vs_untrained": untrained.get("focusing"), "specificity": FOCUSING_SPECIFICITY}

@@ -4,7 +4,8 @@
     build_report([Path("runs/minilm")], Path("reports/minilm.html"))
 
 `geomprobe report RUN_DIR ... -o reports/NAME.html` and `geomprobe run --report` call it.
-Figure families live in figures.RUN_FIGURES; files are read by rundata.load_run.
+Figure families: each suite's in its folder's figures.py, the report's own in figures.RUN_FIGURES, in
+page order from figures.run_figure_families(); files are read by rundata.load_run.
 """
 
 from .html import build_report

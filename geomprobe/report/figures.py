@@ -1,10 +1,16 @@
-"""The report's figures: one function per figure family, each RunData -> list[Figure | Table].
+"""The report's figures: the machinery every family draws with, and the report's own families.
 
-A family draws what the results on disk say and nothing else: no statistic is computed here
-(statistics live in geomprobe.analysis and the suites). A family whose inputs are absent
-returns []; the page says what is missing.
-To add a family, write `def name_figures(run) -> list[Figure | Table]` and
-append `FigureFamily("Section", ("suite",), name_figures)` to RUN_FIGURES.
+A family is one function, RunData -> list[Figure | Table], under a section heading. A family draws
+what the results on disk say and nothing else: no statistic is computed here (statistics live in
+geomprobe.analysis and the suites). A family whose inputs are absent returns []; the page says what
+is missing.
+
+A suite's figures live in its folder's figures.py (geomprobe/suites/<name>/figures.py), which calls
+`register_figures("Section", ("suite",), name_figures)` when imported; geomprobe.suites.base.load_faces
+imports those modules (run_figure_families), so nothing here imports a suite's figures by name. A
+plug-in suite registers its families the same way. This module keeps what the report draws for
+every run whatever its suites: the untrained-copies panels, the wind-tunnel figures and the table of
+the suites no family draws (RUN_FIGURES), and the cross-run chart and trajectories.
 
 Captions are one sentence: what to look for, with the numbers read from the results and the
 papers' reference values (METHODS.md sections 2-9), which are references, never results.
@@ -35,23 +41,15 @@ NULL_GAUSSIAN = "#b0b0b0"
 BASELINES = {"analytic": "#2ca02c", "empirical": "#98df8a", "init": "#9467bd", "step0": "#e377c2"}
 PALETTE = ["#1f5fa8", "#d9661f", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 
-# Paper reference values (METHODS.md); drawn or quoted as references only.
-REF_MANIFOLD = ("paper III: wind tunnels PC1 84-90%; mixed-domain PC1+PC2 Pythia-410M 99.7%, Phi-2 60.6%, "
-                "Llama-3.2-1B 51.4%, Mistral-7B 15-20%")
-REF_DOMAIN = "paper III, mathematics only: Pythia-410M 99.9%, Phi-2 63.5%, Llama-3.2-1B 73.6%, Mistral-7B ~80%"
-REF_KEYS = ("paper III claims 0.034-0.18 for trained models; the official code's Pythia-410M run gives 0.0297, "
-            "about the Gaussian value for D=1024")
-REF_FOCUSING = ("paper III: wind tunnels 85-90%, Phi-2 86%, Pythia-410M 82%, Llama-3.2-1B 31%, Mistral-7B "
-                "20-30% and non-monotone")
+# Paper reference values (METHODS.md) that the machinery reads (the wind-tunnel figures; the verdict
+# panel and the ablation suite's figures); drawn or quoted as references only. A suite's own live in
+# its figures.py.
 REF_WINDTUNNEL = {
     "bijection": "paper I: entropy MAE 3e-3 bits (v1) / 0.007 (v3) for the transformer, about 1.85 for an MLP",
     "hmm": "paper I v3: entropy MAE 0.049 bits for the transformer, 0.024 Mamba, 0.411 LSTM, 0.40 MLP",
     "recall": "paper I v3: accuracy 100% transformer, 97.8% Mamba, 0.5% LSTM",
     "sula": "the SULA tunnel's optimum is the exact posterior (METHODS.md section 9)",
 }
-REF_SULA_MAE = "paper III, LLMs: SULA MAE 0.31-0.44 bits (Phi-2 0.31, Llama-3.2-1B 0.36, Pythia-410M 0.44)"
-REF_SULA_PC1 = ("paper III, LLMs: |rho(PC1, H_bayes)| 0.65-0.80; rho(k, PC1) 0.86 Pythia-410M, 0.60 Phi-2, "
-                "0.32 Llama-3.2-1B")
 REF_ABLATION = ("paper III, Pythia-410M: axis-entropy r 0.27-0.32 falls to about 0 under the true single-layer cut "
                 "while random cuts move it by about 0.01, and the multi-layer cut takes it from 0.27 to 0.07 with "
                 "the SULA MAE and correlation changing under 1%")
@@ -227,10 +225,10 @@ def with_ci(entry, spec: str = ".3f") -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# value manifold (METHODS.md section 2; domain restriction, section 6)
+# prompts and their per-prompt arrays in hover labels and colours
 
 
-def _entropy_for(run: RunData, relative: str, n: int):
+def entropy_for(run: RunData, relative: str, n: int):
     entropy = run.array(relative)
     return entropy if entropy is not None and entropy.shape == (n,) else None
 
@@ -255,386 +253,6 @@ def prompt_hover(rows: list[dict] | None, n: int, compact: bool = False) -> tupl
     template = "%{customdata[0]}" + ("" if compact else "<br>%{customdata[1]}") + ("<br>k = %{customdata[2]}"
                                                                                   if has_k else "")
     return data, template + "<br>"
-
-
-def _geometry_prompts(run: RunData, n: int) -> list[dict] | None:
-    rows = run.jsonl("geometry/extraction/prompts.jsonl")
-    return rows if rows and len(rows) == n else None
-
-
-def _manifold_scatter(run: RunData, vm: dict) -> Figure | None:
-    pc1, pc2 = vm.get("pc1_coords"), vm.get("pc2_coords")
-    if not pc1 or not pc2:
-        return None
-    entropy = _entropy_for(run, "geometry/extraction/next_entropy_bits.npy", len(pc1))
-    marker = dict(size=8, line=dict(width=0.5, color="white"))
-    if entropy is not None:
-        marker.update(color=entropy.tolist(), colorscale="Viridis", showscale=True,
-                      colorbar=dict(title=dict(text="next-token<br>entropy (bits)")))
-    else:
-        marker.update(color=MEASURED)
-    customdata, who = prompt_hover(_geometry_prompts(run, len(pc1)), len(pc1), run.compact)
-    fig = go.Figure(go.Scatter(x=pc1, y=pc2, mode="markers", marker=marker, name="prompts", customdata=customdata,
-                               hovertemplate=who + "PC1 %{x:.2f}<br>PC2 %{y:.2f}"
-                                             + ("<br>entropy %{marker.color:.3f} bits" if entropy is not None else "")
-                                             + "<extra></extra>"))
-    style(fig, 460, xaxis_title=f"PC1 ({pct(vm.get('pc1'))} of variance)",
-          yaxis_title=f"PC2 ({pct(_pc2_share(vm))} of variance)", showlegend=False)
-    rho = vm.get("rho_pc1_entropy_raw")
-    if entropy is None and rho is None:
-        look = ("points are not coloured because this model has no next-token entropy (an encoder), so look only "
-                "for how far the cloud stretches along PC1")
-    elif entropy is None:
-        look = (f"points are not coloured because geometry/extraction/next_entropy_bits.npy is missing; Spearman "
-                f"rho(PC1, entropy) = {fmt(rho, '+.2f')} as computed")
-    else:
-        look = (f"look for colour (entropy) changing steadily along PC1, an entropy-ordered manifold: Spearman "
-                f"rho(PC1, entropy) = {fmt(rho, '+.2f')} as computed, PC1 oriented so it is >= 0")
-    ref = model_reference(run)
-    ref_text = (f"paper III for this model: mixed PC1+PC2 {ref['pc12_mixed']}" if ref
-                else REF_MANIFOLD)
-    caption = (f"Last-layer (layer {vm.get('layer')}, {vm.get('readout', 'values')}) final-token vectors of "
-               f"{vm.get('n_prompts', len(pc1))} prompts on their first two principal components: {look} "
-               f"({ref_text}).")
-    notes = [f"PC1 sign: {vm['pc1_sign']}"] if vm.get("pc1_sign") else []
-    return Figure("Value manifold: PC1 vs PC2", caption, fig, notes)
-
-
-def _pc1_entropy(run: RunData, vm: dict) -> Figure | None:
-    """PC1 against each prompt's next-token entropy: the ordering the value-manifold rho scores."""
-    pc1 = vm.get("pc1_coords")
-    entropy = _entropy_for(run, "geometry/extraction/next_entropy_bits.npy", len(pc1 or []))
-    if not pc1 or entropy is None:
-        return None
-    customdata, who = prompt_hover(_geometry_prompts(run, len(pc1)), len(pc1), run.compact)
-    fig = go.Figure(go.Scatter(x=entropy.tolist(), y=pc1, mode="markers", name="prompts", customdata=customdata,
-                               marker=dict(size=8, color=MEASURED, opacity=0.75, line=dict(width=0.5, color="white")),
-                               hovertemplate=who + "entropy %{x:.3f} bits<br>PC1 %{y:.2f}<extra></extra>"))
-    style(fig, 420, xaxis_title="next-token entropy (bits)", yaxis_title="PC1 coordinate", showlegend=False)
-    caption = (f"Each prompt's last-layer PC1 coordinate against its next-token entropy ({len(pc1)} prompts): look "
-               f"for the points rising or falling steadily with entropy; Spearman rho(PC1, entropy) = "
-               f"{fmt(vm.get('rho_pc1_entropy_raw'), '+.2f')} as computed (paper III: |rho| 0.65-0.80).")
-    return Figure("Value manifold: PC1 vs next-token entropy", caption, fig)
-
-
-def _pc2_share(vm: dict):
-    spectrum = vm.get("spectrum") or []
-    return spectrum[1] if len(spectrum) > 1 else None
-
-
-def _spectrum(vm: dict) -> Figure | None:
-    spectrum = vm.get("spectrum")
-    if not spectrum:
-        return None
-    components = list(range(1, len(spectrum) + 1))
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=components, y=spectrum, mode="lines+markers", name="measured",
-                             line=dict(color=MEASURED, width=3)))
-    # the Gaussian null drawn wide and pale under the shuffle null: the two often coincide
-    for key, label, color, width, dash in (("gaussian_null", "Gaussian null (median)", "#d0d0d0", 7, "solid"),
-                                           ("shuffle_null", "shuffle null (median)", NULL_SHUFFLE, 2, "dash")):
-        median = (vm.get(key) or {}).get("spectrum_median")
-        if median:
-            fig.add_trace(go.Scatter(x=components[:len(median)], y=median, mode="lines", name=label,
-                                     line=dict(color=color, dash=dash, width=width)))
-    # percent ticks at 1-2-5 steps over a narrow range; powers of ten when tiny shares stretch the axis
-    tiny = min((v for v in spectrum if v and v > 0), default=1.0) < 1e-3
-    style(fig, 400, xaxis_title="principal component", yaxis_title="share of variance (log)",
-          yaxis=log_axis(spectrum) if tiny else dict(type="log", dtick="D2", tickformat=".1~%"))
-    shuffle = ((vm.get("shuffle_null") or {}).get("pc1") or {}).get("median")
-    caption = (f"Eigenvalue spectrum (share of variance per component) of the last-layer vectors against the "
-               f"computed nulls: look for the first components standing above the shuffle null, here PC1 "
-               f"{pct(vm.get('pc1'))} vs {pct(shuffle)} for a shuffle of the same {vm.get('n_prompts')} x "
-               f"{vm.get('n_columns')} matrix (the papers' 'about 5% for random' is only a rough figure).")
-    return Figure("Value manifold: eigenvalue spectrum vs nulls", caption, fig)
-
-
-def _untrained_models(run: RunData, suite: str) -> list[dict]:
-    """The per-null-model entries of a suite's untrained_null (empty with --null off or none run)."""
-    return ((run.results.get(suite) or {}).get("untrained_null") or {}).get("models") or []
-
-
-def _per_layer(vm: dict, nulls: list[dict] = ()) -> Figure | None:
-    rows = vm.get("per_layer") or []
-    if not rows or all(r.get("pc1") is None for r in rows):
-        return None
-    layers = [r["layer"] for r in rows]
-    fig = go.Figure()
-    drawn = [null for null in nulls if [r.get("layer") for r in null.get("per_layer") or []] == layers]
-    for i, null in enumerate(drawn):
-        fig.add_trace(go.Scatter(x=layers, y=[r.get("pc1") for r in null["per_layer"]], mode="lines",
-                                 name="PC1 of untrained copies", legendgroup="untrained", showlegend=i == 0,
-                                 line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"),
-                                 hovertemplate=f"{esc(null.get('name', ''))}: PC1 %{{y:.3f}}<extra></extra>"))
-    for key, label, color in (("pc12", "PC1+PC2", SECOND), ("pc1", "PC1", MEASURED)):
-        fig.add_trace(go.Scatter(x=layers, y=[r.get(key) for r in rows], mode="lines+markers", name=label,
-                                 line=dict(color=color, width=3)))
-        fig.add_trace(ci_whiskers(layers, [r.get(f"{key}_ci95") for r in rows], f"{label} 95% CI", color))
-        nulls = [((r.get("shuffle_null") or {}).get(key) or {}).get("median") for r in rows]
-        if any(v is not None for v in nulls):
-            fig.add_trace(go.Scatter(x=layers, y=nulls, mode="lines", name=f"{label} shuffle null",
-                                     line=dict(color=color, dash="dot", width=1.5)))
-    style(fig, 420, xaxis_title="layer", yaxis_title="share of variance", xaxis_dtick=1)
-    caption = (f"PC1 and PC1+PC2 of the final-token vectors at every layer, with bootstrap 95% CIs and shuffle "
-               f"nulls: look for where the manifold becomes low-dimensional (last layer: PC1 {pct(vm.get('pc1'))}, "
-               f"PC1+PC2 {pct(vm.get('pc12'))}; paper III: wind tunnels PC1 84-90%).")
-    notes = [f"layer {r['layer']}: {r['note']}" for r in rows if r.get("pc1") is None and r.get("note")]
-    if drawn:
-        last = [null["per_layer"][-1].get("pc1") for null in drawn]
-        notes.append(f"dotted grey: PC1 of {len(drawn)} untrained copies on the same prompts (last layer "
-                     + ", ".join(pct(v) for v in last) + "): the share an untrained network of this shape gives")
-    return Figure("Value manifold per layer", caption, fig, notes)
-
-
-def _domain_scatter(run: RunData, domain: dict) -> Figure | None:
-    sets = {label: entry for label, entry in (domain.get("sets") or {}).items()
-            if entry.get("pc1_coords") and entry.get("pc2_coords")}
-    if not sets:
-        return None
-    labels = list(sets)
-    titles = [f"{label}: PC1+PC2 {pct(sets[label].get('pc12'))}" for label in labels]
-    fig = make_subplots(rows=1, cols=len(labels), subplot_titles=[esc(t) for t in titles],
-                        horizontal_spacing=0.05)
-    coloured = False
-    for column, label in enumerate(labels, start=1):
-        entry = sets[label]
-        entropy = _entropy_for(run, f"domain/extraction-{label}/next_entropy_bits.npy", len(entry["pc1_coords"]))
-        marker = dict(size=6)
-        if entropy is not None:
-            marker.update(color=entropy.tolist(), coloraxis="coloraxis")
-            coloured = True
-        else:
-            marker.update(color=PALETTE[(column - 1) % len(PALETTE)])
-        fig.add_trace(go.Scatter(x=entry["pc1_coords"], y=entry["pc2_coords"], mode="markers", marker=marker,
-                                 name=esc(label), hovertemplate=f"{esc(label)}<br>PC1 %{{x:.2f}}<br>PC2 %{{y:.2f}}"
-                                                           "<extra></extra>"), row=1, col=column)
-        fig.update_xaxes(title_text="PC1", row=1, col=column)
-    fig.update_yaxes(title_text="PC2", row=1, col=1)
-    style(fig, 400, titled=True, showlegend=False)
-    if coloured:
-        fig.update_layout(coloraxis=dict(colorscale="Viridis",
-                                         colorbar=dict(title=dict(text="next-token<br>entropy (bits)"))))
-    caption = (f"The mixed-domain set and each domain-restricted set, each with its own PCA of the last-layer "
-               f"vectors: look for restricted sets collapsing onto fewer directions than the mixed set "
-               f"({REF_DOMAIN}).")
-    return Figure("Domain restriction: PC1 vs PC2 per prompt set", caption, fig)
-
-
-def _domain_bars(run: RunData, domain: dict) -> Figure | None:
-    sets = domain.get("sets") or {}
-    if not sets:
-        return None
-    labels = list(sets)
-    shown = [esc(label) for label in labels]
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=shown, y=[sets[k].get("pc12") for k in labels], mode="markers", name="PC1+PC2",
-                             marker=dict(color=MEASURED, size=12),
-                             customdata=[_gain_text(sets[k]) for k in labels],
-                             hovertemplate="%{x}: %{y:.3f}%{customdata}<extra></extra>"))
-    fig.add_trace(ci_whiskers(shown, [sets[k].get("pc12_ci95") for k in labels], "95% CI", MEASURED))
-    fig.add_trace(go.Scatter(x=shown, y=[((sets[k].get("shuffle_null") or {}).get("pc12") or {}).get("median")
-                                          for k in labels], mode="markers", name="shuffle null (median)",
-                             marker=dict(color=NULL_SHUFFLE, symbol="line-ew-open", size=22, line=dict(width=2))))
-    ref = model_reference(run)
-    if ref:
-        for key, label in (("pc12_mixed", "mixed"), ("pc12_math", "math")):
-            span = paper_range(ref.get(key))
-            if span and label in labels:
-                fig.add_trace(go.Scatter(x=[label, label], y=list(span), mode="markers+lines",
-                                         name=f"paper III {label}", line=dict(color="#c0392b"),
-                                         marker=dict(symbol="diamond", size=10, color="#c0392b")))
-    style(fig, 380, yaxis_title="PC1+PC2 share of variance", yaxis_rangemode="tozero")
-    caption = (f"Last-layer PC1+PC2 of each prompt set with bootstrap 95% CIs (hover for the gain over mixed "
-               f"and its CI): look for restricted sets above the mixed set by more than the intervals "
-               f"({REF_DOMAIN}).")
-    notes = [f"caveat: {domain['caveat']}"] if domain.get("caveat") else []
-    return Figure("Domain restriction: PC1+PC2 per prompt set", caption, fig, notes)
-
-
-def _gain_text(entry: dict) -> str:
-    gain = entry.get("gain_over_mixed")
-    if not gain:
-        return ""
-    pc12 = gain.get("pc12") or {}
-    ci = pc12.get("ci95") or [None, None]
-    return f"<br>gain over mixed {fmt(pc12.get('value'), '+.3f')} [{fmt(ci[0], '+.3f')}, {fmt(ci[1], '+.3f')}]"
-
-
-def value_manifold_figures(run: RunData) -> list[Figure]:
-    figures = []
-    vm = (run.results.get("geometry") or {}).get("value_manifold")
-    if vm:
-        figures += [_manifold_scatter(run, vm), _pc1_entropy(run, vm), _spectrum(vm),
-                    _per_layer(vm, _untrained_models(run, "geometry"))]
-    domain = run.results.get("domain")
-    if domain:
-        figures += [_domain_scatter(run, domain), _domain_bars(run, domain)]
-    return [f for f in figures if f is not None]
-
-
-# --------------------------------------------------------------------------------------------
-# key orthogonality (METHODS.md section 3)
-
-
-def key_orthogonality_figures(run: RunData) -> list[Figure]:
-    keys = (run.results.get("geometry") or {}).get("key_orthogonality")
-    if not keys or not keys.get("layer_mean"):
-        return []
-    layer_mean = keys["layer_mean"]
-    layers = list(range(len(layer_mean)))
-    x0, x1 = layers[0], layers[-1]
-    empirical, baselines = keys.get("empirical_gaussian") or {}, keys.get("baselines") or {}
-    init, step0 = baselines.get("init") or {}, baselines.get("step0") or {}
-    levels = {name: value for name, value in (
-        ("analytic Gaussian", keys.get("analytic_gaussian")), ("empirical Gaussian", empirical.get("mean")),
-        ("fresh init", init.get("mean")),
-        ("step0", step0.get("mean") if len(step0.get("layer_mean") or []) != len(layers) else None))
-        if isinstance(value, (int, float))}
-    groups = coinciding(levels)
-    together = [name for names in groups.values() for name in names]
-
-    def named(label: str, key: str) -> str:
-        return f"{label} (coincides)" if key in together else label
-
-    fig = go.Figure()
-    if keys.get("layer_p10") and keys.get("layer_p90"):
-        fig.add_trace(go.Scatter(x=layers, y=keys["layer_p90"], mode="lines", line=dict(width=0), showlegend=False,
-                                 hoverinfo="skip"))
-        fig.add_trace(go.Scatter(x=layers, y=keys["layer_p10"], mode="lines", line=dict(width=0), fill="tonexty",
-                                 fillcolor="rgba(31,95,168,0.18)", name="p10-p90 over heads", hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=layers, y=layer_mean, mode="lines+markers", name="trained: mean over heads",
-                             line=dict(color=MEASURED, width=3)))
-    if keys.get("analytic_gaussian") is not None:
-        fig.add_trace(hline_trace(x0, x1, keys["analytic_gaussian"], named("analytic Gaussian E|cos|",
-                                                                            "analytic Gaussian"),
-                                  BASELINES["analytic"], "solid", opacity=0.35, line_width=8))
-    if empirical.get("mean") is not None:
-        fig.add_trace(hline_trace(x0, x1, empirical["mean"], named("empirical Gaussian", "empirical Gaussian"),
-                                  "#1b7a1b", "dot", line_width=3))
-    if "init" in baselines:
-        fig.add_trace(hline_trace(x0, x1, init["mean"], named(f"fresh init ({init.get('n_seeds', '?')} seeds, mean)",
-                                                              "fresh init"), BASELINES["init"], "dashdot"))
-    if "step0" in baselines:
-        if len(step0.get("layer_mean") or []) == len(layers):
-            fig.add_trace(go.Scatter(x=layers, y=step0["layer_mean"], mode="lines+markers", name="step0 checkpoint",
-                                     line=dict(color=BASELINES["step0"], dash="dash", width=2)))
-        else:
-            fig.add_trace(hline_trace(x0, x1, step0["mean"], named("step0 checkpoint (mean)", "step0"),
-                                      BASELINES["step0"]))
-    nulls = ((run.results.get("geometry") or {}).get("untrained_null") or {}).get("models") or []
-    for i, null in enumerate(m for m in nulls if len(m.get("key_layer_mean") or []) == len(layers)):
-        fig.add_trace(go.Scatter(x=layers, y=null["key_layer_mean"], mode="lines", name="untrained copies (full depth)",
-                                 line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"), legendgroup="untrained",
-                                 showlegend=i == 0, hovertemplate=f"{esc(null.get('name', ''))}: %{{y:.3f}}"
-                                                                  "<extra></extra>"))
-    style(fig, 420, xaxis_title="layer", yaxis_title="mean |cos| between key columns", xaxis_dtick=1)
-    threshold = keys.get("threshold")
-    caption = (f"Mean absolute cosine between the {keys.get('n_vectors', 'd')} key columns of W_K per layer "
-               f"(line: mean over heads, band: 10th-90th percentile) against the computed random and "
-               f"initialisation baselines: look for how far trained keys sit from the baselines; "
-               f"{pct(keys.get('fraction_below'))} of layers are below the verdict threshold {fmt(threshold, '.2f')} "
-               f"({REF_KEYS}).")
-    notes = [f"{name}: {text}" for name, text in (keys.get("notes") or {}).items()]
-    notes[:0] = [f"{', '.join(names)} coincide at {text} to the precision shown: one line on the plot, told apart "
-                 "by style (analytic wide pale solid, empirical dotted, fresh init dash-dot, step0 dashed)"
-                 for text, names in groups.items()]
-    if keys.get("init_note") and "init" in baselines:
-        notes.append(f"init: {keys['init_note']}")
-    if keys.get("ln_folded") or keys.get("fold_ln"):
-        notes.append("W_K rows multiplied by the preceding norm's scale (fold_ln)")
-    return [Figure("Key orthogonality per layer", caption, fig, notes)]
-
-
-# --------------------------------------------------------------------------------------------
-# attention focusing (METHODS.md section 4)
-
-
-def attention_figures(run: RunData) -> list[Figure]:
-    focus = (run.results.get("geometry") or {}).get("attention_focusing")
-    extract = run.results.get("extract")
-    if focus and focus.get("hbar_bits"):
-        layers = list(range(len(focus["hbar_bits"])))
-        bits, bits_ci = focus["hbar_bits"], focus.get("hbar_bits_ci95") or []
-        normalised = focus.get("normalised") or {}
-        norm, norm_ci = normalised.get("hbar") or [], normalised.get("hbar_ci95") or []
-        source = f"geometry suite, {focus.get('n_prompts')} prompts"
-    elif extract and extract.get("layers"):
-        rows = extract["layers"]
-        layers = [r["layer"] for r in rows]
-        bits, bits_ci = [r.get("attn_entropy_bits") for r in rows], [r.get("ci95") for r in rows]
-        norm, norm_ci = [r.get("attn_entropy_normalised") for r in rows], [r.get("normalised_ci95") for r in rows]
-        source = f"extract suite, {extract.get('n_prompts')} prompts"
-    else:
-        return []
-    titles = ["bits", "normalised by log2(visible keys)"]
-    notes = []
-    if focus and focus.get("focusing") is not None:
-        ci = focus.get("focusing_ci95") or [None, None]
-        titles[0] = f"bits: focusing 1 - H(L-1)/H(0) = {pct(focus['focusing'])} [{pct(ci[0])}, {pct(ci[1])}]"
-        normalised = focus.get("normalised") or {}
-        if normalised.get("focusing") is not None:
-            titles[1] = f"normalised by log2(visible keys): focusing {pct(normalised['focusing'])}"
-        notes.append(f"largest reduction from layer 0: {pct(focus.get('largest_reduction'))} at layer "
-                     f"{focus.get('largest_reduction_layer')}; monotonicity (Spearman rho of layer vs entropy) "
-                     f"{fmt(focus.get('monotonicity'), '+.2f')}")
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=titles)
-    for column, (values, cis) in enumerate(((bits, bits_ci), (norm, norm_ci)), start=1):
-        if not values:
-            continue
-        fig.add_trace(go.Scatter(x=layers, y=values, mode="lines+markers", name="mean over heads",
-                                 line=dict(color=MEASURED, width=3), showlegend=column == 1), row=1, col=column)
-        fig.add_trace(ci_whiskers(layers, cis, "95% CI (bootstrap over prompts)", MEASURED,
-                                  showlegend=column == 1), row=1, col=column)
-        fig.update_xaxes(title_text="layer", dtick=1, row=1, col=column)
-    nulls = ((run.results.get("geometry") or {}).get("untrained_null") or {}).get("models") or []
-    drawn_nulls = [m for m in nulls if m.get("hbar_bits") and len(m["hbar_bits"]) == len(layers)]
-    for i, null in enumerate(drawn_nulls):
-        fig.add_trace(go.Scatter(x=layers, y=null["hbar_bits"], mode="lines", name="untrained copies",
-                                 line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"), legendgroup="untrained",
-                                 showlegend=i == 0, hovertemplate=f"{esc(null.get('name', ''))}: %{{y:.3f}} bits"
-                                                                  "<extra></extra>"), row=1, col=1)
-    if drawn_nulls:
-        notes.append(f"dotted grey: the same entropy profile of {len(drawn_nulls)} untrained copies on the same prompts")
-    fig.update_yaxes(title_text="final-token attention entropy (bits)", row=1, col=1)
-    fig.update_yaxes(title_text="entropy / log2(visible keys)", row=1, col=2)
-    style(fig, 440, titled=True)
-    if focus and focus.get("focusing") is not None:
-        measured = f"here {pct(focus['focusing'])}"
-    else:
-        measured = "the focusing ratio is computed by the geometry suite, not run here"
-    caption = (f"Mean over query heads of the final token's attention entropy per layer ({source}), with bootstrap "
-               f"95% CIs: look for entropy falling from the first to the last layer, {measured} ({REF_FOCUSING}).")
-    return [item for item in (Figure("Attention focusing per layer", caption, fig, notes), _head_entropy(run, focus))
-            if item is not None]
-
-
-def _head_entropy(run: RunData, focus: dict | None) -> Figure | None:
-    """Layer x head heatmap of the final token's attention entropy: the geometry suite's
-    attention_focusing.head_bits [n_layers][n_heads] (bits, mean over prompts), the per-head detail
-    under the focusing profile, whose per-layer means are these rows' means. Runs written before
-    head_bits existed have none: not drawn."""
-    import numpy as np
-
-    if focus is None or not focus.get("head_bits"):
-        if focus is not None:
-            run.notes.append("layer x head attention entropy: attention_focusing.head_bits is not in this run's "
-                             "geometry results (written by an older geomprobe): rerun the geometry suite with "
-                             "--overwrite to draw it")
-        return None
-    per_head = np.array(focus["head_bits"], dtype=float)  # [n_layers, n_heads]
-    layers, heads = list(range(per_head.shape[0])), list(range(per_head.shape[1]))
-    fig = go.Figure(go.Heatmap(z=[[None if not np.isfinite(v) else float(v) for v in row] for row in per_head],
-                               x=heads, y=layers, colorscale="Viridis", colorbar=dict(title=dict(text="bits")),
-                               hovertemplate="layer %{y}, head %{x}: %{z:.3f} bits<extra></extra>"))
-    style(fig, max(260, 60 + 34 * len(layers)), xaxis_title="head", yaxis_title="layer", xaxis_dtick=1,
-          yaxis_dtick=1)
-    low = np.unravel_index(np.nanargmin(per_head), per_head.shape) if np.isfinite(per_head).any() else None
-    where = "" if low is None else (f"; the most focused head is layer {low[0]} head {low[1]} at "
-                                    f"{per_head[low]:.2f} bits")
-    caption = (f"Mean over {focus.get('n_prompts')} prompts of the final token's attention entropy per layer and query head "
-               f"(bits; the focusing profile is each row's mean): look for heads that focus (dark) while others in "
-               f"the same layer stay diffuse{where}.")
-    return Figure("Attention entropy per layer and head", caption, fig)
 
 
 # --------------------------------------------------------------------------------------------
@@ -701,7 +319,7 @@ def _training_curve(metrics: dict) -> Figure | None:
     return Figure("Wind tunnel: training curves", caption, fig)
 
 
-def _dissociation(curves: list) -> Figure | None:
+def dissociation(curves: list) -> Figure | None:
     if not curves:
         return None
     steps = [c["step"] for c in curves]
@@ -744,313 +362,12 @@ def windtunnel_figures(run: RunData) -> list[Figure]:
     figures = []
     if run.windtunnel is not None:
         figures += [_per_position(run.windtunnel), _training_curve(run.windtunnel)]
-    figures.append(_dissociation(run.curves))
+    figures.append(dissociation(run.curves))
     return [f for f in figures if f is not None]
 
 
 # --------------------------------------------------------------------------------------------
-# SULA: in-context Bayesian updating against the exact posterior (METHODS.md section 7)
-
-
-COMPACT_POINTS = 250  # per-prompt points a run's scatter keeps in a report of several runs
-
-
-def _k_colors(n: int) -> list[str]:
-    from plotly.colors import sample_colorscale
-
-    return sample_colorscale("Viridis", [0.85 * i / max(1, n - 1) for i in range(n)])  # no pale yellow end
-
-
-def _k_numeric(ks: list) -> bool:
-    return bool(ks) and all(isinstance(k, (int, float)) and not isinstance(k, bool) for k in ks)
-
-
-def k_positions(ks: list) -> list:
-    """Where each k sits on the x axis: k itself (0, 1, 2, 4, 8 at their numeric distances), or
-    evenly spaced positions when some k is not a number."""
-    return list(ks) if _k_numeric(ks) else list(range(len(ks)))
-
-
-def _k_gap(ks: list) -> float:
-    """The smallest distance between neighbouring k positions (1 for a single k)."""
-    x = sorted(k_positions(ks))
-    return min((b - a for a, b in zip(x, x[1:]) if b > a), default=1)
-
-
-def _k_axis(ks: list) -> dict:
-    """k on its numeric axis, ticks at the k values measured."""
-    x, gap = k_positions(ks), _k_gap(ks)
-    return dict(tickmode="array", tickvals=x, ticktext=[str(k) for k in ks],
-                range=[min(x) - 0.5 * gap, max(x) + 0.5 * gap])
-
-
-def _sula_per_k(sula: dict) -> Figure | None:
-    nulls = (sula.get("untrained_null") or {}).get("models") or []
-    main = (sula.get("conditions") or {}).get("main") or {}
-    per_k = main.get("per_k") or []
-    if not per_k:
-        return None
-    ks = [row.get("k") for row in per_k]
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=("entropy over the two labels", "MAE |H_model - H_bayes| per k"))
-    x = k_positions(ks)
-    # the same x for both (an offset would read as a difference): Bayes as wide open diamonds under the model's dots
-    for key, label, color, line, marker in (
-            ("H_bayes", "H_bayes (exact posterior)", SECOND, dict(dash="dash", width=2),
-             dict(size=15, symbol="diamond-open", line=dict(width=2.5))),
-            ("H_model", "H_model (the model)", MEASURED, dict(width=1.5), dict(size=8, symbol="circle"))):
-        fig.add_trace(go.Scatter(x=x, y=[estimate(row.get(key)) for row in per_k], mode="lines+markers", name=label,
-                                 line=dict(color=color, **line), marker=dict(color=color, **marker),
-                                 customdata=[[row.get("k"), row.get("n")] for row in per_k],
-                                 hovertemplate=f"{key}, k = %{{customdata[0]}} (n %{{customdata[1]}}): "
-                                               "%{y:.4f} bits<extra></extra>"), row=1, col=1)
-        fig.add_trace(ci_whiskers(x, [interval(row.get(key)) for row in per_k], f"{key} 95% CI", color),
-                      row=1, col=1)
-    drawn = [null for null in nulls if [row.get("k") for row in null.get("per_k") or []] == ks]
-    for i, null in enumerate(drawn):
-        for column, key in ((1, "H_model"), (2, "mae_bits")):
-            fig.add_trace(go.Scatter(x=x, y=[row.get(key) for row in null["per_k"]], mode="lines+markers",
-                                     name="untrained copies", legendgroup="untrained", showlegend=i == 0 and column == 1,
-                                     line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"), marker=dict(size=5),
-                                     hovertemplate=f"{esc(null.get('name', ''))}: %{{y:.4f}} bits<extra></extra>"),
-                          row=1, col=column)
-    mae = [estimate(row.get("mae_bits")) for row in per_k]
-    fig.add_trace(go.Scatter(x=x, y=mae, mode="lines+markers", name="MAE", showlegend=False,
-                             line=dict(color="#8c564b", width=2), marker=dict(size=9),
-                             hovertemplate="MAE: %{y:.3g} bits<extra></extra>"), row=1, col=2)
-    fig.add_trace(ci_whiskers(x, [interval(row.get("mae_bits")) for row in per_k],
-                              "MAE 95% CI", "#8c564b", showlegend=False), row=1, col=2)
-    for column in (1, 2):
-        fig.update_xaxes(title_text="k (in-context examples)", **_k_axis(ks), row=1, col=column)
-    fig.update_yaxes(title_text="bits", rangemode="tozero", row=1, col=1)
-    positive = [v for v in mae + [row.get("mae_bits") for null in drawn for row in null["per_k"]]
-                if v is not None and v > 0]
-    if positive and max(positive) / min(positive) > 10:
-        fig.update_yaxes(title_text="bits (log)", **log_axis(positive), row=1, col=2)
-    else:
-        fig.update_yaxes(title_text="bits", rangemode="tozero", row=1, col=2)
-    style(fig, 420, titled=True)
-    caption = (f"Mean H_model (the model's entropy over the two labels, renormalised) and the exact Bayes entropy "
-               f"H_bayes per number of in-context examples k in the main condition ({main.get('n_prompts')} "
-               f"prompts), with bootstrap 95% CIs: look for the model's dots inside the Bayes diamonds at every k, "
-               f"here MAE {with_ci(main.get('mae_bits'), '.3g')} bits over all k ({REF_SULA_MAE}).")
-    if drawn:
-        caption += (f" Dotted grey: {len(drawn)} untrained copies of the same architecture on the same prompts (MAE "
-                    + ", ".join(fmt(null.get("mae_bits"), ".3g") for null in drawn) + " bits).")
-    return Figure("SULA: H_model and H_bayes per k", caption, fig)
-
-
-def _sula_scatter(run: RunData, sula: dict) -> Figure | None:
-    main = (sula.get("conditions") or {}).get("main") or {}
-    rows = run.jsonl("sula/prompts-main.jsonl")
-    rows = [r for r in rows or [] if isinstance(r.get("H_model"), (int, float))
-            and isinstance(r.get("H_bayes"), (int, float))]
-    if not rows:
-        run.notes.append("SULA H_model vs H_bayes per prompt: no usable sula/prompts-main.jsonl (the per-prompt "
-                         "outputs the sula suite writes)")
-        return None
-    ks = sorted({r.get("k") for r in rows}, key=lambda k: (k is None, k))
-    n_all, notes = len(rows), []
-    if run.compact and n_all > COMPACT_POINTS:  # a report of several runs: every j-th prompt, no prompt ids
-        stride = -(-n_all // COMPACT_POINTS)
-        rows = rows[::stride]
-        notes.append(f"{len(rows)} of the {n_all} prompts drawn (every {stride}th), to keep a report of several runs "
-                     "small; a report of this run alone draws all of them")
-    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="y = x (Bayes-optimal)", hoverinfo="skip",
-                               line=dict(color="#444", dash="dash", width=1.5)))
-    for k, color in zip(ks, _k_colors(len(ks))):
-        group = [r for r in rows if r.get("k") == k]
-        ids = {} if run.compact else dict(customdata=[esc(str(r.get("id", ""))) for r in group])
-        fig.add_trace(go.Scatter(x=[r["H_bayes"] for r in group], y=[r["H_model"] for r in group], mode="markers",
-                                 name=f"k = {k}", marker=dict(color=color, size=7, opacity=0.65,
-                                                              line=dict(width=0.5, color="white")), **ids,
-                                 hovertemplate=f"k = {k}{'' if run.compact else ', %{customdata}'}<br>H_bayes "
-                                               "%{x:.4f}<br>H_model %{y:.4f}<extra></extra>"))
-    style(fig, 480, xaxis_title="H_bayes, exact posterior (bits)", yaxis_title="H_model (bits)",
-          xaxis_range=[-0.03, 1.03], yaxis_range=[-0.03, 1.03])
-    caption = (f"Each main-condition prompt's H_model against its exact H_bayes ({n_all} prompts, coloured by "
-               f"k): look for the points on the dashed y = x line; as computed, Pearson "
-               f"{with_ci(main.get('pearson_H_model_H_bayes'), '.4f')}, Spearman "
-               f"{with_ci(main.get('spearman_H_model_H_bayes'), '.4f')}, "
-               f"MAE {with_ci(main.get('mae_bits'), '.3g')} bits "
-               f"({REF_SULA_MAE}).")
-    return Figure("SULA: H_model vs H_bayes per prompt", caption, fig, notes)
-
-
-def _sula_pc1(sula: dict) -> Figure | None:
-    conditions = {name: entry for name, entry in (sula.get("conditions") or {}).items()
-                  if isinstance(entry, dict) and entry.get("per_k")}
-    if not conditions:
-        return None
-    ks = [row.get("k") for row in (conditions.get("main") or next(iter(conditions.values())))["per_k"]]
-    spread = 0.4 * _k_gap(ks) if len(conditions) > 1 else 0.0  # conditions side by side at each k
-    positions = k_positions(ks)
-    fig = go.Figure()
-    for index, (name, entry) in enumerate(conditions.items()):
-        color = PALETTE[index % len(PALETTE)]
-        offset = -spread / 2 + spread * index / max(1, len(conditions) - 1)
-        per_k = [row for row in entry["per_k"] if row.get("k") in ks]
-        x = [positions[ks.index(row["k"])] + offset for row in per_k]
-        label = esc(name) + ("" if name == "main" else " (main basis)")
-        fig.add_trace(go.Scatter(x=x, y=[estimate(row.get("pc1")) for row in per_k], mode="lines+markers",
-                                 name=label, legendgroup=name,
-                                 line=dict(color=color, width=3 if name == "main" else 1.5),
-                                 marker=dict(size=9 if name == "main" else 7, color=color),
-                                 customdata=[row.get("k") for row in per_k],
-                                 hovertemplate=f"{esc(name)}, k = %{{customdata}}: mean PC1 %{{y:.3f}}<extra></extra>"))
-        fig.add_trace(ci_whiskers(x, [interval(row.get("pc1")) for row in per_k], f"{label} 95% CI", color,
-                                  showlegend=False, legendgroup=name))
-    style(fig, 440, xaxis_title="k (in-context examples)", yaxis_title="mean PC1 coordinate (main basis)",
-          xaxis=_k_axis(ks))
-    axis, main = sula.get("axis") or {}, (sula.get("conditions") or {}).get("main") or {}
-    caption = (f"Mean coordinate on the main condition's PC1 (layer {axis.get('layer')} {axis.get('readout', '')}, "
-               f"{pct(axis.get('pc1_explained'))} of variance) per k for the main condition and each control "
-               f"projected into the same basis, with bootstrap 95% CIs: look for the main condition moving steadily "
-               f"with k and the no-evidence controls departing from it; main rho(PC1, H_bayes) given k "
-               f"{with_ci(main.get('rho_pc1_H_bayes_given_k'), '+.2f')} (the controlled figure), raw over all k "
-               f"{with_ci(main.get('rho_pc1_H_bayes'), '+.2f')} (confounded with k), rho(k, PC1) "
-               f"{with_ci(main.get('rho_k_pc1'), '+.2f')} (the confound) ({REF_SULA_PC1}, raw).")
-    notes = [f"PC1 sign: {axis['sign']}"] if axis.get("sign") else []
-    profile = [row for row in sula.get("per_layer") or [] if row.get("rho_pc1_H_bayes") is not None]
-    if profile:
-        notes.append("rho(PC1, H_bayes) of each layer's own PC1 (main condition): " + ", ".join(
-            f"layer {row['layer']} {row['rho_pc1_H_bayes']:+.2f} (PC1 {pct(row.get('pc1_explained'))})"
-            for row in profile))
-    notes += [f"{name} skipped: {why}" for name, why in ((sula.get("settings") or {}).get("skipped_controls")
-                                                          or {}).items()]
-    return Figure("SULA: mean PC1 per k, main condition and controls", caption, fig, notes)
-
-
-def _sula_pc1_scatter(run: RunData, sula: dict) -> Figure | None:
-    """Each main-condition prompt's PC1 against its H_bayes, one colour per k (the confound made visible)."""
-    rows = [r for r in run.jsonl("sula/prompts-main.jsonl") or [] if isinstance(r.get("pc1"), (int, float))
-            and isinstance(r.get("H_bayes"), (int, float))]
-    if not rows:
-        return None
-    n_all, notes = len(rows), []
-    if run.compact and n_all > COMPACT_POINTS:
-        stride = -(-n_all // COMPACT_POINTS)
-        rows = rows[::stride]
-        notes.append(f"{len(rows)} of the {n_all} prompts drawn (every {stride}th), to keep a report of several runs "
-                     "small")
-    ks = sorted({r.get("k") for r in rows}, key=lambda k: (k is None, k))
-    fig = go.Figure()
-    for k, color in zip(ks, _k_colors(len(ks))):
-        group = [r for r in rows if r.get("k") == k]
-        customdata, who = prompt_hover(group, len(group), run.compact)
-        fig.add_trace(go.Scatter(x=[r["H_bayes"] for r in group], y=[r["pc1"] for r in group], mode="markers",
-                                 name=f"k = {k}", customdata=customdata,
-                                 marker=dict(color=color, size=7, opacity=0.65, line=dict(width=0.5, color="white")),
-                                 hovertemplate=who + "H_bayes %{x:.4f} bits<br>PC1 %{y:.3f}<extra></extra>"))
-    style(fig, 460, xaxis_title="H_bayes, exact posterior (bits)", yaxis_title="PC1 coordinate (main basis)",
-          legend_title_text="k")
-    main = (sula.get("conditions") or {}).get("main") or {}
-    caption = (f"Each main-condition prompt's PC1 coordinate against its exact H_bayes ({n_all} prompts, coloured by "
-               f"k): look for PC1 ordered by H_bayes within each colour, not only between colours (k alone lowers "
-               f"H_bayes); rho(PC1, H_bayes) given k {with_ci(main.get('rho_pc1_H_bayes_given_k'), '+.2f')}, raw "
-               f"{with_ci(main.get('rho_pc1_H_bayes'), '+.2f')} ({REF_SULA_PC1}, raw).")
-    return Figure("SULA: PC1 vs H_bayes per prompt, by k", caption, fig, notes)
-
-
-def _sula_table(sula: dict) -> Table | None:
-    conditions = {name: entry for name, entry in (sula.get("conditions") or {}).items() if isinstance(entry, dict)}
-    if not conditions:
-        return None
-    header = ["condition", "labels", "Bayes", "prompts", "H_bayes (bits)", "H_model (bits)", "MAE (bits) [95% CI]",
-              "k-only MAE (held-out half)", "Pearson(H_model, H_bayes)", "rho(PC1, H_bayes) given k",
-              "rho(PC1, H_bayes), raw (confounded with k)", "rho(k, PC1) (the confound)"]
-    rows = [[name, "/".join(map(str, entry.get("labels") or [])) or "-", str(entry.get("bayes", "-")),
-             str(entry.get("n_prompts", "-")), fmt(estimate(entry.get("H_bayes"))),
-             fmt(estimate(entry.get("H_model"))), with_ci(entry.get("mae_bits"), ".3g"),
-             fmt(estimate((entry.get("mae_baselines") or {}).get("k_only")), ".3g"),
-             with_ci(entry.get("pearson_H_model_H_bayes"), ".4f"),
-             with_ci(entry.get("rho_pc1_H_bayes_given_k"), "+.2f"), with_ci(entry.get("rho_pc1_H_bayes"), "+.2f"),
-             with_ci(entry.get("rho_k_pc1"), "+.2f")] for name, entry in conditions.items()]
-    reference = ["paper III (LLMs, reference)", "", "", "", "", "", "0.31-0.44 (Phi-2, Llama-3.2-1B, Pythia-410M)",
-                 "", "", "not reported", "|rho| 0.65-0.80", "0.86 Pythia-410M, 0.60 Phi-2, 0.32 Llama-3.2-1B"]
-    caption = ("Every condition's scores as computed by the sula suite (Spearman rho; PC1 of the controls in the "
-               "main condition's basis): look for the main condition and the controls with Bayes unchanged "
-               "(lexical_remap, carrier_mask) scoring alike, and for the no-evidence controls (shuffled, label_mask: "
-               "H_bayes = 1, so no correlation with it) showing whether the model still reads the evidence. "
-               "H_bayes falls with k, so the raw rho(PC1, H_bayes) also scores an axis that only counts examples: "
-               "the rho given k (Spearman partial correlation, one indicator per k) is the controlled figure, and "
-               "a model MAE is worth reading only against the k-only baseline beside it; the last row is paper "
-               "III's, a reference, never a result.")
-    notes = []
-    main = conditions.get("main") or {}
-    within = main.get("rho_pc1_H_bayes_within_k")
-    if isinstance(within, dict) and within.get("value") is not None:
-        pvalue = within.get("pvalue")
-        notes.append(f"main, within-k Spearman rho(PC1, H_bayes): pooled {with_ci(within, '+.2f')}"
-                     + ("" if pvalue is None else f" (PC1 shuffled within k: p = {pvalue:.3g})") + "; per k "
-                     + ", ".join(f"k = {row.get('k')} {fmt(estimate(row.get('rho_pc1_H_bayes')), '+.2f')}"
-                                 for row in main.get("per_k") or []))
-    if "rho_pc1_H_bayes_given_n_tokens" in main:
-        notes.append(f"main, rho(PC1, H_bayes) given the prompt length in tokens "
-                     f"{with_ci(main.get('rho_pc1_H_bayes_given_n_tokens'), '+.2f')}, given k and the length "
-                     f"{with_ci(main.get('rho_pc1_H_bayes_given_k_n_tokens'), '+.2f')}; rho(length, PC1) "
-                     f"{with_ci(main.get('rho_n_tokens_pc1'), '+.2f')}")
-    return Table("SULA: scores per condition", caption, header, rows, reference, notes)
-
-
-BASELINE_LABELS = (("model", "the model: |H_model - H_bayes|"), ("k_only", "k only: mean H_bayes per k"),
-                   ("k_only_median", "k only: median H_bayes per k (the MAE-optimal function of k)"),
-                   ("constant", "constant: mean H_bayes"), ("zero", "H = 0 for every prompt"),
-                   ("model_minus_k_only", "model minus k only (paired difference)"))
-
-
-def _sula_baselines(sula: dict) -> Table | None:
-    main = (sula.get("conditions") or {}).get("main") or {}
-    baselines = main.get("mae_baselines")
-    if not isinstance(baselines, dict):
-        return None
-    split = baselines.get("split") or {}
-    rows = [[label, with_ci(baselines.get(key), ".3g")] for key, label in BASELINE_LABELS if key in baselines]
-    reference = ["paper III (LLMs, reference): model MAE", "0.31-0.44 (Llama-3.2-1B 0.36)"]
-    caption = (f"MAE against H_bayes of predictors that read no evidence, beside the model's, on the same held-out "
-               f"half of the main prompts ({split.get('n_score')} scored; the baselines fitted on the other "
-               f"{split.get('n_fit')}, split within each k, seed {split.get('seed')}), with bootstrap 95% CIs: look "
-               f"for the model below the k-only rows, since a model that only counts its examples scores the "
-               f"k-only MAE and the constant H = 0 already scores about paper III's Llama figure.")
-    return Table("SULA: the model against trivial MAE baselines", caption, ["predictor", "MAE (bits) [95% CI]"],
-                 rows, reference)
-
-
-def sula_figures(run: RunData) -> list[Figure | Table]:
-    sula = run.results.get("sula")
-    if not sula:
-        return []
-    items = [_sula_per_k(sula), _sula_scatter(run, sula), _sula_pc1(sula), _sula_pc1_scatter(run, sula),
-             _sula_table(sula), _sula_baselines(sula),
-             paper_code_table(sula, "sula", "SULA")]
-    return [item for item in items if item is not None]
-
-
-# --------------------------------------------------------------------------------------------
-# entropy-axis interventions against random axes (METHODS.md section 8)
-
-
-def _op_title(name: str, condition: dict) -> str:
-    if condition.get("op") == "cut":
-        return f"{name} (lambda {fmt(condition.get('cut_lambda'), 'g')})"
-    if condition.get("op") == "shift":
-        return f"shift {fmt(condition.get('shift_c'), '+g')} sigma_u"
-    return name
-
-
-def _set_label(condition: dict) -> str:
-    """'L1', or 'multi<br>8,12,16', then the layer the figure reads: '<br>-> L2'."""
-    name, layers = str(condition.get("layer_set", "?")), condition.get("layers") or []
-    label = esc(name)
-    if len(layers) > 1 or name != f"L{layers[0] if layers else ''}":
-        label += "<br>" + esc(",".join(map(str, layers)))
-    first = _first_downstream(condition)
-    return label + ("" if first is None else f"<br>-> L{first}")
-
-
-def _first_downstream(condition: dict):
-    geometry = (condition.get("true") or {}).get("axis_entropy") or {}
-    return geometry.get("first_downstream_layer")
+# read by the machinery (the verdict panel) as well as by the ablation suite's figures
 
 
 def ablation_summary(ablation: dict) -> dict | None:
@@ -1059,369 +376,8 @@ def ablation_summary(ablation: dict) -> dict | None:
     return ablation_headline(ablation)
 
 
-def _ablation_effects(ablation: dict) -> Figure | None:
-    conditions = [c for c in ablation.get("conditions") or [] if isinstance(c, dict) and c.get("true")]
-    if not conditions:
-        return None
-    ops = list(dict.fromkeys(str(c.get("id", "?")).split("/")[0] for c in conditions))
-    first_of = {op: next(c for c in conditions if str(c.get("id", "?")).split("/")[0] == op) for op in ops}
-    n_ops = len(ops)
-    fig = make_subplots(rows=2, cols=n_ops, horizontal_spacing=0.05 if n_ops > 2 else 0.1, vertical_spacing=0.12,
-                        subplot_titles=[esc(_op_title(op, first_of[op])) for op in ops])
-    settings = ablation.get("settings") or {}
-    n_random = settings.get("n_random")
-    shown = set()
-    pending = []  # (trace, row, column): added in one call, much faster than one add_trace each
-
-    def add(trace, row, col):
-        pending.append((trace, row, col))
-
-    def legend(key):
-        first = key not in shown
-        shown.add(key)
-        return first
-
-    for condition in conditions:
-        column = ops.index(str(condition.get("id", "?")).split("/")[0]) + 1
-        label = _set_label(condition)
-        behaviour = condition["true"].get("behaviour") or {}
-        downstream = ((condition["true"].get("axis_entropy") or {}).get("downstream") or {})
-        versus = condition.get("vs_random") or {}
-        random = condition.get("random") or []
-        first = _first_downstream(condition)
-        key = None if first is None else str(first)
-        layer_entry = downstream.get(key) or {}
-        panels = (
-            (1, [(d.get("behaviour") or {}).get("delta_mae_bits") for d in random], behaviour.get("delta_mae_bits"),
-             versus.get("delta_mae_bits") or {}, "change in MAE", "bits", ".3g"),
-            (2, [(d.get("downstream_r") or {}).get(key) for d in random], layer_entry.get("after"),
-             (versus.get("axis_r_downstream_change") or {}).get(key) or {}, f"axis-entropy rho at L{first}", "",
-             "+.3f"),
-        )
-        for row, random_values, true_entry, where, what, unit, spec in panels:
-            if row == 2 and key is None:
-                continue
-            random_values = [v for v in random_values if v is not None]
-            if random_values:
-                add(go.Box(x=[label] * len(random_values), y=random_values, boxpoints="all", jitter=0.5,
-                                     pointpos=0, name=f"random axes ({n_random} per condition)", legendgroup="random",
-                                     showlegend=legend("random"), marker=dict(color=NULL_SHUFFLE, size=4),
-                                     line=dict(color="#9a9a9a", width=1), fillcolor="rgba(127,127,127,0.15)",
-                                     hovertemplate=f"random axis: {what} %{{y:{spec}}} {unit}<extra></extra>"),
-                              row=row, col=column)
-            if row == 2 and layer_entry.get("before") is not None:
-                add(go.Scatter(x=[label], y=[layer_entry["before"]], mode="markers",
-                                         name="unperturbed rho", legendgroup="base", showlegend=legend("base"),
-                                         marker=dict(symbol="line-ew-open", size=40, color=MEASURED,
-                                                     line=dict(width=3)),
-                                         hovertemplate=f"unperturbed: rho at L{first} %{{y:+.3f}}<extra></extra>"),
-                              row=row, col=column)
-            value = estimate(true_entry)
-            if value is None:
-                continue
-            if interval(true_entry):
-                add(ci_whiskers([label], [interval(true_entry)], "true axis 95% CI", "#c0392b",
-                                          showlegend=legend("ci"), legendgroup="ci"), row=row, col=column)
-            ranked = "|change| " if row == 2 else ""
-            rank = (f"{ranked}rank {where.get('rank')}/{where.get('of')}, p {fmt(where.get('p_value'), '.3f')}"
-                    if where.get("rank") is not None else "no random axes")
-            add(go.Scatter(x=[label], y=[value], mode="markers", name="true entropy axis",
-                                     legendgroup="true", showlegend=legend("true"),
-                                     marker=dict(symbol="diamond", size=14, color="#c0392b",
-                                                 line=dict(width=1, color="white")),
-                                     hovertemplate=f"{esc(str(condition.get('id')))}, true axis: {what} "
-                                                   f"%{{y:{spec}}} {unit}<br>{rank}<extra></extra>"),
-                          row=row, col=column)
-    fig.add_traces([t for t, _, _ in pending], rows=[r for _, r, _ in pending], cols=[c for _, _, c in pending])
-    for column in range(1, n_ops + 1):
-        fig.add_hline(y=0, line=dict(color="#888", width=1, dash="dot"), row=1, col=column)
-        fig.add_hline(y=0, line=dict(color="#888", width=1, dash="dot"), row=2, col=column)
-        if column > 1:  # one rho scale across the operations
-            fig.update_yaxes(matches=f"y{n_ops + 1}", row=2, col=column)
-    fig.update_yaxes(tickformat="~g", row=1)  # plain decimals: no SI 'µ' for changes of a few 1e-4 bits
-    fig.update_yaxes(title_text="change in SULA MAE (bits)", row=1, col=1)
-    fig.update_yaxes(title_text="axis-entropy rho, first layer after the edit", row=2, col=1)
-    style(fig, 640, titled=True)
-    baseline = ablation.get("baseline") or {}
-    n_prompts = (settings.get("n_per_k") or 0) * len(settings.get("k_values") or []) or "?"
-    caption = (f"For each operation (columns) and layer set, the output's change in the SULA MAE against the "
-               f"unperturbed pass (top; unperturbed MAE {with_ci(baseline.get('mae_bits'), '.3g')} bits, Pearson "
-               f"{fmt(estimate(baseline.get('pearson_H_model_H_bayes')), '.4f')}) and the axis-entropy Spearman "
-               f"rho(v'.u, H_model) re-extracted at the first layer after the edit, on that layer's own axis "
-               f"(bottom, layer after the arrow; blue dash: unperturbed), the true entropy axis (red diamond) over "
-               f"{n_random} random axes orthogonal to it (grey box and points; smallest attainable p "
-               f"{fmt(settings.get('smallest_p'), '.2f')}), {n_prompts} SULA prompts, positions "
-               f"{settings.get('positions', '?')}: look for the true axis standing apart from the random ones "
-               f"downstream and at the output; the edited layer itself is not drawn, since a cut makes its rho 0 "
-               f"by construction ({REF_ABLATION}).")
-    notes = [f"{c.get('id')} (layers {', '.join(map(str, c.get('layers') or []))}): {c.get('reading')}"
-             for c in conditions if c.get("reading")]
-    thresholds = ablation.get("thresholds") or {}
-    if thresholds:
-        notes.append(f"readings: downstream |rho| < {thresholds.get('axis_r_zero')} counts as no correlation, a rho "
-                     f"change of at least {thresholds.get('axis_r_change')} as a change; |change in MAE| < "
-                     f"{thresholds.get('mae_bits')} bits and |change in Pearson| < {thresholds.get('pearson')} as "
-                     f"behaviour unchanged; {thresholds.get('vs_random', '')}")
-    return Figure("Entropy-axis interventions: true axis vs random axes", caption, fig, notes)
-
-
-def _ablation_downstream_table(ablation: dict) -> Table | None:
-    """Every downstream layer of every condition: rho before and after, the random axes, rank and p."""
-    rows = []
-    for condition in ablation.get("conditions") or []:
-        if not isinstance(condition, dict):
-            continue
-        geometry = (condition.get("true") or {}).get("axis_entropy") or {}
-        versus = condition.get("vs_random") or {}
-        per_layer = versus.get("axis_r_downstream_change") or {}
-        edited = ",".join(map(str, condition.get("layers") or []))
-        for layer, entry in (geometry.get("downstream") or {}).items():
-            where = per_layer.get(layer) or {}
-            mean, sd = where.get("random_mean"), where.get("random_sd")
-            before = entry.get("before")
-            random_r = "n/a" if mean is None or before is None else f"{before + mean:+.3f} +- {fmt(sd, '.3f')}"
-            rows.append([str(condition.get("id")), edited, layer, fmt(before, "+.3f"), fmt(entry.get("after"), "+.3f"),
-                         random_r, _rank_cell(where), fmt(where.get("p_value"), ".2f")])
-        if len(geometry.get("downstream") or {}) > 1:
-            where = versus.get("axis_r_mean_abs_change_downstream") or {}
-            rows.append([str(condition.get("id")), edited, "mean |change| over these layers", "",
-                         fmt(geometry.get("mean_abs_change_downstream"), ".3f"),
-                         fmt(where.get("random_mean"), ".3f"), _rank_cell(where), fmt(where.get("p_value"), ".2f")])
-    if not rows:
-        return None
-    settings = ablation.get("settings") or {}
-    caption = (f"The axis-entropy Spearman rho(v'.u, H_model) at every layer after the last edited one, each on its "
-               f"own axis, unperturbed and under the true axis's edit, against {settings.get('n_random')} random axes "
-               f"(mean +- sd of their rho; the true axis's rank by |change| among all, and the empirical p, smallest "
-               f"attainable {fmt(settings.get('smallest_p'), '.2f')}): per layer, never averaged over layers with "
-               f"signs; the edited layers' own rho (0 by construction under a cut) is in results.json, "
-               f"at_edited_layers.")
-    return Table("Entropy-axis interventions: downstream layers", caption,
-                 ["condition", "edited", "layer", "unperturbed rho", "true axis rho", "random axes rho",
-                  "|change| rank", "p"], rows)
-
-
-def _rank_cell(where: dict) -> str:
-    return "n/a" if where.get("rank") is None else f"{where['rank']}/{where['of']}"
-
-
-def ablation_figures(run: RunData) -> list[Figure | Table]:
-    ablation = run.results.get("ablation")
-    if not ablation:
-        return []
-    items = [_ablation_effects(ablation), _ablation_downstream_table(ablation)]
-    return [item for item in items if item is not None]
-
-
 # --------------------------------------------------------------------------------------------
-# mechanisms (papers I and II): Q-K alignment, the layer-0 frame, ablations, two timescales
-
-REF_QK = "paper I: Q-K alignment diffuse at layer 0 and concentrated on the evidence by the last layer"
-REF_FRAME = "paper I v3: 0.052 trained vs 0.082 random (mean |cos|)"
-REF_TWO_TIMESCALES = "paper II: the attention frame settles early in training while the values keep refining"
-
-
-def _qk_alignment(mech: dict) -> Figure | None:
-    qk = mech.get("qk_alignment") or {}
-    metrics = qk.get("metrics") or {}
-    if not metrics.get("attn_entropy_bits"):
-        return None
-    layers = qk.get("layers") or list(range(len(metrics["attn_entropy_bits"]["value"])))
-    evidence = "evidence_mass" in metrics
-    titles = ["attention entropy (bits)"] + (["attention mass on the evidence"] if evidence else []) + \
-        ["cos(query, key), post-rotary"]
-    fig = make_subplots(rows=1, cols=len(titles), horizontal_spacing=0.08, subplot_titles=titles)
-    shown = set()
-
-    def first(key):
-        new = key not in shown
-        shown.add(key)
-        return new
-
-    def per_layer(column, name, color, label):
-        entry = metrics[name]
-        per_head = entry.get("per_head") or []
-        n_heads = max((len(row) for row in per_head), default=0)
-        xs = [layer for layer, row in zip(layers, per_head) for _ in row]
-        ys = [value for row in per_head for value in row]
-        if n_heads > 1:
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name="single heads", legendgroup="heads",
-                                     showlegend=first("heads"), marker=dict(color=color, size=6, opacity=0.35),
-                                     hovertemplate=f"{label}, one head: %{{y:.3f}}<extra></extra>"), row=1, col=column)
-        fig.add_trace(go.Scatter(x=layers, y=entry["value"], mode="lines+markers", name=label,
-                                 line=dict(color=color, width=3)), row=1, col=column)
-        fig.add_trace(ci_whiskers(layers, entry.get("ci95") or [], "95% CI (bootstrap over sequences)", color,
-                                  showlegend=first("ci"), legendgroup="ci"), row=1, col=column)
-
-    per_layer(1, "attn_entropy_bits", MEASURED, "head mean")
-    nulls = (mech.get("untrained_null") or {}).get("models") or []
-    for column, key in ((1, "hbar_bits"), (2, "evidence_mass_by_layer")):
-        if column == 2 and not evidence:
-            continue
-        for null in (n for n in nulls if len(n.get(key) or []) == len(layers)):
-            fig.add_trace(go.Scatter(x=layers, y=null[key], mode="lines", name="untrained copies",
-                                     legendgroup="untrained", showlegend=first("untrained"),
-                                     line=dict(color=NULL_SHUFFLE, width=1.5, dash="dot"),
-                                     hovertemplate=f"{esc(null.get('name', ''))}: %{{y:.3f}}<extra></extra>"),
-                          row=1, col=column)
-    column = 2
-    if evidence:
-        per_layer(2, "evidence_mass", SECOND, "evidence mass (head mean)")
-        share = qk.get("evidence_uniform_share")
-        if share is not None:
-            fig.add_trace(hline_trace(layers[0], layers[-1], share, "uniform attention's evidence share",
-                                      NULL_SHUFFLE, "dash"), row=1, col=2)
-        column = 3
-    for name, label, color in (("cos_max", "cos max over keys", "#2ca02c"), ("cos_mean", "cos mean over keys",
-                                                                               "#98df8a"),
-                               ("cos_evidence_minus_other", "cos evidence - other keys", "#9467bd")):
-        if name in metrics:
-            fig.add_trace(go.Scatter(x=layers, y=metrics[name]["value"], mode="lines+markers", name=label,
-                                     line=dict(color=color, width=2)), row=1, col=column)
-    fig.update_xaxes(title_text="layer", dtick=1)
-    style(fig, 440, titled=True)
-    entropy = metrics["attn_entropy_bits"]["value"]
-    text = (f"Per layer, the attention rows at {qk.get('rows', 'the query positions')} ({qk.get('n_rows')} rows, "
-            f"{qk.get('n_sequences')} sequences): head-mean attention entropy ({fmt(entropy[0])} bits at layer "
-            f"{layers[0]}, {fmt(entropy[-1])} at layer {layers[-1]})")
-    if evidence:
-        mass = metrics["evidence_mass"]["value"]
-        text += (f", the attention mass on the evidence ({fmt(mass[0])} to {fmt(mass[-1])}, against "
-                 f"{fmt(qk.get('evidence_uniform_share'))} for a uniform row)")
-    caption = (text + " and the query-key cosines: look for entropy falling and mass gathering on the evidence "
-               f"({REF_QK}).")
-    if nulls:
-        caption += " Dotted grey: untrained copies of the same architecture read on the same sequences."
-    task = mech.get("task") or {}
-    notes = [f"evidence ({task['name']}): {task['evidence']}"] if task.get("evidence") else []
-    focus = mech.get("attention_focusing") or {}
-    if focus.get("focusing") is not None:
-        low, high = focus.get("focusing_ci95") or [None, None]
-        notes.append(f"attention focusing 1 - H(L-1)/H(0) at {focus.get('rows')}: {pct(focus['focusing'])} "
-                     f"[{pct(low)}, {pct(high)}]")
-    return Figure("Mechanisms: Q-K alignment and attention on the evidence per layer", caption, fig, notes)
-
-
-def _ablation_heatmap(mech: dict) -> Figure | None:
-    ablation = mech.get("ablation") or {}
-    delta = ablation.get("delta_mae_bits")
-    if not delta:
-        return None
-    n_layers, n_heads = len(delta), len(delta[0])
-    layers = [f"layer {layer}" for layer in range(n_layers)]
-    whole = [[a, b] for a, b in zip(ablation.get("all_heads_delta_mae_bits") or [None] * n_layers,
-                                    ablation.get("skip_layer_delta_mae_bits") or [None] * n_layers)]
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.65, 0.35], horizontal_spacing=0.16,
-                        subplot_titles=("one head mean-ablated", "whole layer"))
-    fig.add_trace(go.Heatmap(z=delta, x=[f"head {h}" for h in range(n_heads)], y=layers, coloraxis="coloraxis",
-                             text=[[fmt(v, "+.4f") for v in row] for row in delta], texttemplate="%{text}",
-                             hovertemplate="%{y}, %{x}: change in MAE %{z:+.4f} bits<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Heatmap(z=whole, x=["all heads mean-ablated", "layer skipped"], y=layers, coloraxis="coloraxis2",
-                             text=[[fmt(v, "+.3f") for v in row] for row in whole], texttemplate="%{text}",
-                             hovertemplate="%{y}, %{x}: change in MAE %{z:+.4f} bits<extra></extra>"), row=1, col=2)
-    fig.update_yaxes(autorange="reversed")
-    style(fig, 140 + 60 * n_layers, titled=True,
-          coloraxis=dict(colorscale="Reds", cmin=0, colorbar=dict(title="bits", x=0.555, xanchor="left",
-                                                                  thickness=14, len=0.9)),
-          coloraxis2=dict(colorscale="Reds", cmin=0, colorbar=dict(title="bits", x=1.01, xanchor="left",
-                                                                   thickness=14, len=0.9)))
-    base = ablation.get("baseline") or {}
-    blind = ablation.get("context_blind") or {}
-    first = ablation.get("layer0_heads") or {}
-    caption = (f"Increase of the held-out entropy MAE against the exact posterior ({ablation.get('n_eval')} sequences; "
-               f"unablated {fmt(base.get('entropy_mae_bits'), '.4f')} bits, context-blind "
-               f"{fmt(blind.get('entropy_mae_bits'), '.3f')}) when one head's output is replaced by its mean, when "
-               f"all of a layer's heads are, and when the layer is skipped: look for the cells that carry the "
-               f"computation; layer 0 reads '{first.get('reading', '?')}' (head {first.get('top_head', '?')} "
-               f"largest, {pct(first.get('share_of_total'))} of the layer-0 increases).")
-    notes = [f"mean ablation: {ablation['mean_ablation']}"] if ablation.get("mean_ablation") else []
-    if ablation.get("skip"):
-        notes.append(f"skip: {ablation['skip']}")
-    if first:
-        notes.append(f"reading rule: 'concentrated' when the top head has at least {first.get('share_threshold')} "
-                     f"of the summed positive increases and {first.get('ratio_threshold')}x the second; else 'spread'")
-    return Figure("Mechanisms: head and layer ablations", caption, fig, notes)
-
-
-def _ablation_table(mech: dict) -> Table | None:
-    ablation = mech.get("ablation") or {}
-    delta = ablation.get("delta_mae_bits")
-    if not delta:
-        return None
-    heads = ablation.get("heads") or []
-    header = ["layer"] + [f"head {h}" for h in range(len(delta[0]))] + ["all heads", "layer skipped"]
-    rows = []
-    for layer, row in enumerate(delta):
-        cells = [f"{fmt(d, '+.4f')} ({fmt((heads[layer][h] or {}).get('entropy_mae_bits'), '.4f')})"
-                 for h, d in enumerate(row)] if heads else [fmt(d, "+.4f") for d in row]
-        rows.append([str(layer), *cells, fmt((ablation.get("all_heads_delta_mae_bits") or [None] * len(delta))[layer],
-                                             "+.4f"),
-                     fmt((ablation.get("skip_layer_delta_mae_bits") or [None] * len(delta))[layer], "+.4f")])
-    base = ablation.get("baseline") or {}
-    caption = (f"Change of the held-out entropy MAE (bits; the ablated MAE in brackets) against "
-               f"{fmt(base.get('entropy_mae_bits'), '.4f')} bits unablated, over {ablation.get('n_eval')} sequences "
-               f"scored like the wind tunnel's own evaluation: look for the heads and layers whose removal costs most.")
-    return Table("Mechanisms: ablation table", caption, header, rows)
-
-
-def _frame_table(mech: dict) -> Table | None:
-    frame = mech.get("frame") or {}
-    groups = frame.get("groups") or {}
-    if not groups:
-        return None
-
-    def spread(entry):
-        return "n/a" if not entry else f"{fmt(entry.get('mean'))} [{fmt(entry.get('p05'))}, {fmt(entry.get('p95'))}]"
-
-    header = ["tokens", "n", "d_head", "trained (centred)", "raw", "analytic Gaussian", "Gaussian (centred)",
-              "shuffled", "random tokens", "fresh init"]
-    rows = []
-    for name, group in groups.items():
-        base = group.get("baselines") or {}
-        rows.append([name, str(group.get("n_tokens")), str(group.get("d_head")), fmt(group.get("orth")),
-                     fmt(group.get("raw")), fmt(base.get("analytic_gaussian")), spread(base.get("gaussian")),
-                     spread(base.get("shuffled")), spread(base.get("random_tokens")),
-                     fmt((base.get("init") or {}).get("mean"))])
-    reference = ["paper I v3 (reference)", "", "", "0.052", "", "", "0.082 'random'", "", "", ""]
-    headline = groups.get(frame.get("headline")) or next(iter(groups.values()))
-    caption = (f"Mean |cos| between the layer-0 keys of the task's frame tokens, against random and initialisation "
-               f"baselines centred the same way (spread: mean [5th, 95th percentile] over draws): look for trained "
-               f"keys below the baselines; {frame.get('headline')}: {fmt(headline.get('orth'))} against "
-               f"{fmt(((headline.get('baselines') or {}).get('gaussian') or {}).get('mean'))} for Gaussian keys "
-               f"({REF_FRAME}).")
-    notes = [text for text in (frame.get("keys"), frame.get("pool")) if text]
-    return Table("Mechanisms: layer-0 hypothesis frame", caption, header, rows, reference, notes)
-
-
-def _timescale_table(mech: dict) -> Table | None:
-    timescale = mech.get("two_timescale") or {}
-    settle = timescale.get("settling") or {}
-    steps = settle.get("settling_step") or {}
-    if not steps:
-        return None
-    before = settle.get("attention_settles_before") or {}
-    labels = {"attention_distance_mean": "attention rows (frame)", "pc1": "value PC1 share",
-              "abs_rho_pc1_bayes_entropy": "|rho(PC1, H_bayes)|", "entropy_mae_bits": "entropy MAE",
-              "entropy_mae_log10": "entropy MAE, log10 scale"}
-    rows = [[label, str(steps.get(key, "n/a")), "" if key == "attention_distance_mean" else
-             {True: "yes", False: "no", None: "n/a"}[before.get(key)]] for key, label in labels.items()]
-    caption = (f"The checkpoint step (of {settle.get('final_step')}) from which each frame-precision curve stays "
-               f"within {settle.get('fraction')} of its largest distance from its final value, {timescale.get('how')}: "
-               f"look for the attention frame settling before the precision curves ({REF_TWO_TIMESCALES}).")
-    return Table("Mechanisms: two timescales", caption, ["curve", "settled at step", "attention settled earlier"],
-                 rows, notes=[settle["rule"]] if settle.get("rule") else [])
-
-
-def mechanisms_figures(run: RunData) -> list[Figure | Table]:
-    mech = run.results.get("mechanisms")
-    if not mech:
-        return []
-    items = [_qk_alignment(mech), _ablation_heatmap(mech), _ablation_table(mech), _frame_table(mech),
-             _timescale_table(mech)]
-    curves = (mech.get("two_timescale") or {}).get("curves")
-    if run.curves is None and curves:  # computed by the suite: the wind-tunnel family has no curves.json to draw
-        items.append(_dissociation(curves))
-    return [item for item in items if item is not None]
+# every suite compared with untrained copies, and the suites no family draws
 
 
 UNTRAINED_TITLES = {
@@ -1502,7 +458,7 @@ def _headline_rows(results: dict, prefix: str = "", depth: int = 0) -> list[list
 
 def other_suite_figures(run: RunData) -> list[Figure | Table]:
     """A table of headline numbers for each suite no figure family draws (e.g. a plugin suite)."""
-    drawn = {suite for family in RUN_FIGURES for suite in family.suites}
+    drawn = {suite for family in run_figure_families() for suite in family.suites}
     tables = []
     for suite, results in run.results.items():
         if suite in drawn:
@@ -1521,7 +477,6 @@ def other_suite_figures(run: RunData) -> list[Figure | Table]:
 # section 11): results["paper_code"]["rows"], each written by geomprobe.paper_code.side_by_side_row
 
 PAPER_CODE_TITLE = "geomprobe's definitions and the papers' released code"
-PAPER_CODE_SECTION = f"Geometry: {PAPER_CODE_TITLE}"
 # each quantity as the report's other tables write it ("%": pct); rho rows "+.2f", Pearson ".4f"
 PAPER_CODE_SPECS = {"value_pc1_fraction": "%", "attention_focusing": "%", "participation_ratio": ".2f",
                     "key_orthogonality": ".4f", "sula_mae": ".3g"}
@@ -1636,11 +591,6 @@ def paper_code_table(results: dict, suite: str, name: str) -> Table | None:
                  notes=notes, lead=str(table.get("note") or ""))
 
 
-def paper_code_figures(run: RunData) -> list[Figure | Table]:
-    table = paper_code_table(run.results.get("geometry") or {}, "geometry", "Geometry")
-    return [] if table is None else [table]
-
-
 def paper_code_across_runs(entries: list[tuple[str, str, dict]]) -> Table | None:
     """One row per (run label, suite, results) with a side-by-side table: its first PC1-fraction
     row and its first rho(PC1, entropy) row under both definitions, with the published figure."""
@@ -1672,27 +622,43 @@ def paper_code_across_runs(entries: list[tuple[str, str, dict]]) -> Table | None
     return Table(f"Across runs: {PAPER_CODE_TITLE}", caption, header, body)
 
 
+# The machinery's own families, drawn after every suite's (run_figure_families).
 RUN_FIGURES: list[FigureFamily] = [
-    FigureFamily("Value manifold", ("geometry", "domain"), value_manifold_figures,
-                 lambda run: definitions_line(run, "geometry", " (the figures: geomprobe's; both in the "
-                                                               "released-code section below)")),
-    FigureFamily("Key orthogonality", ("geometry",), key_orthogonality_figures),
-    FigureFamily("Attention focusing", ("geometry", "extract"), attention_figures),
-    FigureFamily(PAPER_CODE_SECTION, ("geometry",), paper_code_figures, lambda run: definitions_line(run, "geometry")),
     FigureFamily("Against untrained copies", ("geometry", "domain", "sula", "mechanisms"), untrained_figures),
-    FigureFamily("SULA: in-context Bayesian updating", ("sula",), sula_figures,
-                 lambda run: definitions_line(run, "sula", " (the figures: geomprobe's; both in the last table)")),
-    FigureFamily("Entropy-axis interventions", ("ablation",), ablation_figures),
-    FigureFamily("Mechanisms (papers I and II)", ("mechanisms",), mechanisms_figures),
     FigureFamily("Wind tunnel", (), windtunnel_figures),
     FigureFamily("Other suites", (), other_suite_figures),
 ]
 
+_SUITE_FIGURES: list[FigureFamily] = []  # register_figures: suites' figures faces and plug-ins
 
-def register_figures(section: str, suites: tuple[str, ...], draw: Callable[[RunData], list[Figure | Table]]) -> None:
-    """Draw a suite's results in the report: draw(run) returns Figures and Tables (run.results[suite]
-    is its results.json). Placed before the wind-tunnel and catch-all sections."""
-    RUN_FIGURES.insert(len(RUN_FIGURES) - 2, FigureFamily(section, tuple(suites), draw))
+
+def register_figures(section: str, suites: tuple[str, ...], draw: Callable[[RunData], list[Figure | Table]],
+                     meta: Callable[[RunData], str] | None = None) -> None:
+    """Draw a suite's results in the report under `section`: draw(run) returns Figures and Tables
+    (run.results[suite] is its results.json, `suites` the ones it draws); meta(run), if given, a
+    line under the section heading ('' for none). Placed before the machinery's own sections
+    (run_figure_families). A section name already taken is a ValueError."""
+    taken = {family.section for family in (*_SUITE_FIGURES, *RUN_FIGURES)}
+    if section in taken:
+        raise ValueError(f"register_figures: a section {section!r} is already registered")
+    _SUITE_FIGURES.append(FigureFamily(section, tuple(suites), draw, meta))
+
+
+def run_figure_families() -> list[FigureFamily]:
+    """Every family the report draws for a run, in page order: the families suites registered
+    (each suite folder's figures face loaded first, geomprobe.suites.base.load_faces), ordered by
+    their first suite's place in the suite registry and, within one suite, as registered (a family
+    of no registered suite after them); then RUN_FIGURES (untrained copies, wind tunnel, other
+    suites)."""
+    from geomprobe.suites.base import SUITES, load_faces
+
+    load_faces("figures")
+    order = {name: rank for rank, name in enumerate(SUITES)}
+
+    def rank(family: FigureFamily) -> int:
+        return order.get(family.suites[0], len(order)) if family.suites else len(order)
+
+    return sorted(_SUITE_FIGURES, key=rank) + RUN_FIGURES
 
 # --------------------------------------------------------------------------------------------
 # cross-model (paper III Table 2): the three signatures, each a fraction on one 0-1 axis

@@ -39,7 +39,6 @@ from .figures import (
     PAPER_CODE_TITLE,
     REF_ABLATION,
     REPORT_TEMPLATE,
-    RUN_FIGURES,
     Cell,
     Figure,
     Table,
@@ -49,6 +48,7 @@ from .figures import (
     fmt,
     paper_code_across_runs,
     pct,
+    run_figure_families,
     signature_chart,
     trajectory_figures,
     with_ci,
@@ -631,7 +631,7 @@ def _missing(run: RunData) -> list[str]:
 def _run_section(run: RunData, page: _Page, collapsed: bool) -> str:
     """A run's figures by family; collapsed (several runs): a <details> drawn when opened."""
     drawn = []
-    for family in RUN_FIGURES:
+    for family in run_figure_families():
         items = family.draw(run)
         if items:
             drawn.append(f"<h3>{esc(family.section)}</h3>")

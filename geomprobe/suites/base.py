@@ -1,7 +1,15 @@
 """What every suite shares: its base config, the context it runs in, the registry, default prompts.
 
-A suite is one file: a config dataclass (its options, defaults written once), a function from a
-SuiteContext to its results, and one registration line:
+A built-in suite is a folder, geomprobe/suites/<name>/: its __init__ holds the config, the run and
+the console summary, and registers them; results.py its results schema (a TypedDict and its
+SCHEMA_VERSION); plan.py its cost model; compare.py its compare rows (a reader and the headline
+statistics it declares, with direction and unit); figures.py its report figures. The face modules
+(FACES) are imported by the machinery that reads them (geomprobe.plan, geomprobe.compare,
+geomprobe.report), never by the suite itself, so a suite runs without plotting or planning code,
+and each face registers itself with that machinery when imported (load_faces).
+
+A plug-in suite may be a single file: a config dataclass (its options, defaults written once), a
+function from a SuiteContext to its results, and one registration line:
 
     @dataclass
     class CountConfig(SuiteConfig):
@@ -15,7 +23,10 @@ SuiteContext to its results, and one registration line:
     register_suite("count", CountConfig, run_count_suite, "what it measures, in one line")
 
 `geomprobe run --suite count --top 3` then works, `--help` lists `--top` under the suite, and the
-report lists the suite's headline numbers (geomprobe.report.figures.register_figures draws more).
+report lists the suite's headline numbers (geomprobe.report.figures.register_figures draws more),
+`geomprobe compare` reads its short lists of numbers and `geomprobe plan` says it has no cost model
+(geomprobe.plan.register_planner gives one). A plug-in that is a package gets its faces loaded as a
+built-in suite's are.
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import import_module
 
 from geomprobe.errors import ConfigError
 from geomprobe.options import as_dict, option, validate
@@ -71,6 +83,16 @@ class SuiteSpec:
     # the run directory is touched, so a rejected command changes nothing on disk
     check: Callable | None = None
 
+    # its results.json's TypedDict (geomprobe.suites.schema checks it) and that schema's version
+    schema: type | None = None
+    schema_version: int | None = None
+
+    @property
+    def package(self) -> str | None:
+        """The package of a suite that is a folder (where its FACES live), else None."""
+        module = import_module(self.run.__module__)
+        return module.__name__ if hasattr(module, "__path__") else None
+
     def why_not(self, loaded, run_config) -> str | None:
         return None if self.unsupported is None else self.unsupported(loaded, run_config)
 
@@ -80,6 +102,29 @@ class SuiteSpec:
 
 
 SUITES: dict[str, SuiteSpec] = {}
+
+FACES = ("plan", "compare", "figures")  # modules a suite folder may hold, each read by one machinery
+
+
+def load_faces(face: str) -> list[str]:
+    """Import `<suite package>.<face>` for every registered suite that is a folder and has one, in
+    registry order (each registers itself with the machinery that called this); the suites that
+    have it. Idempotent: Python imports a module once."""
+    if face not in FACES:
+        raise ValueError(f"load_faces: {face!r} is not one of {FACES}")
+    found = []
+    for spec in list(SUITES.values()):
+        package = spec.package
+        if package is None:
+            continue
+        try:
+            import_module(f"{package}.{face}")
+        except ModuleNotFoundError as error:
+            if error.name != f"{package}.{face}":
+                raise
+            continue
+        found.append(spec.name)
+    return found
 
 
 NULL_HELP = ("untrained null models, each measured as the model is (on its own sample, axis or sequences) and "
@@ -109,11 +154,12 @@ class NullOptions(SuiteConfig):
 
 def register_suite(name: str, config: type, run: Callable, description: str = "",
                    unsupported: Callable | None = None, check: Callable | None = None,
-                   replace: bool = False) -> SuiteSpec:
+                   replace: bool = False, schema: type | None = None, schema_version: int | None = None) -> SuiteSpec:
     """Make a suite available to geomprobe.run, `geomprobe run --suite NAME` and the report.
     unsupported(loaded, run_config) -> why the suite cannot run on this model, or None;
     check(loaded, run_config, options) raises ConfigError for options that do not fit the model
-    (both run before anything is written). A name already registered is a ValueError unless
+    (both run before anything is written); schema, the results' TypedDict, and its schema_version
+    (written in each results.json's header). A name already registered is a ValueError unless
     replace=True (e.g. a notebook cell run again); unregister_suite(name) removes one."""
     if not (isinstance(config, type) and issubclass(config, SuiteConfig)):
         raise TypeError(f"register_suite({name!r}): the config must subclass SuiteConfig")
@@ -124,7 +170,7 @@ def register_suite(name: str, config: type, run: Callable, description: str = ""
                          f"({SUITES[name].run.__module__}.{SUITES[name].run.__qualname__}): choose another name, or "
                          "pass replace=True to replace it")
     spec = SuiteSpec(name=name, config=config, run=run, description=description, unsupported=unsupported,
-                     check=check)
+                     check=check, schema=schema, schema_version=schema_version)
     SUITES[name] = spec
     return spec
 
@@ -224,11 +270,13 @@ class SuiteContext:
 
     def write_results(self, results: dict) -> dict:
         """<run>/<suite>/results.json, written atomically, with the schema header first."""
-        from geomprobe.results import check_results, with_header
         from geomprobe.rundir import atomic_write_json
 
-        results = with_header(self.suite, self.loaded.spec, results)
-        check_results(self.suite, json.loads(json.dumps(results, default=_plain)))
+        from .schema import check_results, with_header
+
+        spec = get_suite(self.suite)
+        results = with_header(self.suite, self.loaded.spec, results, spec.schema_version)
+        check_results(self.suite, json.loads(json.dumps(results, default=_plain)), spec.schema)
         atomic_write_json(self.work / "results.json", results)
         return results
 

@@ -46,7 +46,7 @@ from geomprobe.locks import LOCK_NAME, DirectoryLock
 from geomprobe.rundir import atomic_write_bytes, atomic_write_json, now, package_versions
 
 from .models import ARCHITECTURES, TransformerSpec, build
-from .tasks import make_task
+from .tasks import Task, make_task
 from .tokenizer import task_tokenizer
 
 log = logging.getLogger(__name__)
@@ -270,6 +270,65 @@ def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, s
     if config.threads:
         torch.set_num_threads(config.threads)
     eval_lengths = config.eval_lengths or default_eval_lengths(task)
+    run, description = _start(config, task, eval_lengths, out_dir, saved)
+    if saved is None:
+        run.save_state()  # records the configuration, so even a run killed at once is resumable
+    run.state_saved_at = time.perf_counter()
+    bar = _progress_bar(config, task, progress)
+    run.module.train()
+    with _DeferredInterrupt() as interrupt, bar:
+        stopped = _steps(run, bar, kind, budget, out_dir, interrupt, interrupt_hint, until)
+    if stopped is not None:
+        return stopped
+    train_seconds = time.perf_counter() - run.started
+    _save_checkpoint(run.module, run.checkpoint_dir, run.step, train_seconds, run.loss_value, run.mae)
+    run.save_state(done=True)
+    try:
+        if interrupt.requested:  # a Ctrl-C during the last step, deferred past the loop
+            raise KeyboardInterrupt
+        return _finish(config, task, run.module, description, out_dir, eval_lengths, run.step, train_seconds,
+                       run.loss_value, run.mae, run.history, run.resumes, recipe)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"training finished ({run.step} steps, state saved) but was stopped while evaluating "
+                                f"and saving the model: {interrupt_hint}") from None
+
+
+@dataclass
+class _Run:
+    """A training run in progress: its model, optimizer and sampler, and where it stands."""
+
+    config: TrainConfig
+    task: Task
+    module: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    rng: np.random.Generator
+    answer_ids: torch.Tensor
+    checkpoint_dir: Path
+    checkpoint_at: list[float]
+    history: list[dict]
+    resumes: list[dict]
+    step: int
+    started: float  # perf_counter time at which the run's elapsed time is 0
+    loss_value: float
+    mae: float
+    saved_step: int  # the step of the last saved state
+    state_saved_at: float = 0.0  # perf_counter time of the last periodic state save
+
+    def save_state(self, done: bool = False, rng_state=None, torch_rng=None) -> None:
+        """Save the resumable state atomically (rng_state, torch_rng: RNG states to record instead of the current ones)."""
+        self.saved_step = self.step
+        _save_state(self.checkpoint_dir / STATE, {
+            "format": STATE_FORMAT, "config": asdict(self.config), "step": self.step, "done": done,
+            "elapsed_s": time.perf_counter() - self.started, "model": self.module.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "numpy_rng": self.rng.bit_generator.state if rng_state is None else rng_state,
+            "torch_rng": torch.get_rng_state() if torch_rng is None else torch_rng,
+            "checkpoint_at": self.checkpoint_at, "history": self.history, "loss": self.loss_value,
+            "train_entropy_mae_bits": self.mae, "resumes": self.resumes, "saved": now()})
+
+
+def _start(config: TrainConfig, task, eval_lengths: list, out_dir: Path, saved: dict | None) -> tuple[_Run, dict]:
+    """Build the model, its optimizer and sampler from the seed, restored from `saved` when resuming."""
     max_len = max(task.max_tokens(length) for length in eval_lengths)
     module, description = build(config.arch, len(task.vocab), max_len, config.spec, config.seed)
     optimizer = torch.optim.AdamW(module.parameters(), lr=config.lr, betas=(0.9, 0.98),
@@ -295,102 +354,100 @@ def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, s
         for stale in checkpoint_dir.glob("step-*.pt"):  # written after the saved state by the interrupted session
             if _checkpoint_step(stale) is not None and _checkpoint_step(stale) > step:
                 stale.unlink()
-    started = time.perf_counter() - elapsed
+    run = _Run(config, task, module, optimizer, rng, answer_ids, checkpoint_dir, checkpoint_at, history, resumes, step,
+               time.perf_counter() - elapsed, loss_value, mae, saved_step=step)
+    return run, description
 
-    last_saved = {"step": step}
 
-    def save_state(done: bool = False, rng_state=None, torch_rng=None) -> None:
-        last_saved["step"] = step
-        _save_state(checkpoint_dir / STATE, {
-            "format": STATE_FORMAT, "config": asdict(config), "step": step, "done": done,
-            "elapsed_s": time.perf_counter() - started, "model": module.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "numpy_rng": rng.bit_generator.state if rng_state is None else rng_state,
-            "torch_rng": torch.get_rng_state() if torch_rng is None else torch_rng,
-            "checkpoint_at": checkpoint_at, "history": history, "loss": loss_value,
-            "train_entropy_mae_bits": mae, "resumes": resumes, "saved": now()})
-
-    if saved is None:
-        save_state()  # records the configuration, so even a run killed at once is resumable
-    last_state_save = time.perf_counter()
-
+def _progress_bar(config: TrainConfig, task, progress: bool):
+    """The training bar on stderr (rich.progress.Progress, not started): step, loss and entropy MAE."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     columns = [TextColumn(f"[bold]train[/] {config.arch} on {task.name}"), BarColumn(),
                TextColumn("step {task.fields[step]}  loss {task.fields[loss]:.4f}  "
                           "entropy MAE {task.fields[mae]:.4f} bits"), TimeElapsedColumn()]
-    module.train()
-    # At a step boundary (`touched` False) the weights, the optimizer and the step agree, and
-    # boundary_rng holds the RNG states before this step's batch was drawn.
-    touched, boundary_step = False, step
-    boundary_rng = (rng.bit_generator.state, torch.get_rng_state())
     console = Console(stderr=True)
     if not console.is_terminal:  # a log file or pipe gets the bar once, at the end: wide enough to read whole
         console = Console(stderr=True, width=max(console.width, 130))
-    with _DeferredInterrupt() as interrupt, Progress(*columns, disable=not progress, console=console) as bar:
-        handle = bar.add_task("train", total=budget, step=step, loss=loss_value, mae=mae)
-        try:
-            while True:
-                touched, boundary_step = False, step
-                boundary_rng = (rng.bit_generator.state, torch.get_rng_state())
-                if interrupt.requested:
-                    raise KeyboardInterrupt
-                elapsed = time.perf_counter() - started
-                fraction = elapsed / (60 * budget) if kind == "minutes" else step / budget
-                if fraction >= 1:
-                    break
-                if until is not None and step >= until:
-                    save_state()
-                    log.info("%s: stopped at step %d of %d, its state saved (--resume continues it)", out_dir, step,
-                             int(budget))
-                    return {"steps": step, "stopped_at": step, "done": False}
-                for group in optimizer.param_groups:
-                    group["lr"] = config.lr * _lr_factor(config, step, fraction)
-                tokens, targets, bayes, supervised = _tensors(task.sample(config.batch_size, rng))
-                logits = module(tokens)
-                loss = training_loss(logits, targets, bayes, supervised, answer_ids, config.target)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
-                touched = True
-                optimizer.step()
-                step += 1
-                if step % config.log_every == 0 or step == 1:
-                    loss_value = float(loss.detach())
-                    mae = batch_entropy_mae(logits, bayes, supervised, answer_ids)
-                    history.append({"step": step, "elapsed_s": round(time.perf_counter() - started, 3),
-                                    "loss": loss_value, "train_entropy_mae_bits": mae})
-                checkpointed = False
-                if checkpoint_at and fraction >= checkpoint_at[0]:
-                    _save_checkpoint(module, checkpoint_dir, step, time.perf_counter() - started, loss_value, mae)
-                    while checkpoint_at and fraction >= checkpoint_at[0]:
-                        checkpoint_at.pop(0)
-                    checkpointed = True
-                if checkpointed or time.perf_counter() - last_state_save >= STATE_EVERY_S:
-                    save_state()
-                    last_state_save = time.perf_counter()
-                done = (time.perf_counter() - started) / 60 if kind == "minutes" else step
-                bar.update(handle, completed=min(done, budget), step=step, loss=loss_value, mae=mae)
-        except KeyboardInterrupt:
-            if not touched:
-                save_state(rng_state=boundary_rng[0], torch_rng=boundary_rng[1])
-                where = f"training stopped at step {step}, its state saved"
-            else:  # inside an optimizer step: the last periodic state stands
-                where = (f"training stopped in the middle of step {boundary_step + 1}; its state saved at step "
-                         f"{last_saved['step']} stands")
-            raise KeyboardInterrupt(f"{where}: {interrupt_hint}" if interrupt_hint else where) from None
-    train_seconds = time.perf_counter() - started
-    _save_checkpoint(module, checkpoint_dir, step, train_seconds, loss_value, mae)
-    save_state(done=True)
+    return Progress(*columns, disable=not progress, console=console)
+
+
+def _steps(run: _Run, bar, kind: str, budget: float, out_dir: Path, interrupt: _DeferredInterrupt,
+           interrupt_hint: str, until: int | None) -> dict | None:
+    """Optimizer steps until the budget is spent (None) or `until` is reached (the stopped run's summary)."""
+    config = run.config
+    # At a step boundary (`touched` False) the weights, the optimizer and the step agree, and
+    # boundary_rng holds the RNG states before this step's batch was drawn.
+    touched, boundary_step = False, run.step
+    boundary_rng = (run.rng.bit_generator.state, torch.get_rng_state())
+    handle = bar.add_task("train", total=budget, step=run.step, loss=run.loss_value, mae=run.mae)
     try:
-        if interrupt.requested:  # a Ctrl-C during the last step, deferred past the loop
-            raise KeyboardInterrupt
-        return _finish(config, task, module, description, out_dir, eval_lengths, step, train_seconds, loss_value,
-                       mae, history, resumes, recipe)
+        while True:
+            touched, boundary_step = False, run.step
+            boundary_rng = (run.rng.bit_generator.state, torch.get_rng_state())
+            if interrupt.requested:
+                raise KeyboardInterrupt
+            elapsed = time.perf_counter() - run.started
+            fraction = elapsed / (60 * budget) if kind == "minutes" else run.step / budget
+            if fraction >= 1:
+                return None
+            if until is not None and run.step >= until:
+                run.save_state()
+                log.info("%s: stopped at step %d of %d, its state saved (--resume continues it)", out_dir, run.step,
+                         int(budget))
+                return {"steps": run.step, "stopped_at": run.step, "done": False}
+            for group in run.optimizer.param_groups:
+                group["lr"] = config.lr * _lr_factor(config, run.step, fraction)
+            logits, loss, bayes, supervised = _backward(run)
+            touched = True
+            run.optimizer.step()
+            run.step += 1
+            if run.step % config.log_every == 0 or run.step == 1:
+                _record(run, logits, loss, bayes, supervised)
+            if _checkpoint_if_due(run, fraction) or time.perf_counter() - run.state_saved_at >= STATE_EVERY_S:
+                run.save_state()
+                run.state_saved_at = time.perf_counter()
+            done = (time.perf_counter() - run.started) / 60 if kind == "minutes" else run.step
+            bar.update(handle, completed=min(done, budget), step=run.step, loss=run.loss_value, mae=run.mae)
     except KeyboardInterrupt:
-        raise KeyboardInterrupt(f"training finished ({step} steps, state saved) but was stopped while evaluating "
-                                f"and saving the model: {interrupt_hint}") from None
+        if not touched:
+            run.save_state(rng_state=boundary_rng[0], torch_rng=boundary_rng[1])
+            where = f"training stopped at step {run.step}, its state saved"
+        else:  # inside an optimizer step: the last periodic state stands
+            where = (f"training stopped in the middle of step {boundary_step + 1}; its state saved at step "
+                     f"{run.saved_step} stands")
+        raise KeyboardInterrupt(f"{where}: {interrupt_hint}" if interrupt_hint else where) from None
+
+
+def _backward(run: _Run) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Draw a fresh batch and backpropagate its loss, gradients clipped: (logits, loss, bayes, supervised)."""
+    tokens, targets, bayes, supervised = _tensors(run.task.sample(run.config.batch_size, run.rng))
+    logits = run.module(tokens)
+    loss = training_loss(logits, targets, bayes, supervised, run.answer_ids, run.config.target)
+    run.optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(run.module.parameters(), 1.0)
+    return logits, loss, bayes, supervised
+
+
+def _record(run: _Run, logits: torch.Tensor, loss: torch.Tensor, bayes: torch.Tensor, supervised: torch.Tensor) -> None:
+    """Keep this step's loss and batch entropy MAE, and add them to the history."""
+    run.loss_value = float(loss.detach())
+    run.mae = batch_entropy_mae(logits, bayes, supervised, run.answer_ids)
+    run.history.append({"step": run.step, "elapsed_s": round(time.perf_counter() - run.started, 3),
+                        "loss": run.loss_value, "train_entropy_mae_bits": run.mae})
+
+
+def _checkpoint_if_due(run: _Run, fraction: float) -> bool:
+    """Save a checkpoint when the budget fraction has reached the next scheduled one; whether it did."""
+    if not (run.checkpoint_at and fraction >= run.checkpoint_at[0]):
+        return False
+    _save_checkpoint(run.module, run.checkpoint_dir, run.step, time.perf_counter() - run.started, run.loss_value,
+                     run.mae)
+    while run.checkpoint_at and fraction >= run.checkpoint_at[0]:
+        run.checkpoint_at.pop(0)
+    return True
 
 
 def _finish(config: TrainConfig, task, module, description: dict, out_dir: Path, eval_lengths: list, step: int,

@@ -21,8 +21,9 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
 
-from .base import NullOptions, option, register_suite, windtunnel_task
-from .geometry import ManifoldOptions, readout_matrix, stratified_prompts
+from ..base import NullOptions, option, register_suite, windtunnel_task
+from ..geometry import ManifoldOptions, readout_matrix, stratified_prompts
+from .results import SCHEMA_VERSION, DomainResults
 
 
 @dataclass
@@ -162,7 +163,8 @@ def null_gains(ctx, sets: dict, matrices: dict) -> dict | None:
 
 register_suite("domain", DomainConfig, run_domain_suite,
                "value manifold of the mixed corpus against domain-restricted corpora (PC1+PC2 gain)",
-               unsupported=unsupported)
+               unsupported=unsupported,
+               schema=DomainResults, schema_version=SCHEMA_VERSION)
 
 
 def _signed_ci(entry: dict) -> str:

@@ -73,6 +73,7 @@ import itertools
 import json
 import math
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -113,9 +114,10 @@ from geomprobe.prompts import prompts_hash
 from geomprobe.rundir import atomic_save_npz, atomic_write_text
 from geomprobe.sula import generate
 
-from .base import NullOptions, option, register_suite
-from .sula import SulaPromptOptions, sula_setup
-from .sula import unsupported as sula_unsupported
+from ..base import NullOptions, option, register_suite
+from ..sula import SulaPromptOptions, sula_setup
+from ..sula import unsupported as sula_unsupported
+from .results import SCHEMA_VERSION, AblationResults
 
 
 @dataclass
@@ -1060,48 +1062,13 @@ def run_ablation_suite(ctx) -> dict:
     last = n_layers - 1
     needed = measured_layers(sets, n_layers)
 
-    axes = reusable_sula_axes(ctx.run_dir.path, spec, needed)
-    source = "sula/axis.npz (the sula suite's, same settings)"
-    main_extraction = ctx.run_dir.path / "sula" / "extraction-main"
-    if axes is None:
-        axes = fit_axes(ctx, spec, choice, records, needed, work / "sula-main")
-        source = "ablation/sula-main/axis.npz (the SULA main condition, fitted here)"
-        main_extraction = work / "sula-main" / "extraction-main"
-    missing = [layer for layer in needed if layer not in axes]
-    edited_missing = sorted({layer for _, layers in sets for layer in layers} & set(missing))
-    if edited_missing and explicit:
-        raise ConfigError(f"layer(s) {', '.join(map(str, edited_missing))} have no entropy axis (no value column "
-                          "varies across the SULA prompts at the final token): choose other --layers")
-    dropped_layers = {str(layer): "no value column varies across the SULA prompts at the final token"
-                      for layer in missing}
-    no_control = [] if config.definitions != "geomprobe" else _without_control(
-        axes, sorted({layer for _, layers in sets for layer in layers} - set(missing)), main_extraction, seed)
-    if no_control and explicit:
-        raise ConfigError(f"layer(s) {', '.join(map(str, no_control))}: the final-token values vary along the entropy "
-                          "axis only, so no matched random axis exists to compare the edit with: choose other --layers")
-    dropped_layers.update({str(layer): "the values vary along the entropy axis only: no matched random control "
-                                       "(the axis is still measured downstream)" for layer in no_control})
-    sets = without_layers(sets, set(missing) | set(no_control))
-    dropped_sets, kept_sets = {}, []
-    for set_name, layers in sets:
-        if downstream_of(layers, axes, n_layers):
-            kept_sets.append((set_name, layers))
-            continue
-        if explicit:
-            raise ConfigError(f"no layer after layer {max(layers)} has an entropy axis to measure the edit on: choose "
-                              "earlier --layers")
-        dropped_sets[set_name] = f"no layer after layer {max(layers)} has an entropy axis"
-    sets = kept_sets
-    if not sets:
-        without = ", ".join(map(str, [layer for layer in missing if layer < last])) or "none"
-        raise ConfigError(f"no layer below the last has an entropy axis with a later layer to measure the edit on "
-                          f"(layers without an axis: {without}; their final-token values do not vary across the SULA "
-                          f"prompts): the ablation suite cannot run on {loaded.spec}")
+    axes, source, main_extraction = _suite_axes(ctx, spec, choice, records, needed)
+    sets, dropped_layers, dropped_sets = _measurable_sets(loaded, axes, needed, sets, explicit, main_extraction,
+                                                          config.definitions, seed)
     axes = {layer: axes[layer] for layer in needed if layer in axes}
     save_axes(work / "axis.npz", axes, source=np.array(source))
     edited = sorted({layer for _, layers in sets for layer in layers})
     paper_code = config.definitions in ("paper-code", "paper-code-as-released")
-    released = config.definitions == "paper-code-as-released"
     ctx.record_prompts(prompts, f"sula:main (seed {spec.seed})")
 
     extract_layers = sorted(axes)
@@ -1120,42 +1087,9 @@ def run_ablation_suite(ctx) -> dict:
                         config.positions, untrained=untrained,
                         controls="unmatched, as released," if paper_code else "matched")
     results = {
-        "settings": {**spec.describe(), "label_choice": choice.to_dict(), "windtunnel": info is not None,
-                     "ops": [name for name, _, _ in operations], "cut_lambda": config.cut_lambda,
-                     "positions": config.positions, "n_random": config.n_random, "seed": seed,
-                     "smallest_p": 1 / (1 + config.n_random) if config.n_random else None,
-                     "n_boot": config.n_boot,
-                     "layer_sets": [{"name": n, "layers": ls, "downstream": downstream_of(ls, axes, n_layers)}
-                                    for n, ls in sets],
-                     "layer_choice": "explicit --layers" if explicit else
-                     f"paper III's Pythia-410M layers as fractions of depth (single {list(PAPER_SINGLE)}, multi "
-                     f"{list(PAPER_MULTI)} of {PAPER_DEPTH}), rounded half up and capped at n_layers - 2 so that a "
-                     f"layer follows every set; multi 0 to n_layers - 2 where the fractions give one layer",
-                     "axis_entropy_statistic": f"{AXIS_STATISTIC}: rho(v'.u, H_model) on each layer's own axis, the "
-                                               "statistic the axes are oriented by; the output's correlation "
-                                               "Pearson(H_model, H_bayes) is the SULA calibration",
-                     "evidence": "the axis-entropy correlation at the layers after the last edited one, and the "
-                                 "output; at an edited layer a cut makes it 0 by construction (kept apart, labelled)",
-                     "primary": PRIMARY, "secondary": SECONDARY_NOTE,
-                     "primary_across_conditions": PRIMARY_ACROSS_NOTE,
-                     "null": config.null,
-                     "dropped_layers": dropped_layers, "dropped_sets": dropped_sets,
-                     "n_forward_passes": ran.n_passes, "reused_passes": int(ran.reused),
-                     "n_control_passes": 1,
-                     **ran.settings,
-                     "random_axes": RELEASED_EDITS if released else PAPER_CODE_EDITS if paper_code else CONTROL_NOTE,
-                     "dropped_columns": DROPPED_NOTE, "definitions": config.definitions,
-                     **({"edit_convention": RELEASED_EDITS if released else PAPER_CODE_EDITS,
-                         "released_lambda_scale": 1 - config.cut_lambda, "edit_axis_file": "edit_axis.npz"}
-                        if paper_code else {}),
-                     **({"released_values": _released_what(loaded, edited)} if released else {})},
-        "axis": {"source": source, "file": "axis.npz", "random_axes_file": "random_axes.npz",
-                 "orientation": "Spearman rho(z . u, H_model) >= 0 over the SULA main prompts (the axis-entropy "
-                                "correlation is Spearman too)",
-                 "per_layer": {str(layer): {"sigma_u": axes[layer].sigma_u, "n_columns": int(axes[layer].kept.size),
-                                            "n_dropped_columns": int((~axes[layer].kept).sum())}
-                               for layer in axes},
-                 "controls": controls_summary(controls, edit_base)},
+        "settings": _suite_settings(loaded, config, spec, choice, info, operations, sets, axes, explicit, edited,
+                                    dropped_layers, dropped_sets, ran, seed),
+        "axis": _axis_entry(source, axes, controls, edit_base),
         **results,
         "untrained_null": untrained,
         "thresholds": READING_THRESHOLDS,
@@ -1167,6 +1101,105 @@ def run_ablation_suite(ctx) -> dict:
     return results
 
 
+def _suite_axes(ctx, spec, choice, records, needed: list[int]) -> tuple[dict[int, InterventionAxis], str, Path]:
+    """(axes, where they come from, the SULA main extraction): the sula suite's when reusable, else fitted here."""
+    axes = reusable_sula_axes(ctx.run_dir.path, spec, needed)
+    source = "sula/axis.npz (the sula suite's, same settings)"
+    main_extraction = ctx.run_dir.path / "sula" / "extraction-main"
+    if axes is None:
+        axes = fit_axes(ctx, spec, choice, records, needed, ctx.work / "sula-main")
+        source = "ablation/sula-main/axis.npz (the SULA main condition, fitted here)"
+        main_extraction = ctx.work / "sula-main" / "extraction-main"
+    return axes, source, main_extraction
+
+
+def _measurable_sets(loaded, axes, needed: list[int], sets, explicit: bool, main_extraction, definitions: str,
+                     seed: int) -> tuple[list[tuple[str, list[int]]], dict, dict]:
+    """(the layer sets left, dropped_layers, dropped_sets): without the layers that have no axis or no
+    matched control, and the sets with no later layer that has an axis (an explicit --layers refuses)."""
+    n_layers = loaded.adapter.shape.n_layers
+    last = n_layers - 1
+    missing = [layer for layer in needed if layer not in axes]
+    edited_missing = sorted({layer for _, layers in sets for layer in layers} & set(missing))
+    if edited_missing and explicit:
+        raise ConfigError(f"layer(s) {', '.join(map(str, edited_missing))} have no entropy axis (no value column "
+                          "varies across the SULA prompts at the final token): choose other --layers")
+    dropped_layers = {str(layer): "no value column varies across the SULA prompts at the final token"
+                      for layer in missing}
+    no_control = [] if definitions != "geomprobe" else _without_control(
+        axes, sorted({layer for _, layers in sets for layer in layers} - set(missing)), main_extraction, seed)
+    if no_control and explicit:
+        raise ConfigError(f"layer(s) {', '.join(map(str, no_control))}: the final-token values vary along the entropy "
+                          "axis only, so no matched random axis exists to compare the edit with: choose other --layers")
+    dropped_layers.update({str(layer): "the values vary along the entropy axis only: no matched random control "
+                                       "(the axis is still measured downstream)" for layer in no_control})
+    sets = without_layers(sets, set(missing) | set(no_control))
+    dropped_sets, kept_sets = {}, []
+    for set_name, layers in sets:
+        if downstream_of(layers, axes, n_layers):
+            kept_sets.append((set_name, layers))
+            continue
+        if explicit:
+            raise ConfigError(f"no layer after layer {max(layers)} has an entropy axis to measure the edit on: choose "
+                              "earlier --layers")
+        dropped_sets[set_name] = f"no layer after layer {max(layers)} has an entropy axis"
+    if not kept_sets:
+        without = ", ".join(map(str, [layer for layer in missing if layer < last])) or "none"
+        raise ConfigError(f"no layer below the last has an entropy axis with a later layer to measure the edit on "
+                          f"(layers without an axis: {without}; their final-token values do not vary across the SULA "
+                          f"prompts): the ablation suite cannot run on {loaded.spec}")
+    return kept_sets, dropped_layers, dropped_sets
+
+
+def _suite_settings(loaded, config, spec, choice, info, operations, sets, axes, explicit: bool, edited: list[int],
+                    dropped_layers: dict, dropped_sets: dict, ran: PassRun, seed: int) -> dict:
+    """results.json's "settings": the prompts, operations, layer sets, tests and passes of the run."""
+    n_layers = loaded.adapter.shape.n_layers
+    paper_code = config.definitions in ("paper-code", "paper-code-as-released")
+    released = config.definitions == "paper-code-as-released"
+    return {**spec.describe(), "label_choice": choice.to_dict(), "windtunnel": info is not None,
+            "ops": [name for name, _, _ in operations], "cut_lambda": config.cut_lambda,
+            "positions": config.positions, "n_random": config.n_random, "seed": seed,
+            "smallest_p": 1 / (1 + config.n_random) if config.n_random else None,
+            "n_boot": config.n_boot,
+            "layer_sets": [{"name": n, "layers": ls, "downstream": downstream_of(ls, axes, n_layers)}
+                           for n, ls in sets],
+            "layer_choice": "explicit --layers" if explicit else
+            f"paper III's Pythia-410M layers as fractions of depth (single {list(PAPER_SINGLE)}, multi "
+            f"{list(PAPER_MULTI)} of {PAPER_DEPTH}), rounded half up and capped at n_layers - 2 so that a "
+            f"layer follows every set; multi 0 to n_layers - 2 where the fractions give one layer",
+            "axis_entropy_statistic": f"{AXIS_STATISTIC}: rho(v'.u, H_model) on each layer's own axis, the "
+                                      "statistic the axes are oriented by; the output's correlation "
+                                      "Pearson(H_model, H_bayes) is the SULA calibration",
+            "evidence": "the axis-entropy correlation at the layers after the last edited one, and the "
+                        "output; at an edited layer a cut makes it 0 by construction (kept apart, labelled)",
+            "primary": PRIMARY, "secondary": SECONDARY_NOTE,
+            "primary_across_conditions": PRIMARY_ACROSS_NOTE,
+            "null": config.null,
+            "dropped_layers": dropped_layers, "dropped_sets": dropped_sets,
+            "n_forward_passes": ran.n_passes, "reused_passes": int(ran.reused),
+            "n_control_passes": 1,
+            **ran.settings,
+            "random_axes": RELEASED_EDITS if released else PAPER_CODE_EDITS if paper_code else CONTROL_NOTE,
+            "dropped_columns": DROPPED_NOTE, "definitions": config.definitions,
+            **({"edit_convention": RELEASED_EDITS if released else PAPER_CODE_EDITS,
+                "released_lambda_scale": 1 - config.cut_lambda, "edit_axis_file": "edit_axis.npz"}
+               if paper_code else {}),
+            **({"released_values": _released_what(loaded, edited)} if released else {})}
+
+
+def _axis_entry(source: str, axes: dict[int, InterventionAxis], controls: dict[int, dict],
+                edit_base: dict[int, InterventionAxis]) -> dict:
+    """results.json's "axis": where the axes come from, their orientation, sizes and controls."""
+    return {"source": source, "file": "axis.npz", "random_axes_file": "random_axes.npz",
+            "orientation": "Spearman rho(z . u, H_model) >= 0 over the SULA main prompts (the axis-entropy "
+                           "correlation is Spearman too)",
+            "per_layer": {str(layer): {"sigma_u": axes[layer].sigma_u, "n_columns": int(axes[layer].kept.size),
+                                       "n_dropped_columns": int((~axes[layer].kept).sum())}
+                          for layer in axes},
+            "controls": controls_summary(controls, edit_base)}
+
+
 def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, last: int, n_random: int,
               positions: str, untrained: dict | None = None, controls: str = "matched") -> dict:
     """results.json's "baseline" and "conditions" from the cached passes. The axis-entropy
@@ -1176,23 +1209,8 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
     its secondary rank tests Holm-adjusted, and its "behaviour changed" thresholds calibrated on
     the copies (the fixed ones without copies). controls: what the random axes are, in words
     ("matched", or the released code's "unmatched, as released")."""
-
-    def side(name):
-        return restrict_to_labels(np.array(passes[name]["token_probs"]))
-
-    def r_at(name, layer):
-        entry = passes[name]["axis_entropy"].get(str(layer))
-        return None if entry is None else entry.get(AXIS_STATISTIC)
-
-    def change(after, before):
-        return None if after is None or before is None else after - before
-
-    def mean_abs(changes):
-        changes = [abs(c) for c in changes if c is not None]
-        return float(np.mean(changes)) if changes else None
-
     measured = sorted(int(layer) for layer in passes["baseline"]["axis_entropy"])
-    base = side("baseline")
+    base = _side(passes, "baseline")
     baseline = {
         "mae_bits": mean_ci(np.abs(base["H_model"] - H_bayes), n_boot, seed),
         "pearson_H_model_H_bayes": correlation(base["H_model"], H_bayes, "pearson", n_boot, seed),
@@ -1203,94 +1221,151 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
     conditions = []
     for name, op, params in operations:
         for set_name, layers in sets:
-            true_name = f"{name}_{set_name}_true"
-            random_names = [f"{name}_{set_name}_random{draw:02d}" for draw in range(n_random)]
             downstream = [layer for layer in measured if max(layers) < layer <= last]
-            edited = side(true_name)
-            true_geometry = passes[true_name]["axis_entropy"]
-            per_layer = {}
-            for layer in downstream:
-                before, after = r_at("baseline", layer), r_at(true_name, layer)
-                per_layer[str(layer)] = {"before": before, "after": after, "change": change(after, before),
-                                         "sd_ratio": true_geometry[str(layer)]["sd_ratio"]}
-            at_edited = {str(layer): {"before": r_at("baseline", layer), "after": r_at(true_name, layer),
-                                      "sd_ratio": true_geometry[str(layer)]["sd_ratio"], "note": AT_EDITED_LAYER[op]}
-                         for layer in layers if str(layer) in true_geometry}
-            true = {
-                "behaviour": behaviour_change(H_bayes, base["H_model"], edited["H_model"], base["label_mass"],
-                                              edited["label_mass"], n_boot, seed),
-                "axis_entropy": {
-                    "statistic": AXIS_STATISTIC,
-                    "downstream": per_layer,
-                    "first_downstream_layer": downstream[0] if downstream else None,
-                    "mean_abs_change_downstream": mean_abs(e["change"] for e in per_layer.values()),
-                    "at_edited_layers": at_edited,
-                },
-            }
-            random, err_random, moved_random = [], [], []
-            for draw, random_name in enumerate(random_names):
-                H = side(random_name)["H_model"]
-                r_random = {str(layer): r_at(random_name, layer) for layer in downstream}
-                random.append({"draw": draw, "behaviour": behaviour_point(H_bayes, base["H_model"], H),
-                               "downstream_r": r_random,
-                               "mean_abs_change_downstream": mean_abs(
-                                   change(r_random[str(layer)], r_at("baseline", layer)) for layer in downstream)})
-                err_random.append(np.abs(H - H_bayes))
-                moved_random.append(np.abs(H - base["H_model"]))
-
-            behaviour = true["behaviour"]
-            versus = {
-                "delta_mae_bits": compare_with_random(behaviour["delta_mae_bits"]["value"],
-                                                      [d["behaviour"]["delta_mae_bits"] for d in random], "greater"),
-                "mean_abs_dH_bits": compare_with_random(
-                    behaviour["mean_abs_dH_bits"]["value"], [d["behaviour"]["mean_abs_dH_bits"] for d in random],
-                    "greater"),
-                "delta_pearson": compare_with_random(behaviour["delta_pearson"]["value"],
-                                                     [d["behaviour"]["delta_pearson"] for d in random], "abs"),
-                "axis_r_downstream_change": {
-                    key: compare_with_random(entry["change"],
-                                             [change(d["downstream_r"][key], entry["before"]) for d in random], "abs")
-                    for key, entry in per_layer.items()},
-                "axis_r_mean_abs_change_downstream": compare_with_random(
-                    true["axis_entropy"]["mean_abs_change_downstream"],
-                    [d["mean_abs_change_downstream"] for d in random], "greater"),
-                "paired_error_bits": paired_true_vs_random(np.abs(edited["H_model"] - H_bayes), err_random,
-                                                           n_boot, seed),
-                "paired_abs_dH_bits": paired_true_vs_random(np.abs(edited["H_model"] - base["H_model"]),
-                                                            moved_random, n_boot, seed),
-            }
-            family = {"delta_mae_bits": versus["delta_mae_bits"], "delta_pearson": versus["delta_pearson"],
-                      **{f"axis_r_downstream_change[{key}]": where
-                         for key, where in versus["axis_r_downstream_change"].items()}}
-            if len(per_layer) > 1:
-                family["axis_r_mean_abs_change_downstream"] = versus["axis_r_mean_abs_change_downstream"]
-            adjusted = holm({key: where["p_value"] for key, where in family.items()})
-            for key, where in family.items():
-                where["p_holm"] = adjusted[key]
-            condition_id = f"{name}/{set_name}"
-            statistic = primary_statistic(behaviour["mean_abs_dH_bits"]["value"],
-                                          [d["behaviour"]["mean_abs_dH_bits"] for d in random])
-            against_untrained, thresholds = untrained_for(condition_id, untrained, statistic["log2_ratio"])
-            primary = {"statistic": statistic, "untrained": against_untrained, "controls": controls}
-            against = None if not random else {
-                "mean_abs_dH_bits": (versus["mean_abs_dH_bits"], versus["paired_abs_dH_bits"]),
-                "delta_mae_bits": (versus["delta_mae_bits"], versus["paired_error_bits"])}
-            downstream_rows = [(layer, per_layer[str(layer)]["before"], per_layer[str(layer)]["after"],
-                                versus["axis_r_downstream_change"][str(layer)] if random else None)
-                               for layer in downstream]
-            limits = {**READING_THRESHOLDS, **thresholds}
-            conditions.append({
-                "id": condition_id, "op": op, **params, "layer_set": set_name, "layers": layers,
-                "downstream_layers": downstream, "positions": positions, "true": true, "random": random,
-                "vs_random": versus, "primary": primary,
-                "secondary": {"tests": list(family), "correction": "holm", "p_holm": adjusted},
-                "behaviour_thresholds": thresholds,
-                "reading": reading(downstream_rows, behaviour, against, limits, primary if random else None),
-            })
+            conditions.append(_condition(passes, name, op, params, set_name, layers, downstream, base, H_bayes,
+                                         n_boot, seed, n_random, positions, untrained, controls))
     across = holm({c["id"]: c["primary"]["statistic"]["p_value"] for c in conditions})
     for c in conditions:
         c["primary"]["p_holm_across_conditions"] = across[c["id"]]
     return {"baseline": baseline, "conditions": conditions}
+
+
+def _side(passes: dict, name: str) -> dict:
+    """One pass's label-restricted output (H_model, label_mass, ...)."""
+    return restrict_to_labels(np.array(passes[name]["token_probs"]))
+
+
+def _r_at(passes: dict, name: str, layer: int):
+    """One pass's axis-entropy correlation at a layer (None where not measured)."""
+    entry = passes[name]["axis_entropy"].get(str(layer))
+    return None if entry is None else entry.get(AXIS_STATISTIC)
+
+
+def _change(after, before):
+    """after - before, None when either is."""
+    return None if after is None or before is None else after - before
+
+
+def _mean_abs(changes):
+    """The mean |change| over the defined ones, None when none is."""
+    changes = [abs(c) for c in changes if c is not None]
+    return float(np.mean(changes)) if changes else None
+
+
+def _condition(passes: dict, name: str, op: str, params: dict, set_name: str, layers: list[int],
+               downstream: list[int], base: dict, H_bayes, n_boot: int, seed: int, n_random: int, positions: str,
+               untrained: dict | None, controls: str) -> dict:
+    """One condition of results.json: the true axis's edit, the random axes', the tests and the reading."""
+    true_name = f"{name}_{set_name}_true"
+    random_names = [f"{name}_{set_name}_random{draw:02d}" for draw in range(n_random)]
+    edited = _side(passes, true_name)
+    true, per_layer = _true_axis(passes, true_name, op, layers, downstream, base, edited, H_bayes, n_boot, seed)
+    random, err_random, moved_random = _random_axes(passes, random_names, downstream, base, H_bayes)
+    behaviour = true["behaviour"]
+    versus = _versus_random(true, per_layer, random, err_random, moved_random, base, edited, H_bayes, n_boot, seed)
+    family, adjusted = _secondary_tests(versus, per_layer)
+    condition_id = f"{name}/{set_name}"
+    statistic = primary_statistic(behaviour["mean_abs_dH_bits"]["value"],
+                                  [d["behaviour"]["mean_abs_dH_bits"] for d in random])
+    against_untrained, thresholds = untrained_for(condition_id, untrained, statistic["log2_ratio"])
+    primary = {"statistic": statistic, "untrained": against_untrained, "controls": controls}
+    against = None if not random else {
+        "mean_abs_dH_bits": (versus["mean_abs_dH_bits"], versus["paired_abs_dH_bits"]),
+        "delta_mae_bits": (versus["delta_mae_bits"], versus["paired_error_bits"])}
+    downstream_rows = [(layer, per_layer[str(layer)]["before"], per_layer[str(layer)]["after"],
+                        versus["axis_r_downstream_change"][str(layer)] if random else None)
+                       for layer in downstream]
+    limits = {**READING_THRESHOLDS, **thresholds}
+    return {
+        "id": condition_id, "op": op, **params, "layer_set": set_name, "layers": layers,
+        "downstream_layers": downstream, "positions": positions, "true": true, "random": random,
+        "vs_random": versus, "primary": primary,
+        "secondary": {"tests": list(family), "correction": "holm", "p_holm": adjusted},
+        "behaviour_thresholds": thresholds,
+        "reading": reading(downstream_rows, behaviour, against, limits, primary if random else None),
+    }
+
+
+def _true_axis(passes: dict, true_name: str, op: str, layers: list[int], downstream: list[int], base: dict,
+               edited: dict, H_bayes, n_boot: int, seed: int) -> tuple[dict, dict]:
+    """(the condition's "true": the true axis's behaviour change and axis-entropy correlation, its
+    downstream entries per layer)."""
+    true_geometry = passes[true_name]["axis_entropy"]
+    per_layer = {}
+    for layer in downstream:
+        before, after = _r_at(passes, "baseline", layer), _r_at(passes, true_name, layer)
+        per_layer[str(layer)] = {"before": before, "after": after, "change": _change(after, before),
+                                 "sd_ratio": true_geometry[str(layer)]["sd_ratio"]}
+    at_edited = {str(layer): {"before": _r_at(passes, "baseline", layer), "after": _r_at(passes, true_name, layer),
+                              "sd_ratio": true_geometry[str(layer)]["sd_ratio"], "note": AT_EDITED_LAYER[op]}
+                 for layer in layers if str(layer) in true_geometry}
+    true = {
+        "behaviour": behaviour_change(H_bayes, base["H_model"], edited["H_model"], base["label_mass"],
+                                      edited["label_mass"], n_boot, seed),
+        "axis_entropy": {
+            "statistic": AXIS_STATISTIC,
+            "downstream": per_layer,
+            "first_downstream_layer": downstream[0] if downstream else None,
+            "mean_abs_change_downstream": _mean_abs(e["change"] for e in per_layer.values()),
+            "at_edited_layers": at_edited,
+        },
+    }
+    return true, per_layer
+
+
+def _random_axes(passes: dict, random_names: list[str], downstream: list[int], base: dict,
+                 H_bayes) -> tuple[list[dict], list, list]:
+    """(the condition's "random" entries, each draw's |error| and |dH| per prompt) for its random axes."""
+    random, err_random, moved_random = [], [], []
+    for draw, random_name in enumerate(random_names):
+        H = _side(passes, random_name)["H_model"]
+        r_random = {str(layer): _r_at(passes, random_name, layer) for layer in downstream}
+        random.append({"draw": draw, "behaviour": behaviour_point(H_bayes, base["H_model"], H),
+                       "downstream_r": r_random,
+                       "mean_abs_change_downstream": _mean_abs(
+                           _change(r_random[str(layer)], _r_at(passes, "baseline", layer)) for layer in downstream)})
+        err_random.append(np.abs(H - H_bayes))
+        moved_random.append(np.abs(H - base["H_model"]))
+    return random, err_random, moved_random
+
+
+def _versus_random(true: dict, per_layer: dict, random: list[dict], err_random: list, moved_random: list, base: dict,
+                   edited: dict, H_bayes, n_boot: int, seed: int) -> dict:
+    """The condition's "vs_random": where the true axis's changes fall among the random axes'."""
+    behaviour = true["behaviour"]
+    return {
+        "delta_mae_bits": compare_with_random(behaviour["delta_mae_bits"]["value"],
+                                              [d["behaviour"]["delta_mae_bits"] for d in random], "greater"),
+        "mean_abs_dH_bits": compare_with_random(
+            behaviour["mean_abs_dH_bits"]["value"], [d["behaviour"]["mean_abs_dH_bits"] for d in random],
+            "greater"),
+        "delta_pearson": compare_with_random(behaviour["delta_pearson"]["value"],
+                                             [d["behaviour"]["delta_pearson"] for d in random], "abs"),
+        "axis_r_downstream_change": {
+            key: compare_with_random(entry["change"],
+                                     [_change(d["downstream_r"][key], entry["before"]) for d in random], "abs")
+            for key, entry in per_layer.items()},
+        "axis_r_mean_abs_change_downstream": compare_with_random(
+            true["axis_entropy"]["mean_abs_change_downstream"],
+            [d["mean_abs_change_downstream"] for d in random], "greater"),
+        "paired_error_bits": paired_true_vs_random(np.abs(edited["H_model"] - H_bayes), err_random,
+                                                   n_boot, seed),
+        "paired_abs_dH_bits": paired_true_vs_random(np.abs(edited["H_model"] - base["H_model"]),
+                                                    moved_random, n_boot, seed),
+    }
+
+
+def _secondary_tests(versus: dict, per_layer: dict) -> tuple[dict, dict]:
+    """(the secondary family {test: where}, its Holm-adjusted p's), each test's p_holm set in place."""
+    family = {"delta_mae_bits": versus["delta_mae_bits"], "delta_pearson": versus["delta_pearson"],
+              **{f"axis_r_downstream_change[{key}]": where
+                 for key, where in versus["axis_r_downstream_change"].items()}}
+    if len(per_layer) > 1:
+        family["axis_r_mean_abs_change_downstream"] = versus["axis_r_mean_abs_change_downstream"]
+    adjusted = holm({key: where["p_value"] for key, where in family.items()})
+    for key, where in family.items():
+        where["p_holm"] = adjusted[key]
+    return family, adjusted
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1306,14 +1381,30 @@ def _plain(value, digits: int = 2) -> str:
 
 
 def print_summary(results: dict) -> None:
-    from rich.table import Table
-
     console = table_console()
-    settings, baseline = results["settings"], results["baseline"]
+    baseline = results["baseline"]
     console.print(f"baseline: SULA MAE {baseline['mae_bits']['value']:.3f} bits, Pearson(H_model, H_bayes) "
                   f"{_plain(baseline['pearson_H_model_H_bayes']['value'], 3)}; axis-entropy Spearman rho per layer "
                   + ", ".join(f"{layer}: {_plain(e.get(AXIS_STATISTIC))}"
                               for layer, e in baseline["axis_entropy"].items()))
+    primary_table, geometry_table, behaviour_table = _summary_tables(results)
+    for c in results["conditions"]:
+        _primary_row(primary_table, c)
+        _geometry_rows(geometry_table, c)
+        _behaviour_row(behaviour_table, c)
+    console.print(primary_table)
+    console.print(geometry_table)
+    console.print(behaviour_table)
+    for c in results["conditions"]:
+        console.print(f"{c['id']}: {c['reading']}")
+    _print_thresholds(console, results)
+
+
+def _summary_tables(results: dict):
+    """The summary's three empty tables: primary, downstream geometry and behaviour."""
+    from rich.table import Table
+
+    settings = results["settings"]
     smallest = settings.get("smallest_p")
     untrained = results.get("untrained_null")
     subtitle = (f"{results['model']}, {settings['n_per_k'] * len(settings['k_values'])} prompts, positions "
@@ -1334,48 +1425,58 @@ def print_summary(results: dict) -> None:
     for column in ("condition", "MAE bits [95% CI]", "dMAE true", "random", "rank", "p Holm", "dPearson true",
                    "random", "p Holm", "changed at"):
         behaviour_table.add_column(column, justify="right", no_wrap=True)
-    for c in results["conditions"]:
-        geometry, behaviour, versus = c["true"]["axis_entropy"], c["true"]["behaviour"], c["vs_random"]
-        stat, against = c["primary"]["statistic"], c["primary"]["untrained"]
-        if against is None or against.get("status") == "not tested" or "n_nulls" not in against:
-            null_cells = ["-", "not tested" if against else "-", "-"]
-        else:
-            spread = "" if against["null_sd"] is None else f" +- {against['null_sd']:.2f}"
-            null_cells = [f"{against['null_mean']:+.2f}{spread}", against["status"].replace(" from untrained", "")
-                          .replace(" untrained", ""), f"{against['p_value']:.2f} ({against['rule']})"]
-        primary_table.add_row(c["id"], _plain(stat["true"], 4), _plain(stat["random_mean"], 4), _rank(stat),
-                              _plain(stat["p_value"]), _signed(stat["log2_ratio"], 2), *null_cells)
-        downstream = c["downstream_layers"]
-        shown = downstream if len(downstream) <= 2 else [downstream[0], downstream[-1]]
-        for layer in shown:
-            entry, where = geometry["downstream"][str(layer)], versus["axis_r_downstream_change"][str(layer)]
-            random_mean = (None if where["random_mean"] is None or entry["before"] is None
-                           else entry["before"] + where["random_mean"])
-            geometry_table.add_row(c["id"], ",".join(map(str, c["layers"])), str(layer), _plain(entry["before"]),
-                                   _plain(entry["after"]), _plain(random_mean), _rank(where),
-                                   _plain(where.get("p_holm")))
-        if len(downstream) > 2:
-            where = versus["axis_r_mean_abs_change_downstream"]
-            geometry_table.add_row(c["id"], ",".join(map(str, c["layers"])),
-                                   f"mean |change|, {downstream[0]}-{downstream[-1]}", "",
-                                   _plain(geometry["mean_abs_change_downstream"]), _plain(where["random_mean"]),
-                                   _rank(where), _plain(where.get("p_holm")))
-        mae, dmae, dr = behaviour["mae_bits"], versus["delta_mae_bits"], versus["delta_pearson"]
-        limits = c.get("behaviour_thresholds") or {}
-        changed_at = (f"{_plain(limits.get('mae_bits'), 3)} bits, {_plain(limits.get('pearson'), 3)}"
-                      + ("" if "source" in limits else " (fixed)"))
-        behaviour_table.add_row(c["id"], f"{mae['value']:.3f} [{mae['ci95'][0]:.3f}, {mae['ci95'][1]:.3f}]",
-                                _signed(dmae["true"]), _signed(dmae["random_mean"]), _rank(dmae),
-                                _plain(dmae.get("p_holm")), _signed(behaviour["delta_pearson"]["value"]),
-                                _signed(dr["random_mean"]), _plain(dr.get("p_holm")), changed_at)
-    console.print(primary_table)
-    console.print(geometry_table)
-    console.print(behaviour_table)
-    for c in results["conditions"]:
-        console.print(f"{c['id']}: {c['reading']}")
+    return primary_table, geometry_table, behaviour_table
+
+
+def _primary_row(table, c: dict) -> None:
+    """One condition's row of the primary table: its statistic and where it stands among the untrained copies."""
+    stat, against = c["primary"]["statistic"], c["primary"]["untrained"]
+    if against is None or against.get("status") == "not tested" or "n_nulls" not in against:
+        null_cells = ["-", "not tested" if against else "-", "-"]
+    else:
+        spread = "" if against["null_sd"] is None else f" +- {against['null_sd']:.2f}"
+        null_cells = [f"{against['null_mean']:+.2f}{spread}", against["status"].replace(" from untrained", "")
+                      .replace(" untrained", ""), f"{against['p_value']:.2f} ({against['rule']})"]
+    table.add_row(c["id"], _plain(stat["true"], 4), _plain(stat["random_mean"], 4), _rank(stat),
+                  _plain(stat["p_value"]), _signed(stat["log2_ratio"], 2), *null_cells)
+
+
+def _geometry_rows(table, c: dict) -> None:
+    """One condition's rows of the downstream table: its first and last downstream layers, and their mean."""
+    geometry, versus = c["true"]["axis_entropy"], c["vs_random"]
+    downstream = c["downstream_layers"]
+    shown = downstream if len(downstream) <= 2 else [downstream[0], downstream[-1]]
+    for layer in shown:
+        entry, where = geometry["downstream"][str(layer)], versus["axis_r_downstream_change"][str(layer)]
+        random_mean = (None if where["random_mean"] is None or entry["before"] is None
+                       else entry["before"] + where["random_mean"])
+        table.add_row(c["id"], ",".join(map(str, c["layers"])), str(layer), _plain(entry["before"]),
+                      _plain(entry["after"]), _plain(random_mean), _rank(where), _plain(where.get("p_holm")))
+    if len(downstream) > 2:
+        where = versus["axis_r_mean_abs_change_downstream"]
+        table.add_row(c["id"], ",".join(map(str, c["layers"])), f"mean |change|, {downstream[0]}-{downstream[-1]}", "",
+                      _plain(geometry["mean_abs_change_downstream"]), _plain(where["random_mean"]), _rank(where),
+                      _plain(where.get("p_holm")))
+
+
+def _behaviour_row(table, c: dict) -> None:
+    """One condition's row of the behaviour table: MAE, its change and Pearson's, and where a change counts."""
+    behaviour, versus = c["true"]["behaviour"], c["vs_random"]
+    mae, dmae, dr = behaviour["mae_bits"], versus["delta_mae_bits"], versus["delta_pearson"]
+    limits = c.get("behaviour_thresholds") or {}
+    changed_at = (f"{_plain(limits.get('mae_bits'), 3)} bits, {_plain(limits.get('pearson'), 3)}"
+                  + ("" if "source" in limits else " (fixed)"))
+    table.add_row(c["id"], f"{mae['value']:.3f} [{mae['ci95'][0]:.3f}, {mae['ci95'][1]:.3f}]", _signed(dmae["true"]),
+                  _signed(dmae["random_mean"]), _rank(dmae), _plain(dmae.get("p_holm")),
+                  _signed(behaviour["delta_pearson"]["value"]), _signed(dr["random_mean"]), _plain(dr.get("p_holm")),
+                  changed_at)
+
+
+def _print_thresholds(console, results: dict) -> None:
+    """The summary's closing lines: the reading thresholds and paper III's numbers."""
     t = results["thresholds"]
     behaviour_words = ("|dMAE| and |dPearson| under each condition's 'changed at' (the untrained copies' 95th "
-                       "percentile of the same change)" if untrained else
+                       "percentile of the same change)" if results.get("untrained_null") else
                        f"|dMAE| < {t['mae_bits']} bits and |dPearson| < {t['pearson']} (fixed: no untrained copies)")
     console.print(f"thresholds: downstream |rho| < {t['axis_r_zero']} no correlation left, rho change >= "
                   f"{t['axis_r_change']}, behaviour unchanged when {behaviour_words}; {t['vs_random']}. At the edited "
@@ -1403,4 +1504,5 @@ def check_options(loaded, run_config, options) -> None:
 
 register_suite("ablation", AblationConfig, run_ablation_suite,
                "entropy-axis interventions (cut, only, shift) against random axes, on the SULA prompts",
-               unsupported=unsupported, check=check_options)
+               unsupported=unsupported, check=check_options,
+               schema=AblationResults, schema_version=SCHEMA_VERSION)

@@ -58,7 +58,8 @@ from geomprobe.sula import (
     generate,
 )
 
-from .base import NullOptions, SuiteConfig, needs_next_token, option, register_suite, windtunnel_task
+from ..base import NullOptions, SuiteConfig, needs_next_token, option, register_suite, windtunnel_task
+from .results import SCHEMA_VERSION, SulaResults
 
 Control = Literal["lexical_remap", "shuffled", "carrier_mask", "label_mask"]
 
@@ -379,7 +380,8 @@ def check_options(loaded, run_config, options) -> None:
 
 register_suite("sula", SulaConfig, run_sula_suite,
                "in-context Bayesian updating against the exact posterior, four controls, the entropy axis",
-               unsupported=unsupported, check=check_options)
+               unsupported=unsupported, check=check_options,
+               schema=SulaResults, schema_version=SCHEMA_VERSION)
 
 
 def _fmt(entry, digits: int = 3) -> str:

@@ -30,7 +30,8 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
 
-from .base import NullOptions, SuiteConfig, option, register_suite, suite_prompts
+from ..base import NullOptions, SuiteConfig, option, register_suite, suite_prompts
+from .results import SCHEMA_VERSION, GeometryResults
 
 N_WINDTUNNEL_CANDIDATES = 1000
 
@@ -391,7 +392,8 @@ def run_geometry_suite(ctx) -> dict:
 
 
 register_suite("geometry", GeometryConfig, run_geometry_suite,
-               "value manifold, key orthogonality and attention focusing with their baselines, and the verdict")
+               "value manifold, key orthogonality and attention focusing with their baselines, and the verdict",
+               schema=GeometryResults, schema_version=SCHEMA_VERSION)
 
 
 def _ci(entry) -> str:

@@ -16,7 +16,8 @@ from geomprobe.analysis.bootstrap import bootstrap_mean_ci, bootstrap_mean_estim
 from geomprobe.console import table_console
 from geomprobe.extraction import extract
 
-from .base import SuiteConfig, register_suite, suite_prompts
+from ..base import SuiteConfig, register_suite, suite_prompts
+from .results import SCHEMA_VERSION, ExtractResults
 
 
 @dataclass
@@ -54,7 +55,8 @@ def run_extract_suite(ctx) -> dict:
 
 
 register_suite("extract", ExtractConfig, run_extract_suite,
-               "METHODS.md section 1's arrays for every prompt; per-layer final-token attention entropy")
+               "METHODS.md section 1's arrays for every prompt; per-layer final-token attention entropy",
+               schema=ExtractResults, schema_version=SCHEMA_VERSION)
 
 
 def print_summary(results: dict) -> None:

@@ -36,7 +36,8 @@ from geomprobe.console import table_console
 from geomprobe.prompts import Prompt
 from geomprobe.rundir import atomic_save_npz
 
-from .base import NullOptions, option, register_suite, suite_prompts, windtunnel_task
+from ..base import NullOptions, option, register_suite, suite_prompts, windtunnel_task
+from .results import SCHEMA_VERSION, MechanismsResults
 
 REF_FRAME = "paper I v3: layer-0 key orthogonality 0.052 vs 0.082 random (mean |cos|)"
 REF_QK = "paper I: Q-K alignment diffuse at layer 0, concentrated on the evidence by the last layer"
@@ -291,7 +292,8 @@ def run_mechanisms_suite(ctx) -> dict:
 
 
 register_suite("mechanisms", MechanismsConfig, run_mechanisms_suite,
-               "Q-K alignment, the layer-0 hypothesis frame, head/layer ablations and two timescales (papers I, II)")
+               "Q-K alignment, the layer-0 hypothesis frame, head/layer ablations and two timescales (papers I, II)",
+               schema=MechanismsResults, schema_version=SCHEMA_VERSION)
 
 
 # --------------------------------------------------------------------------------------------
@@ -310,9 +312,23 @@ def _ci(entry: dict, layer: int, spec: str = ".3f") -> str:
 
 
 def print_summary(results: dict) -> None:
+    console = table_console()
+    _print_alignment(console, results)
+    frame = results.get("frame")
+    if frame:
+        _print_frame(console, frame)
+    ablation = results.get("ablation")
+    if ablation:
+        _print_ablation(console, ablation)
+    timescale = results.get("two_timescale")
+    if timescale:
+        _print_timescale(console, timescale)
+
+
+def _print_alignment(console, results: dict) -> None:
+    """The Q-K alignment table per layer, the evidence share, attention focusing and the untrained copies."""
     from rich.table import Table
 
-    console = table_console()
     qk = results["qk_alignment"]
     metrics = qk["metrics"]
     task = results.get("task") or {}
@@ -348,50 +364,60 @@ def print_summary(results: dict) -> None:
         for cmp in nulls["comparisons"].values():
             console.print(f"against untrained copies ({nulls['description']}), {cmp['statistic']}: "
                           f"{comparison_text(cmp)}", markup=False)
-    frame = results.get("frame")
-    if frame:
-        table = Table(title=f"layer-0 hypothesis frame: token-key orthogonality (mean |cos|), {REF_FRAME}")
-        for column in ("tokens", "n", "d_head", "trained (centred)", "raw", "analytic Gaussian", "Gaussian",
-                       "shuffled", "random tokens", "fresh init"):
-            table.add_column(column, justify="right")
 
-        def spread(entry):
-            return "-" if entry is None else f"{entry['mean']:.3f} [{entry['p05']:.3f}, {entry['p95']:.3f}]"
 
-        for name, group in frame["groups"].items():
-            base = group["baselines"]
-            table.add_row(name, str(group["n_tokens"]), str(group["d_head"]), f"{group['orth']:.3f}",
-                          f"{group['raw']:.3f}", f"{base['analytic_gaussian']:.3f}", spread(base.get("gaussian")),
-                          spread(base.get("shuffled")), spread(base.get("random_tokens")),
-                          _f((base.get("init") or {}).get("mean")))
-        console.print(table)
-    ablation = results.get("ablation")
-    if ablation:
-        n_heads = len(ablation["delta_mae_bits"][0])
-        base = ablation["baseline"]
-        table = Table(title=(f"ablations: change in held-out entropy MAE (bits) against {base['entropy_mae_bits']:.4f} "
-                             f"unablated ({ablation['n_eval']} sequences; context-blind "
-                             f"{ablation['context_blind']['entropy_mae_bits']:.3f})"))
-        for column in ["layer"] + [f"head {h}" for h in range(n_heads)] + ["all heads", "skip layer"]:
-            table.add_column(column, justify="right")
-        for layer, row in enumerate(ablation["delta_mae_bits"]):
-            table.add_row(str(layer), *[f"{v:+.4f}" for v in row],
-                          f"{ablation['all_heads_delta_mae_bits'][layer]:+.4f}",
-                          f"{ablation['skip_layer_delta_mae_bits'][layer]:+.4f}")
-        console.print(table)
-        first = ablation["layer0_heads"]
-        console.print(f"layer 0: {first['reading']}; head {first['top_head']} raises the MAE most "
-                      f"({first['top_delta_mae_bits']:+.4f} bits, {_f(first['share_of_total'], '.0%')} of the "
-                      f"layer-0 increases)", markup=False)
-    timescale = results.get("two_timescale")
-    if timescale:
-        if "skipped" in timescale:
-            console.print(f"two timescales: skipped ({timescale['skipped']})", markup=False)
-        else:
-            settle = timescale["settling"]
-            steps = settle["settling_step"]
-            console.print(f"two timescales ({timescale['how']}): settled (within {settle['fraction']:g} of the "
-                          f"final value for good) at step: attention {steps['attention_distance_mean']}, value PC1 "
-                          f"{steps['pc1']}, |rho(PC1, H_bayes)| {steps['abs_rho_pc1_bayes_entropy']}, entropy MAE "
-                          f"{steps['entropy_mae_bits']} (log10 scale {steps['entropy_mae_log10']}), of "
-                          f"{settle['final_step']}", markup=False)
+def _print_frame(console, frame: dict) -> None:
+    """The layer-0 hypothesis frame: token-key orthogonality against its baselines, per token group."""
+    from rich.table import Table
+
+    table = Table(title=f"layer-0 hypothesis frame: token-key orthogonality (mean |cos|), {REF_FRAME}")
+    for column in ("tokens", "n", "d_head", "trained (centred)", "raw", "analytic Gaussian", "Gaussian",
+                   "shuffled", "random tokens", "fresh init"):
+        table.add_column(column, justify="right")
+
+    def spread(entry):
+        return "-" if entry is None else f"{entry['mean']:.3f} [{entry['p05']:.3f}, {entry['p95']:.3f}]"
+
+    for name, group in frame["groups"].items():
+        base = group["baselines"]
+        table.add_row(name, str(group["n_tokens"]), str(group["d_head"]), f"{group['orth']:.3f}",
+                      f"{group['raw']:.3f}", f"{base['analytic_gaussian']:.3f}", spread(base.get("gaussian")),
+                      spread(base.get("shuffled")), spread(base.get("random_tokens")),
+                      _f((base.get("init") or {}).get("mean")))
+    console.print(table)
+
+
+def _print_ablation(console, ablation: dict) -> None:
+    """The head and layer ablations' changes in held-out entropy MAE, and the reading of layer 0's heads."""
+    from rich.table import Table
+
+    n_heads = len(ablation["delta_mae_bits"][0])
+    base = ablation["baseline"]
+    table = Table(title=(f"ablations: change in held-out entropy MAE (bits) against {base['entropy_mae_bits']:.4f} "
+                         f"unablated ({ablation['n_eval']} sequences; context-blind "
+                         f"{ablation['context_blind']['entropy_mae_bits']:.3f})"))
+    for column in ["layer"] + [f"head {h}" for h in range(n_heads)] + ["all heads", "skip layer"]:
+        table.add_column(column, justify="right")
+    for layer, row in enumerate(ablation["delta_mae_bits"]):
+        table.add_row(str(layer), *[f"{v:+.4f}" for v in row],
+                      f"{ablation['all_heads_delta_mae_bits'][layer]:+.4f}",
+                      f"{ablation['skip_layer_delta_mae_bits'][layer]:+.4f}")
+    console.print(table)
+    first = ablation["layer0_heads"]
+    console.print(f"layer 0: {first['reading']}; head {first['top_head']} raises the MAE most "
+                  f"({first['top_delta_mae_bits']:+.4f} bits, {_f(first['share_of_total'], '.0%')} of the "
+                  f"layer-0 increases)", markup=False)
+
+
+def _print_timescale(console, timescale: dict) -> None:
+    """The two timescales' settling steps over the checkpoints, or why they were skipped."""
+    if "skipped" in timescale:
+        console.print(f"two timescales: skipped ({timescale['skipped']})", markup=False)
+        return
+    settle = timescale["settling"]
+    steps = settle["settling_step"]
+    console.print(f"two timescales ({timescale['how']}): settled (within {settle['fraction']:g} of the "
+                  f"final value for good) at step: attention {steps['attention_distance_mean']}, value PC1 "
+                  f"{steps['pc1']}, |rho(PC1, H_bayes)| {steps['abs_rho_pc1_bayes_entropy']}, entropy MAE "
+                  f"{steps['entropy_mae_bits']} (log10 scale {steps['entropy_mae_log10']}), of "
+                  f"{settle['final_step']}", markup=False)
