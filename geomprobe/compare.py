@@ -14,6 +14,16 @@ model minus untrained with its CI, and the status. Statistics of one condition, 
 or intervention carry it in brackets: `mae_bits[shuffled]`, `pc12[math]`, `delta_mae_bits[cut/multi]`.
 Numbers are copied from the results files, never recomputed.
 
+This module is the machinery; a suite's rows live with the suite. Each built-in suite folder's
+compare.py (geomprobe/suites/<name>/compare.py, imported through geomprobe.suites.base.load_faces
+the first time anything here reads the readers or the summary columns) calls
+`register_compare(suite, reader, headlines=(Headline(statistic, header, direction, unit), ...))`:
+the reader adds the suite's rows, the headlines say which statistics matter, which way is the
+stronger form of the papers' property and in what unit; those declared with summary=True are the
+columns of the compact summary (summary_columns), in the suite registry's order. A plug-in suite
+calls register_compare the same way, or gets generic_reader (its top-level estimates, numbers and
+short lists of numbers) and its first statistics as summary columns (plugin_columns).
+
 A suite run with `--definitions paper-code` adds, after its other rows, three rows for each row of
 its side-by-side table (results["paper_code"]["rows"]): `paper_code.<quantity>.<label slug>[<definition>]`,
 the definition in brackets like a condition: `[geomprobe]` (geomprobe's number; method: its
@@ -36,6 +46,7 @@ import io
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -216,7 +227,8 @@ def finished_results(run_dir: str | Path) -> tuple[dict | None, dict[str, dict],
 # the tidy rows of one suite's results
 
 
-def _number(value):
+def number(value):
+    """A finite int or float as it is; anything else (bool, NaN, a string, None) -> None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return value if math.isfinite(value) else None
@@ -224,28 +236,32 @@ def _number(value):
 
 def _ci(ci) -> tuple:
     if isinstance(ci, (list, tuple)) and len(ci) == 2:
-        return _number(ci[0]), _number(ci[1])
+        return number(ci[0]), number(ci[1])
     return None, None
 
 
-def _is_estimate(entry) -> bool:
+def is_estimate(entry) -> bool:
+    """An Estimate as results files write one: a dict with a value and a ci95."""
     return isinstance(entry, dict) and "value" in entry and "ci95" in entry
 
 
-class _Rows:
+class Rows:
+    """The tidy rows of one suite's results as a reader adds them (statistic, value, CI, method, n,
+    text, p-value; suite_rows adds the run's columns)."""
+
     def __init__(self):
         self.rows: list[dict] = []
 
     def add(self, statistic: str, value, ci=None, method: str | None = "", n=None, text: str = "", p_value=None):
         low, high = _ci(ci)
-        self.rows.append({"statistic": statistic, "value": _number(value), "text": text or "", "ci_low": low,
+        self.rows.append({"statistic": statistic, "value": number(value), "text": text or "", "ci_low": low,
                           "ci_high": high, "method": method or "", "n": n if isinstance(n, int) else None,
-                          "p_value": _number(p_value), "untrained_null_mean": None, "diff_vs_untrained": None,
+                          "p_value": number(p_value), "untrained_null_mean": None, "diff_vs_untrained": None,
                           "diff_ci_low": None, "diff_ci_high": None, "status_vs_untrained": ""})
 
     def estimate(self, statistic: str, entry, text: str = "", method_suffix: str = ""):
         """An Estimate {value, ci95, method, n[, pvalue]}, copied as it is; a scalar estimate only."""
-        if not _is_estimate(entry) or isinstance(entry.get("value"), list):
+        if not is_estimate(entry) or isinstance(entry.get("value"), list):
             return
         self.add(statistic, entry.get("value"), entry.get("ci95"), (entry.get("method") or "") + method_suffix,
                  entry.get("n"), text, entry.get("pvalue"))
@@ -263,112 +279,21 @@ class _Rows:
             row = self.rows[-1]
         difference = comparison.get("difference") if isinstance(comparison.get("difference"), dict) else {}
         low, high = _ci(difference.get("ci95"))
-        row.update(untrained_null_mean=_number(comparison.get("null_mean")),
-                   diff_vs_untrained=_number(difference.get("value")), diff_ci_low=low, diff_ci_high=high,
+        row.update(untrained_null_mean=number(comparison.get("null_mean")),
+                   diff_vs_untrained=number(difference.get("value")), diff_ci_low=low, diff_ci_high=high,
                    status_vs_untrained=str(comparison.get("status") or ""))
 
 
-def _ci_text(methods: dict, key: str, over: str = "prompts") -> str:
+def ci_text(methods: dict, key: str, over: str = "prompts") -> str:
+    """'<method> 95% CI over prompts' from a results ci_method map; '' when it names none."""
     method = (methods or {}).get(key) if isinstance(methods, dict) else None
     return f"{method} 95% CI over {over}" if method else ""
 
 
-def _geometry(r: dict, rows: _Rows) -> dict:
-    vm = r.get("value_manifold") or {}
-    n, methods = vm.get("n_prompts"), vm.get("ci_method") or {}
-    where = f"layer {vm.get('layer')} {vm.get('readout', 'values')}"
-    for key, what in (("pc1", "PC1 share of variance"), ("pc12", "PC1+PC2 share of variance"),
-                      ("pr", "participation ratio")):
-        rows.add(key, vm.get(key), vm.get(f"{key}_ci95"), f"{what}, {where}; " + _ci_text(methods, key), n)
-    for key in ("pc1", "pc12"):
-        null = (vm.get("shuffle_null") or {}).get(key) or {}
-        rows.add(f"{key}_shuffle_null", null.get("median"), [null.get("low"), null.get("high")],
-                 f"median of {(vm.get('shuffle_null') or {}).get('n_draws')} shuffles of the same matrix "
-                 "(columns permuted independently); the interval is their 2.5-97.5th percentiles", n)
-    rows.add("rho_pc1_entropy", vm.get("rho_pc1_entropy_raw", vm.get("rho_pc1_entropy")), None,
-             "Spearman rho(PC1, next-token entropy) over prompts, as computed", n,
-             p_value=vm.get("rho_pc1_entropy_pvalue"))
-    rows.estimate("rho_pc1_entropy_given_length", vm.get("rho_pc1_entropy_given_length"))
-    keys = r.get("key_orthogonality") or {}
-    layer_mean = [v for v in keys.get("layer_mean") or [] if _number(v) is not None]
-    if layer_mean:
-        mean = keys.get("mean") if _number(keys.get("mean")) is not None else sum(layer_mean) / len(layer_mean)
-        rows.add("keys_mean_abs_cos", mean, None, "mean off-diagonal |cos| between W_K columns over heads and layers "
-                 "(lower: more orthogonal)", len(layer_mean))
-        n_early = max(1, math.ceil(len(layer_mean) * EARLY_FRACTION))
-        rows.add("keys_early_mean_abs_cos", sum(layer_mean[:n_early]) / n_early, None,
-                 "mean over the first third of the layers of the per-layer mean |cos| (paper III Table 2)", n_early)
-    rows.add("keys_fraction_below", keys.get("fraction_below"), None,
-             f"fraction of layers with mean |cos| < {keys.get('threshold')}", len(layer_mean) or None)
-    rows.add("keys_analytic_gaussian", keys.get("analytic_gaussian"), None,
-             "baseline: analytic E|cos| of random directions in R^D")
-    for name in ("init", "step0"):
-        baseline = (keys.get("baselines") or {}).get(name) or {}
-        rows.add(f"keys_{name}_mean_abs_cos", baseline.get("mean"), None, f"baseline: {name} W_K, mean |cos|")
-    focus = r.get("attention_focusing") or {}
-    focus_methods = focus.get("ci_method") or {}
-    rows.add("focusing", focus.get("focusing"), focus.get("focusing_ci95"),
-             "1 - H(L-1)/H(0) of the head-mean final-token attention entropy; "
-             + _ci_text(focus_methods, "focusing").replace("CI", "bootstrap CI"), focus.get("n_prompts"))
-    normalised = focus.get("normalised") or {}
-    rows.add("focusing_normalised", normalised.get("focusing"), normalised.get("focusing_ci95"),
-             "the same on entropy / log2(visible keys); "
-             + _ci_text(normalised.get("ci_method") or {}, "focusing").replace("CI", "bootstrap CI"),
-             focus.get("n_prompts"))
-    verdict = r.get("verdict") or {}
-    if verdict:
-        rows.add("verdict", verdict.get("n_met"), None, verdict.get("summary"), verdict.get("n_criteria"),
-                 text=str(verdict.get("label") or ""))
-    return {"pc1": "pc1", "pc12": "pc12", "keys": "keys_mean_abs_cos", "focusing": "focusing"}
-
-
-def _domain(r: dict, rows: _Rows) -> dict:
-    mapping = {}
-    for label, entry in (r.get("sets") or {}).items():
-        if not isinstance(entry, dict):
-            continue
-        methods = entry.get("ci_method") or {}
-        for key in ("pc1", "pc12"):
-            rows.add(f"{key}[{label}]", entry.get(key), entry.get(f"{key}_ci95"),
-                     f"{key.upper()} share of the {label} set, layer {r.get('layer')} {r.get('readout', '')}; "
-                     + _ci_text(methods, key), entry.get("n_prompts", entry.get("n")))
-        for key, gain in (entry.get("gain_over_mixed") or {}).items():
-            rows.estimate(f"{key}_gain[{label}]", gain)
-        mapping[f"pc12_gain_{label}"] = f"pc12_gain[{label}]"
-    return mapping
-
-
-SULA_MAIN = ("mae_bits", "pearson_H_model_H_bayes", "spearman_H_model_H_bayes", "rho_pc1_H_bayes_given_k",
-             "rho_pc1_H_bayes_within_k", "rho_pc1_H_bayes", "rho_k_pc1", "rho_pc1_H_model", "rho_pc1_p_model_l1",
-             "rho_pc1_H_bayes_given_n_tokens", "rho_pc1_H_bayes_given_k_n_tokens", "rho_n_tokens_pc1", "H_bayes",
-             "H_model", "kl_bits", "label_mass")
-SULA_CONTROL = ("mae_bits", "pearson_H_model_H_bayes", "rho_pc1_H_model", "rho_pc1_H_bayes_given_k")
-SULA_BASELINES = ("model", "constant", "k_only", "k_only_median", "zero", "model_minus_k_only")
-
-
-def _sula(r: dict, rows: _Rows) -> dict:
-    conditions = r.get("conditions") or {}
-    main = conditions.get("main") or {}
-    for key in SULA_MAIN:
-        rows.estimate(key, main.get(key))
-    for key in SULA_BASELINES:
-        rows.estimate(f"mae_baseline_{key}", (main.get("mae_baselines") or {}).get(key))
-    axis = r.get("axis") or {}
-    rows.add("axis_pc1_explained", axis.get("pc1_explained"), None,
-             f"PC1 share of the main prompts' layer {axis.get('layer')} {axis.get('readout', '')} (the entropy axis)",
-             main.get("n_prompts"))
-    for name, entry in conditions.items():
-        if name == "main" or not isinstance(entry, dict):
-            continue
-        for key in SULA_CONTROL:
-            rows.estimate(f"{key}[{name}]", entry.get(key))
-        rows.estimate(f"mae_baseline_k_only[{name}]", (entry.get("mae_baselines") or {}).get("k_only"))
-    return {"mae_bits": "mae_bits", "abs_rho_pc1_H_bayes_given_k": "abs_rho_pc1_H_bayes_given_k"}
-
-
 def ablation_headline(ablation: dict) -> dict | None:
-    """The headline condition: the true cut on the largest layer set (paper III's multi-layer
-    cut), else the first condition."""
+    """The headline condition of an ablation suite's results: the true cut on the largest layer set
+    (paper III's multi-layer cut), else the first condition (its compare rows and the report's
+    figures both use it)."""
     conditions = [c for c in ablation.get("conditions") or [] if isinstance(c, dict)]
     if not conditions:
         return None
@@ -376,126 +301,19 @@ def ablation_headline(ablation: dict) -> dict | None:
     return max(cuts, key=lambda c: len(c.get("layers") or []))
 
 
-def _versus_text(where: dict) -> str:
-    if not isinstance(where, dict) or where.get("rank") is None:
-        return ""
-    return (f"{where.get('n_random')} random axes: mean {_g(where.get('random_mean'))}, rank {where.get('rank')}/"
-            f"{where.get('of')} ({where.get('alternative')})")
-
-
-def _g(value) -> str:
-    return "n/a" if _number(value) is None else f"{value:.4g}"
-
-
-def _ablation(r: dict, rows: _Rows) -> dict:
-    baseline = r.get("baseline") or {}
-    rows.estimate("baseline_mae_bits", baseline.get("mae_bits"))
-    rows.estimate("baseline_pearson_H_model_H_bayes", baseline.get("pearson_H_model_H_bayes"))
-    headline = ablation_headline(r)
-    if headline is not None:
-        rows.add("headline_condition", None, None, "the true cut on the largest layer set (paper III's multi-layer "
-                 "cut), else the first condition", text=str(headline.get("id")))
-    for condition in r.get("conditions") or []:
-        if not isinstance(condition, dict):
-            continue
-        cid = condition.get("id")
-        behaviour = (condition.get("true") or {}).get("behaviour") or {}
-        versus = condition.get("vs_random") or {}
-        for key in ("mae_bits", "delta_mae_bits", "delta_pearson", "mean_abs_dH_bits"):
-            where = versus.get(key) if key != "mae_bits" else None
-            rows.estimate(f"{key}[{cid}]", behaviour.get(key), text=_versus_text(where))
-            if where and rows.rows and rows.rows[-1]["statistic"] == f"{key}[{cid}]":
-                rows.rows[-1]["p_value"] = _number(where.get("p_value"))
-        geometry = (condition.get("true") or {}).get("axis_entropy") or {}
-        first = geometry.get("first_downstream_layer")
-        entry = (geometry.get("downstream") or {}).get(str(first)) or {}
-        where = (versus.get("axis_r_downstream_change") or {}).get(str(first)) or {}
-        at = f"Spearman rho(v'.u, H_model) at layer {first}, the first after the edit, on its own axis"
-        rows.add(f"axis_r_before[{cid}]", entry.get("before"), None, f"{at}, unperturbed")
-        rows.add(f"axis_r_after[{cid}]", entry.get("after"), None, f"{at}, under the true axis's edit")
-        rows.add(f"axis_r_change[{cid}]", entry.get("change"), None, f"after - before, {at}",
-                 text=_versus_text(where), p_value=where.get("p_value"))
-    return {}
-
-
-def _mechanisms(r: dict, rows: _Rows) -> dict:
-    qk = r.get("qk_alignment") or {}
-    metrics = qk.get("metrics") or {}
-    layers = qk.get("layers") or []
-    for key in ("evidence_mass", "cos_evidence_minus_other", "attn_entropy_bits"):
-        entry = metrics.get(key)
-        if not _is_estimate(entry) or not isinstance(entry.get("value"), list) or not entry["value"]:
-            continue
-        cis = entry.get("ci95") or []
-        picks = [(-1, key)] if key != "attn_entropy_bits" else [(0, None)] + [(-1, None)] * (len(entry["value"]) > 1)
-        for index, name in picks:
-            layer = layers[index] if layers else (index if index >= 0 else len(entry["value"]) - 1)
-            rows.add(name or f"{key}[L{layer}]", entry["value"][index], cis[index] if len(cis) == len(entry["value"])
-                     else None, f"{entry.get('method') or ''} (layer {layer})", entry.get("n"))
-    rows.add("evidence_uniform_share", qk.get("evidence_uniform_share"), None,
-             "share of the visible keys that are evidence: a uniform row's evidence mass")
-    focus = r.get("attention_focusing") or {}
-    rows.add("focusing", focus.get("focusing"), focus.get("focusing_ci95"),
-             f"1 - H(L-1)/H(0) at {focus.get('rows', 'the rows read')}; "
-             + _ci_text(focus.get("ci_method") or {}, "focusing", "sequences").replace("CI", "bootstrap CI"),
-             focus.get("n_prompts"))
-    for name, group in ((r.get("frame") or {}).get("groups") or {}).items():
-        baselines = group.get("baselines") or {}
-        rows.add(f"frame_orth[{name}]", group.get("orth"), None, "mean |cos| of the centred layer-0 keys of the "
-                 "task's frame tokens", group.get("n_tokens"))
-        rows.add(f"frame_gaussian[{name}]", (baselines.get("gaussian") or {}).get("mean"), None,
-                 "baseline: centred Gaussian keys, mean over draws", group.get("n_tokens"))
-    ablation = r.get("ablation") or {}
-    if ablation:
-        n_eval = ablation.get("n_eval")
-        rows.add("ablation_baseline_entropy_mae_bits", (ablation.get("baseline") or {}).get("entropy_mae_bits"),
-                 None, "held-out entropy MAE against the exact posterior, unablated", n_eval)
-        rows.add("ablation_context_blind_entropy_mae_bits",
-                 (ablation.get("context_blind") or {}).get("entropy_mae_bits"), None,
-                 "the same for a context-blind predictor", n_eval)
-        for key, what in (("all_heads_delta_mae_bits", "all heads of the layer mean-ablated"),
-                          ("skip_layer_delta_mae_bits", "the layer skipped")):
-            for layer, value in enumerate(ablation.get(key) or []):
-                rows.add(f"{key}[L{layer}]", value, None, f"change of the held-out entropy MAE, {what}", n_eval)
-        first = ablation.get("layer0_heads") or {}
-        rows.add("layer0_top_head_share", first.get("share_of_total"), None,
-                 f"share of the summed layer-0 head MAE increases carried by head {first.get('top_head')}",
-                 text=str(first.get("reading") or ""))
-    settling = ((r.get("two_timescale") or {}).get("settling") or {}).get("settling_step") or {}
-    for curve, step in settling.items():
-        rows.add(f"settling_step[{curve}]", step, None, "checkpoint step from which the frame-precision curve stays "
-                 "within the settling fraction of its final value")
-    return {"evidence_mass": "evidence_mass", "cos_evidence_minus_other": "cos_evidence_minus_other",
-            "focusing": "focusing"}
-
-
-def _extract(r: dict, rows: _Rows) -> dict:
-    rows.estimate("next_entropy_bits", r.get("next_entropy_bits"))
-    for layer in r.get("layers") or []:
-        if not isinstance(layer, dict):
-            continue
-        at = f"L{layer.get('layer')}"
-        rows.add(f"attn_entropy_bits[{at}]", layer.get("attn_entropy_bits"), layer.get("ci95"),
-                 "mean over prompts of the head-mean final-token attention entropy (bits); bootstrap 95% CI",
-                 r.get("n_prompts"))
-        rows.add(f"attn_entropy_normalised[{at}]", layer.get("attn_entropy_normalised"), layer.get("normalised_ci95"),
-                 "the same / log2(visible keys); bootstrap 95% CI", r.get("n_prompts"))
-    return {}
-
-
 GENERIC_LIST_MAX = 20  # a list of at most this many numbers becomes one row per item
 
 
-def _generic(r: dict, rows: _Rows) -> dict:
+def generic_reader(r: dict, rows: Rows) -> dict:
     """A suite without its own reader (a plug-in): top-level estimates and numbers, short lists of
     numbers (one row per item, key[i]), and the same one level below."""
     def read(key: str, value, nested: bool) -> None:
-        if _is_estimate(value):
+        if is_estimate(value):
             rows.estimate(key, value)
-        elif _number(value) is not None:
+        elif number(value) is not None:
             rows.add(key, value)
         elif isinstance(value, list) and 0 < len(value) <= GENERIC_LIST_MAX and \
-                all(_number(item) is not None for item in value):
+                all(number(item) is not None for item in value):
             for index, item in enumerate(value):
                 rows.add(f"{key}[{index}]", item)
         elif isinstance(value, dict) and not nested:
@@ -506,6 +324,111 @@ def _generic(r: dict, rows: _Rows) -> dict:
         if key not in ("schema_version", "suite", "model", "geomprobe_version", "untrained_null"):
             read(key, value, False)
     return {}
+
+
+# --------------------------------------------------------------------------------------------
+# the suites' readers and headline statistics: each suite folder's compare face registers its own
+
+DIRECTIONS = ("higher", "lower", "none")
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A headline statistic a suite declares: its tidy statistic (a trailing `[*]` stands for the
+    condition the suite's headline_condition row names, see summary_cell), the summary's column
+    header, which way is the stronger form of the papers' property ("higher", "lower", or "none"
+    where neither is, e.g. a signed correlation), and the unit of its value ("fraction", "bits",
+    "mean |cos|", "correlation", "verdict", ...). summary=False: declared, but not a column of the
+    compact summary (summary_columns)."""
+
+    statistic: str
+    header: str
+    direction: str = "none"
+    unit: str = ""
+    summary: bool = True
+
+    def __post_init__(self):
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"Headline {self.statistic!r}: direction must be one of {', '.join(DIRECTIONS)}, "
+                             f"got {self.direction!r}")
+
+
+_READERS: dict[str, Callable[[dict, Rows], dict]] = {}  # suite -> reader(results, rows) -> {null name: statistic}
+_HEADLINES: dict[str, tuple[Headline, ...]] = {}
+_loading_faces = False
+
+
+def _load_faces() -> None:
+    """Import every suite folder's compare face (geomprobe.suites.base.load_faces); each registers
+    itself. A face registering itself while the faces load does not load them again."""
+    global _loading_faces
+    if _loading_faces:
+        return
+    from geomprobe.suites.base import load_faces
+
+    _loading_faces = True
+    try:
+        load_faces("compare")
+    finally:
+        _loading_faces = False
+
+
+def register_compare(suite: str, reader: Callable[[dict, Rows], dict], headlines=()) -> None:
+    """Give a suite its compare rows: reader(results, rows) adds the suite's rows to a Rows and
+    returns {untrained_null.comparisons name: statistic} for comparisons whose name is not the
+    statistic's; headlines: its Headline declarations (the summary's columns, in the suite registry's
+    order). A built-in suite's folder registers its own in compare.py; a suite without one is read
+    by generic_reader. Registering a suite twice is a ValueError."""
+    _load_faces()
+    if suite in _READERS:
+        raise ValueError(f"register_compare: the {suite} suite already has a compare reader")
+    headlines = tuple(headlines)
+    for headline in headlines:
+        if not isinstance(headline, Headline):
+            raise TypeError(f"register_compare: {suite}'s headlines must be Headline, got {headline!r}")
+    _READERS[suite] = reader
+    _HEADLINES[suite] = headlines
+
+
+def unregister_compare(suite: str) -> Callable:
+    """Remove a suite's reader and headlines (it is read by generic_reader again); returns the reader."""
+    _HEADLINES.pop(suite, None)
+    return _READERS.pop(suite)
+
+
+def _registry_order(suites) -> list[str]:
+    from geomprobe.suites.base import SUITES
+
+    rank = {name: i for i, name in enumerate(SUITES)}
+    return sorted(suites, key=lambda suite: rank.get(suite, len(rank)))  # stable: others as registered
+
+
+def suite_readers() -> dict[str, Callable]:
+    """suite -> its registered reader, every compare face loaded first."""
+    _load_faces()
+    return {suite: _READERS[suite] for suite in _registry_order(_READERS)}
+
+
+def headlines() -> list[tuple[str, Headline]]:
+    """(suite, Headline) of every registered suite, in the suite registry's order, each suite's as
+    declared; every compare face loaded first."""
+    _load_faces()
+    return [(suite, headline) for suite in _registry_order(_HEADLINES) for headline in _HEADLINES[suite]]
+
+
+def summary_columns() -> tuple[tuple[str, str, str], ...]:
+    """(suite, statistic, header) of the compact summary: the headlines declared with summary=True."""
+    return tuple((suite, h.statistic, h.header) for suite, h in headlines() if h.summary)
+
+
+def __getattr__(name: str):
+    """SUITE_READERS and SUMMARY_COLUMNS as before: suite_readers() and summary_columns(), read when
+    asked for (so after the faces are loaded)."""
+    if name == "SUITE_READERS":
+        return suite_readers()
+    if name == "SUMMARY_COLUMNS":
+        return summary_columns()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # (the side-by-side row's key, the definition in the statistic's brackets)
@@ -522,7 +445,7 @@ def paper_code_statistic(row: dict, definition: str, slug: str | None = None) ->
     return f"paper_code.{row.get('quantity')}.{slug or _slug(row.get('label') or '')}[{definition}]"
 
 
-def _paper_code(r: dict, rows: _Rows) -> None:
+def _paper_code(r: dict, rows: Rows) -> None:
     """Three rows per side-by-side row of a suite run with --definitions paper-code (module docstring)."""
     table = r.get("paper_code")
     if not isinstance(table, dict):
@@ -542,15 +465,11 @@ def _paper_code(r: dict, rows: _Rows) -> None:
             rows.add(paper_code_statistic(row, definition, slug), row.get(column), None, methods[column])
 
 
-SUITE_READERS = {"geometry": _geometry, "domain": _domain, "sula": _sula, "ablation": _ablation,
-                 "mechanisms": _mechanisms, "extract": _extract}
-
-
 def suite_rows(run: RunIdentity, suite: str, results: dict) -> list[dict]:
     """The tidy rows of one suite's results.json: the headline statistics, then each
     untrained_null.comparisons entry (into the row of its statistic, or a row of its own)."""
-    rows = _Rows()
-    mapping = SUITE_READERS.get(suite, _generic)(results, rows)
+    rows = Rows()
+    mapping = suite_readers().get(suite, generic_reader)(results, rows)
     for name, comparison in (((results.get("untrained_null") or {}).get("comparisons")) or {}).items():
         rows.compare(comparison, mapping.get(name, name), name)
     _paper_code(results, rows)
@@ -642,13 +561,8 @@ def write_tidy(table: Aggregate, out: str | Path, basis: dict | None = None) -> 
     return written + [out.with_suffix(".parquet")]
 
 
-# the compact summary: one row per run (the console, and the report's cross-run table)
-SUMMARY_COLUMNS = (
-    ("geometry", "pc12", "PC1+PC2"), ("geometry", "keys_mean_abs_cos", "keys |cos|"),
-    ("geometry", "focusing", "focusing"), ("geometry", "verdict", "verdict"), ("domain", "pc12_gain[math]", "math gain"),
-    ("sula", "mae_bits", "SULA MAE"), ("sula", "rho_pc1_H_bayes_given_k", "rho|k"),
-    ("ablation", "delta_mae_bits[*]", "cut dMAE"), ("mechanisms", "evidence_mass", "evidence"),
-)
+# the compact summary: one row per run (the console, and the report's cross-run table); its columns
+# are the suites' headlines declared with summary=True (summary_columns)
 STATUS_MARK = {"above untrained": "^", "below untrained": "v", "indistinguishable from untrained": "="}
 STATUS_WORD = {"above untrained": "above", "below untrained": "below", "indistinguishable from untrained": "same"}
 
@@ -681,8 +595,8 @@ PLUGIN_COLUMNS = 4  # summary columns per suite without a reader of its own: its
 
 def plugin_columns(rows: list[dict]) -> list[tuple[str, str, str]]:
     """(suite, statistic, header) for the first PLUGIN_COLUMNS statistics of each suite compare has
-    no reader for (a plug-in's declared numbers, read by _generic)."""
-    known = set(SUITE_READERS) | {suite for suite, _, _ in SUMMARY_COLUMNS}
+    no reader for (a plug-in's declared numbers, read by generic_reader)."""
+    known = set(suite_readers()) | {suite for suite, _, _ in summary_columns()}
     columns: list[tuple[str, str, str]] = []
     for row in rows:
         suite, statistic = row["suite"], row["statistic"]
@@ -696,7 +610,7 @@ def plugin_columns(rows: list[dict]) -> list[tuple[str, str, str]]:
 def print_summary(table: Aggregate) -> None:
     from rich.table import Table
 
-    present = [(s, k, h) for s, k, h in SUMMARY_COLUMNS
+    present = [(s, k, h) for s, k, h in summary_columns()
                if any(summary_cell(table.rows, run.label, s, k) for run in table.runs)]
     present += plugin_columns(table.rows)
     summary = Table(title=f"{len(table.rows)} rows (run x suite x statistic) over {len(table.suites)} runs; against "

@@ -31,7 +31,7 @@ import numpy as np
 import plotly.offline
 
 from geomprobe.analysis.null_comparison import difference_text
-from geomprobe.compare import STATUS_WORD, SUMMARY_COLUMNS, identities, suite_rows, summary_cell
+from geomprobe.compare import STATUS_WORD, identities, suite_rows, summary_cell, summary_columns
 from geomprobe.errors import ConfigError
 from geomprobe.rundir import atomic_write_text, now
 
@@ -564,8 +564,8 @@ def _cross_model(runs: list[RunData], page: _Page) -> str:
 
 
 def _summary_table(runs: list[RunData], rows: list[dict]) -> str:
-    """One row per run: its label, step, suites and headline statistics (geomprobe.compare.SUMMARY_COLUMNS)."""
-    present = [(suite, statistic, header) for suite, statistic, header in SUMMARY_COLUMNS
+    """One row per run: its label, step, suites and headline statistics (geomprobe.compare.summary_columns())."""
+    present = [(suite, statistic, header) for suite, statistic, header in summary_columns()
                if any(summary_cell(rows, run.label, suite, statistic) for run in runs)]
     head = "".join(f"<th>{esc(h)}</th>" for h in ("run (model@revision)", "model", "revision", "step", "suites",
                                                    *(header for _, _, header in present)))

@@ -32,6 +32,7 @@ built-in suite's are.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -90,8 +91,8 @@ class SuiteSpec:
     @property
     def package(self) -> str | None:
         """The package of a suite that is a folder (where its FACES live), else None."""
-        module = import_module(self.run.__module__)
-        return module.__name__ if hasattr(module, "__path__") else None
+        module = sys.modules.get(self.run.__module__)  # a suite defined in a notebook or exec'd text has none
+        return module.__name__ if module is not None and hasattr(module, "__path__") else None
 
     def why_not(self, loaded, run_config) -> str | None:
         return None if self.unsupported is None else self.unsupported(loaded, run_config)
