@@ -17,6 +17,12 @@ the state saved; the next call continues it). The transformer at seed 0 is the s
 tunnel's own run when runs/reference/TASK holds it (scripts/reference_windtunnels.py). Finished
 cells are appended to OUT/results.jsonl.
 
+runs/ is not kept between sessions, so a cell that takes several sessions carries its state in
+the repository: `--save-states` copies each unfinished cell's resumable state to
+analyses/state/CELL/state.pt (weights, optimizer, RNGs, step: about 10 MB), and a later call on a
+fresh checkout starts that cell from there. Bit for bit only on the same CPU model and thread
+count (train.py's note); another CPU continues it with different low bits.
+
 `--clusters` reads each finished HMM cell's last layer (the input of its output head) at every
 observation of 200 held-out sequences and clusters it (geomprobe.analysis.clusters: k-means, the
 count with the largest silhouette over 2..10, purity and adjusted Rand index against the true
@@ -41,6 +47,7 @@ PAPER = {
     ("recall", "transformer"): "acc 100%", ("recall", "mamba"): "acc 97.8%", ("recall", "lstm"): "acc 0.5%",
 }
 ROOT = Path(__file__).resolve().parent.parent
+STATES = ROOT / "analyses" / "state"  # committed resumable states of cells that span sessions
 
 
 def cell_config(task: str, arch: str, seed: int):
@@ -60,6 +67,7 @@ def run_cell(out: Path, task: str, arch: str, seed: int, until: int | None) -> d
     from geomprobe.windtunnel.train import train
 
     directory = cell_dir(out, task, arch, seed)
+    restore_state(directory)
     metrics = train(cell_config(task, arch, seed), directory, progress=False, resume=True, until=until,
                     recipe=f"windtunnel-{task}'s recipe, arch {arch}, seed {seed}")
     if not metrics.get("done", True):
@@ -70,6 +78,35 @@ def run_cell(out: Path, task: str, arch: str, seed: int, until: int | None) -> d
             "eval": {name: {key: score.get(key) for key in ("entropy_mae_bits", "kl_bits", "mass_on_feasible",
                                                            "accuracy_determined", "seq_len")}
                      for name, score in metrics["eval"].items()}}
+
+
+def restore_state(directory: Path) -> None:
+    """Start a cell from its committed state when this checkout has none of its own."""
+    import shutil
+
+    committed = STATES / directory.name / "state.pt"
+    state = directory / "checkpoints" / "state.pt"
+    if committed.exists() and not state.exists():
+        state.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(committed, state)
+        print(f"{directory.name}: continuing from the committed state {committed.relative_to(ROOT)}", flush=True)
+
+
+def save_states(out: Path) -> None:
+    """Copy each unfinished cell's resumable state to analyses/state/CELL/ (to commit)."""
+    import shutil
+
+    import torch
+
+    for state in sorted(out.glob("*/checkpoints/state.pt")):
+        saved = torch.load(state, map_location="cpu", weights_only=True)
+        name = state.parent.parent.name
+        if saved.get("done"):
+            continue
+        target = STATES / name / "state.pt"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(state, target)
+        print(f"{name}: step {saved['step']} of {saved['config']['steps']} saved to {target.relative_to(ROOT)}")
 
 
 def hmm_clusters(directory: Path, n_sequences: int = 200, seed: int = 0) -> dict:
@@ -142,6 +179,8 @@ def main() -> None:
     parser.add_argument("--until", type=int, default=None, help="stop each unfinished cell at this step (resumable)")
     parser.add_argument("--table", action="store_true", help="print the finished cells only, train nothing")
     parser.add_argument("--clusters", action="store_true", help="cluster the last layer of the finished HMM cells")
+    parser.add_argument("--save-states", action="store_true",
+                        help="copy unfinished cells' resumable states to analyses/state/ (to commit), train nothing")
     parser.add_argument("--out", default="runs/windtunnel-architectures")
     args = parser.parse_args()
 
@@ -152,6 +191,9 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.jsonl"
     rows = read_results(results)
+    if args.save_states:
+        save_states(out)
+        return
     if args.clusters:
         found = []
         for arch in args.archs.split(","):
