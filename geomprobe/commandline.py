@@ -111,7 +111,9 @@ def _parameter(spec: OptionSpec) -> inspect.Parameter:
     if kind.base is bool and not kind.sequence:
         annotation, names, extra = Optional[bool], [f"{spec.flag}/--no-{spec.flag[2:]}"], {}
     else:
-        annotation, names, extra = Optional[str], [spec.flag], {"metavar": _metavar(kind)}
+        long = "--" + spec.name.replace("_", "-")  # the API's name, also where the flag is a short form (--k)
+        annotation, extra = Optional[str], {"metavar": _metavar(kind)}
+        names = [spec.flag] if long == spec.flag else [long, spec.flag]
     if spec.owners[0] == "run":
         panel = RUN_PANEL
     elif set(spec.owners) >= set(_suites()):

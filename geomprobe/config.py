@@ -27,7 +27,8 @@ Readout = Literal["values", "z", "resid", "hidden"]
 class RunConfig:
     """Model loading and extraction (METHODS.md sections 1 and 10)."""
 
-    model: str = option(DEFAULT_MODEL, "alias (see `geomprobe models`), alias@revision, hub id or local directory")
+    model: str = option(DEFAULT_MODEL, "alias (see `geomprobe models`), alias@revision, hub id or local directory "
+                                       "(from Python also a model object: geomprobe.models.borrowed)")
     prompts: str | None = option(None, "prompt file (.jsonl records or plain text lines); default: each suite "
                                        "chooses its own (built-in demo prompts, corpora or a wind tunnel's task)")
     out: str | None = option(None, "run directory (default runs/<model>); a rerun resumes it")
@@ -55,7 +56,14 @@ class RunConfig:
                                           "the device's memory")
 
     def __post_init__(self):
+        from geomprobe.models.borrowed import is_model_object
+
+        held = self.model if is_model_object(self.model) else None
+        if held is not None:  # a model object (or a LoadedModel): the run borrows it; the rest is checked as usual
+            object.__setattr__(self, "model", "in-memory")
         validate(self)
+        if held is not None:
+            object.__setattr__(self, "model", held)
 
     def check(self) -> None:
         import re

@@ -562,8 +562,10 @@ class _ShardSink:
 
 def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: ExtractionConfig | None = None,
             out_dir: str | Path | None = None, progress: bool = True,
-            batch_context: Callable | None = None, label: str | None = None) -> Extraction:
-    """Run extraction over `prompts` with a LoadedModel. With `out_dir` (usually <run>/extraction),
+            batch_context: Callable | None = None, label: str | None = None, *, tokenizer=None) -> Extraction:
+    """Run extraction over `prompts` with a LoadedModel, or with a model object you hold (a
+    transformers model with `tokenizer=`, a TransformerLens bridge, an nnsight LanguageModel:
+    geomprobe.models.borrowed), which is put back as it was when extraction ends. With `out_dir` (usually <run>/extraction),
     finished batches are kept as shards and a rerun resumes; the final arrays are written there and
     returned memory-mapped (read-only np.memmap), so memory does not grow with the number of prompts.
     Without out_dir they are ordinary in-memory arrays.
@@ -584,6 +586,15 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
     are not resumable shards, so it cannot be combined with out_dir.
 
     Raises NumericalError (naming the prompt and the first layer) if any array holds NaN or inf."""
+    from geomprobe.models.loading import LoadedModel
+
+    if not isinstance(loaded, LoadedModel):
+        from geomprobe.models.borrowed import borrow
+
+        with borrow(loaded, tokenizer) as held:
+            return extract(held, prompts, config, out_dir, progress, batch_context, label)
+    if tokenizer is not None:
+        raise ConfigError("extract: tokenizer= goes with a model object; a LoadedModel brings its own")
     config = config or ExtractionConfig()
     if batch_context is not None and out_dir is not None:
         raise ValueError("extract: batch_context edits the forward pass, so its results cannot be kept as "

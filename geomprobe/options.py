@@ -123,7 +123,8 @@ def _scalar(value, kind: Kind, field: dataclasses.Field):
     if base is int and hasattr(value, "item") and not isinstance(value, (int, bool)):
         value = int(value)
     if not isinstance(value, base) or (base is int and isinstance(value, bool)):
-        raise ConfigError(f"{label} takes {base.__name__}, not {type(value).__name__} {value!r}")
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise ConfigError(f"{label} takes {base.__name__}, not {type(value).__name__} {shown.splitlines()[0]}")
     if base is float and not math.isfinite(value):
         raise ConfigError(f"{label} must be a finite number, got {value}")
     if kind.choices is not None and value not in kind.choices:

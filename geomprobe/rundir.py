@@ -362,6 +362,10 @@ def model_identity(loaded) -> dict:
                     digest.update(handle.read(edge))
         return digest.hexdigest()[:16]
 
+    if getattr(loaded, "in_memory", None):
+        from geomprobe.models.borrowed import in_memory_identity
+
+        return in_memory_identity(loaded)
     source = Path(str(loaded.source))
     if not source.is_dir():
         return {"kind": "hub", "source": str(loaded.source), "revision": loaded.revision, "commit": loaded.commit}

@@ -145,11 +145,15 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
     replaced by one with other options: that needs overwrite."""
     from geomprobe.models import load_model
     from geomprobe.prompts import read_prompts
-    from geomprobe.rundir import RunDirectory, check_out
+    from geomprobe.rundir import check_out
     from geomprobe.suites import get_suite
 
     if not isinstance(config, RunConfig):
         raise ConfigError(f"run() takes a RunConfig, not {type(config).__name__}")
+    from geomprobe.models.borrowed import is_model_object
+
+    if is_model_object(config.model):
+        return _run_borrowed(config, suites, progress=progress, report=report, skip_unsupported=skip_unsupported)
     configs = suite_configs(suites)
     specs = [(get_suite(options.suite), options) for options in configs]
     if skip_unsupported is None:
@@ -170,6 +174,57 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
                         quantize=config.quantize, revision=config.revision)
     log.debug("loaded %s from %s (family %s, revision %s)", config.model, loaded.source, loaded.family,
               loaded.revision or "none")
+    return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report)
+
+
+def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, skip_unsupported) -> Path:
+    """run() on a model object the caller holds (geomprobe.models.borrowed): it keeps its own dtype,
+    device and placement, so the options that load a model do not apply; no memory plan (the model
+    is already in memory; the batch size defaults to 8). What the run changed on the model is put
+    back when it ends, unless the caller passed a LoadedModel of their own (theirs to release)."""
+    import dataclasses
+
+    from geomprobe.models.borrowed import borrow
+    from geomprobe.models.loading import LoadedModel
+    from geomprobe.prompts import read_prompts
+    from geomprobe.rundir import check_out
+    from geomprobe.suites import get_suite
+
+    for name, value in (("revision", config.revision), ("quantize", config.quantize),
+                        ("device_map", config.device_map)):
+        if value is not None:
+            raise ConfigError(f"--{name.replace('_', '-')} loads a model; a model object passed in keeps its own "
+                              "weights and placement: drop it")
+    ours = not isinstance(config.model, LoadedModel)
+    loaded = borrow(config.model)
+    try:
+        if config.dtype not in ("float32", loaded.dtype):
+            raise ConfigError(f"--dtype {config.dtype}: the model passed in holds {loaded.dtype} weights; convert it "
+                              "(model.to(dtype)) or leave dtype at its default")
+        if config.backend == "tl" and loaded.bridge is None:
+            raise ConfigError("the tl backend boots TransformerLens on a copy loaded from disk, which an in-memory "
+                              "model does not have: pass a TransformerBridge, or use the hf backend")
+        config = dataclasses.replace(config, model=loaded.spec, dtype=loaded.dtype, device=loaded.device,
+                                     batch_size=config.batch_size or 8)
+        configs = suite_configs(suites)
+        specs = [(get_suite(options.suite), options) for options in configs]
+        if skip_unsupported is None:
+            skip_unsupported = isinstance(suites, str) and "all" in [s.strip() for s in suites.split(",")]
+        prompts = read_prompts(config.prompts) if config.prompts else None
+        out = check_out(config.out if config.out is not None else default_out(config.model),
+                        overwrite=config.overwrite)
+        seed_everything(config.seed)
+        return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report)
+    finally:
+        if ours:
+            loaded.release()
+
+
+def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: bool, prompts, progress: bool,
+                report: bool) -> Path:
+    """The run on a loaded model: check layers and pairings, then run each suite under the lock."""
+    from geomprobe.rundir import RunDirectory, check_out
+
     check_out(out, loaded.source, overwrite=config.overwrite)
     _check_layers(config, loaded.adapter)
     skipped = _pairing(specs, loaded, config, skip_unsupported)

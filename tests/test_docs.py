@@ -43,6 +43,7 @@ DOCS = ["README.md", "analyses/README.md"]
 SUBSTITUTIONS = [
     (r'RunConfig\(model="phi-2", dtype="float16"\)',  # geometry: 30 candidates (prompts.jsonl) instead of 1,448
      'RunConfig(model="tiny-phi", prompts="prompts.jsonl")'),
+    (r'"my-finetuned-pythia"', "loaded.source"),  # the README's own-model example: tiny-neox's directory
     (r"pythia-410m@step0", "tiny-neox"),
     (r"pythia-410m", "tiny-neox"),  # 24 layers -> 4: the layer numbers below follow
     (r"phi-2", "tiny-phi"),
@@ -244,13 +245,42 @@ def test_shell_blocks_run(block, workdir):
         assert done.returncode == 0, f"{block.where}: {command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
 
 
+def offline_model(spec: str) -> bool:
+    """Whether a model loads here in seconds: a built-in tiny model or a shipped wind tunnel."""
+    from geomprobe.models.registry import MODELS, parse_model_spec
+    from geomprobe.windtunnel.reference import SHIPPED
+
+    name, revision = parse_model_spec(str(spec))
+    info = MODELS.get(name)
+    if info is None or revision:
+        return False
+    return info.kind == "builtin" or (info.kind == "windtunnel" and info.hub_id.split(":", 1)[1] in SHIPPED)
+
+
 @pytest.fixture()
-def parse_only(monkeypatch):
-    """`geomprobe run`/`extract` build their configs (every check) and stop before loading a model."""
+def parse_only(monkeypatch, tmp_path):
+    """`geomprobe run`/`extract` build their configs (every check) and stop before running a suite:
+    on a model that loads here in seconds (a built-in or a shipped one, as written) the model is
+    loaded and the run's own checks against it run too (layers in range, suite pairing, each
+    suite's precheck); on a hub model the line stops before loading it."""
     import geomprobe.runner
 
+    real_run = geomprobe.runner.run
     built = []
-    monkeypatch.setattr(geomprobe.runner, "run", lambda run_config, configs, **kwargs: built.append(configs) or Path("x"))
+
+    def checked(run_config, configs, **kwargs):
+        built.append(configs)
+        model = str(run_config.model)
+        if not offline_model(model):
+            return Path("x")
+        import dataclasses
+
+        config = dataclasses.replace(run_config, model=model, out=str(tmp_path / f"run-{len(built)}"), device="cpu")
+        with monkeypatch.context() as inner:
+            inner.setattr(geomprobe.runner, "_run_locked", lambda *args, **kw: built.append("prechecked"))
+            return real_run(config, configs, **{k: v for k, v in kwargs.items() if k != "report"})
+
+    monkeypatch.setattr(geomprobe.runner, "run", checked)
     return built
 
 
@@ -297,7 +327,9 @@ def test_skipped_shell_lines_parse(block, parse_only):
             continue  # installs, `make`, synopses with placeholders
         check_options(command, block.where)
         checked += 1
-    print(f"{block.where}: skipped ({block.reason}); {checked} geomprobe lines parsed")
+    prechecked = parse_only.count("prechecked")
+    print(f"{block.where}: skipped ({block.reason}); {checked} geomprobe lines parsed, {prechecked} of them "
+          "also checked against the loaded model")
 
 
 @pytest.mark.parametrize("block", [b for b in ALL_BLOCKS if b.lang == "toml"], ids=lambda block: block.where)

@@ -133,6 +133,11 @@ def _boot_bridge(loaded):
         missing = "" if (err.name or "").split(".")[0] == "transformer_lens" else f" ({err})"
         raise ConfigError(f"the tl backend needs TransformerLens: pip install 'geomprobe[tl]'{missing}") from None
 
+    if getattr(loaded, "bridge", None) is not None:  # a TransformerBridge passed in: run it, as it is
+        return loaded.bridge.eval()
+    if getattr(loaded, "in_memory", None):
+        raise ConfigError("the tl backend boots TransformerLens on a copy loaded from disk, which an in-memory model "
+                          "does not have: pass a TransformerBridge, or use the hf backend")
     from geomprobe.models.loading import load_model
 
     copy = load_model(loaded.source, dtype=loaded.dtype, device=loaded.device, device_map=loaded.device_map,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from geomprobe.console import transformers_silenced
@@ -38,6 +38,24 @@ class LoadedModel:
     quantize: str | None
     attn_implementation: str
     checkpoint: str | None = None  # a wind-tunnel training checkpoint (checkpoints/step-N.pt) loaded as `revision`
+    # A model object the caller passed in (geomprobe.models.borrowed): what it was; the
+    # TransformerLens bridge it came in, for the tl backend; what puts it back as it was
+    in_memory: dict | None = field(default=None, repr=False)
+    bridge: object = field(default=None, repr=False)
+    _restore: object = field(default=None, repr=False)
+
+    def release(self) -> None:
+        """Put a model object passed in (load_model(model)) back as it was: its attention
+        implementation and train/eval mode. Nothing to do for a model geomprobe loaded."""
+        restore, self._restore = self._restore, None
+        if restore is not None:
+            restore()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
 
     @property
     def adapter(self):
@@ -50,7 +68,8 @@ class LoadedModel:
     def describe(self) -> dict:
         return {k: getattr(self, k) for k in ("spec", "source", "revision", "commit", "family", "dtype", "device",
                                               "device_map", "quantize", "attn_implementation")} | {
-            "shape": dict(self.adapter.shape.__dict__)} | ({"checkpoint": self.checkpoint} if self.checkpoint else {})
+            "shape": dict(self.adapter.shape.__dict__)} | ({"checkpoint": self.checkpoint} if self.checkpoint else {}) | (
+            {"in_memory": self.in_memory} if self.in_memory else {})
 
 
 @dataclass(frozen=True)
@@ -222,12 +241,16 @@ def _hub_reachable(timeout_s: float = 5.0) -> bool:
 
 
 @transformers_silenced()  # no "Loading weights" bar or load-report noise: geomprobe prints nothing unasked
-def load_model(spec: str, *, dtype: str = "float32", device: str = "auto", device_map: str | None = None,
+def load_model(spec, *, dtype: str = "float32", device: str = "auto", device_map: str | None = None,
                quantize: str | None = None, revision: str | None = None,
-               attn_implementation: str | None = None) -> LoadedModel:
+               attn_implementation: str | None = None, tokenizer=None) -> LoadedModel:
     """Load model and tokenizer.
 
-    spec: alias (`geomprobe models`), `alias@revision`, hub id or local directory. `revision`
+    spec: alias (`geomprobe models`), `alias@revision`, hub id or local directory; or a model
+    object you hold (a transformers PreTrainedModel with `tokenizer=`, a TransformerLens
+    TransformerBridge, an nnsight LanguageModel: geomprobe.models.borrowed), which keeps its own
+    dtype, device and placement (dtype, device, device_map, quantize and revision are for models
+    geomprobe loads); `loaded.release()`, or a `with` block, puts it back as it was. `revision`
     overrides one given in the spec. device: "auto" (the CLI's and RunConfig's default: cuda when
     torch sees a GPU, else cpu; never mps unless asked), "cpu", "cuda", "cuda:N" or "mps";
     LoadedModel.device records the one used. device_map (accelerate), e.g. "auto", shards across GPUs
@@ -239,6 +262,15 @@ def load_model(spec: str, *, dtype: str = "float32", device: str = "auto", devic
 
     import geomprobe.attention as gp_attention
 
+    from .borrowed import borrow, is_model_object
+
+    if is_model_object(spec):
+        if revision or quantize or device_map:
+            raise ConfigError("revision, quantize and device_map load a model; a model object passed in keeps its "
+                              "own weights and placement: drop them")
+        return borrow(spec, tokenizer, attn_implementation=attn_implementation)
+    if tokenizer is not None:
+        raise ConfigError("tokenizer= goes with a model object; a model loaded by name brings its own")
     device = _load_device(device)
     resolved = resolve(spec)
     if revision:
