@@ -195,6 +195,16 @@ def unique_labels(runs: list[RunIdentity]) -> list[RunIdentity]:
     return [replace(run, label=label) for run, label in zip(runs, labels)]
 
 
+def run_order(run: RunIdentity) -> tuple:
+    """How compare orders runs: by model family, then size (pythia-70m, -160m, -1b, -1.4b), then
+    training step (the final weights, with no step, last), so a shell glob's alphabetical order
+    (step-1500, step-16, step-378) becomes training order."""
+    size = re.search(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([mMbB])(?![A-Za-z])", run.model)
+    params = float(size[1]) * (1e6 if size[2] in "mM" else 1e9) if size else math.inf
+    family = run.model[:size.start()] + run.model[size.end():] if size else run.model
+    return (family, params, math.inf if run.step is None else run.step, run.label)
+
+
 def identities(run_dirs: list[str | Path], manifests: list[dict | None] | None = None) -> list[RunIdentity]:
     manifests = manifests if manifests is not None else [None] * len(run_dirs)
     return unique_labels([identify(run_dir, manifest) for run_dir, manifest in zip(run_dirs, manifests)])
@@ -494,6 +504,8 @@ def aggregate(run_dirs: list[str | Path]) -> Aggregate:
         raise ConfigError("give at least one run directory")
     read = [finished_results(run_dir) for run_dir in run_dirs]
     runs = identities(run_dirs, [manifest for manifest, _, _ in read])
+    ordered = sorted(zip(runs, read), key=lambda pair: run_order(pair[0]))
+    runs, read = [run for run, _ in ordered], [entry for _, entry in ordered]
     table = Aggregate(runs=runs, rows=[])
     for run, (_, results, notes) in zip(runs, read):
         table.notes += notes

@@ -131,6 +131,23 @@ def test_frame_precision_curves_on_a_short_run(tmp_path):
 
 
 @pytest.mark.slow
+def test_training_into_a_log_file_prints_a_line_every_tenth(tmp_path, capfd):
+    """Not a terminal (pytest's captured stderr, like `> log` or a SLURM job): plain lines as it goes."""
+    import re
+
+    config = TrainConfig(task="sula", steps=30, batch_size=16, eval_sequences=32, spec=TransformerSpec(16, 1, 2, 32))
+    train(config, tmp_path / "wt", progress=True, until=15)  # half the budget, then the rest resumed
+    first = capfd.readouterr().err
+    train(config, tmp_path / "wt", progress=True, resume=True)
+    second = capfd.readouterr().err
+    line = re.compile(r"^train transformer on sula: (\d+)% \(step (\d+)\), loss [\d.]+, entropy MAE [\d.]+ bits, \d+ s$",
+                      re.M)
+    assert [int(m[0]) for m in line.findall(first)] == [10, 20, 30, 40, 50]
+    assert [int(m[0]) for m in line.findall(second)] == [60, 70, 80, 90, 100]
+    assert [int(m[1]) for m in line.findall(second)] == [18, 21, 24, 27, 30]
+
+
+@pytest.mark.slow
 def test_windtunnel_cli_train_and_curves(tmp_path):
     from typer.testing import CliRunner
 

@@ -36,6 +36,14 @@ from geomprobe.errors import AnalysisError
 
 ABOVE, SAME, BELOW = "above untrained", "indistinguishable from untrained", "below untrained"
 NOT_TESTED = "not tested"  # the comparison could not be computed: its criterion is never met
+# How a status reads on the console and in the report: "above" is always the favourable side (for a
+# lower-is-better statistic such as key |cos| it means lower), so it is said as better / worse.
+STATUS_WORDS = {ABOVE: "better than untrained", BELOW: "worse than untrained", SAME: SAME}
+
+
+def status_words(status: str) -> str:
+    """'better than untrained' for "above untrained", 'worse than untrained' for "below untrained"."""
+    return STATUS_WORDS.get(status, status)
 ALPHA = 0.05  # one-sided, per direction
 RANK_RULE_MIN = 19  # nulls the rank rule needs to reach ALPHA: 1 / (N + 1) <= 0.05
 NORMALITY_P = 0.05  # Shapiro-Wilk p below which the Gaussian rule is not trusted

@@ -107,13 +107,15 @@ class Verdict:
             sign = (">" if strict else ">=") if holds else ("<=" if strict else "<")
             return f"{value:.2f} {sign} {threshold:.2f}"
 
+        from geomprobe.analysis.null_comparison import status_words
+
         def untrained(cmp, words=None):
             if not cmp or cmp.get("status") is None:
                 return ""
             if cmp.get("status") in ("not tested", "not measured"):
                 return ", vs untrained not tested"
             test = test_text(cmp)
-            return (f", {words or cmp['status']} ({cmp['model']:.3f} vs {cmp['null_mean']:.3f}, difference "
+            return (f", {words or status_words(cmp['status'])} ({cmp['model']:.3f} vs {cmp['null_mean']:.3f}, difference "
                     f"{difference_text(cmp)}" + (f"; {test}" if test else "") + ")")
 
         vm, keys, foc = self.value_manifold, self.keys, self.focusing

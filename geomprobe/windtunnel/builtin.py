@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 RECIPE_VERSION = "1"
 LOCK_POLL_S = 0.5  # how often a process waiting for another's first-use training retries the lock
+LOCK_REPORT_S = 30.0  # how often it says it is still waiting
 
 # task -> (training config, expected steps per second on 2 CPU cores, for the notice).
 # Trained against the exact predictive (target="bayes"): same optimum as cross-entropy on sampled
@@ -146,20 +147,26 @@ def training_lock(task: str) -> DirectoryLock:
 
 
 def _acquire_waiting(lock: DirectoryLock, task: str) -> None:
-    """Acquire `lock`, waiting (with one line saying for whom) while another process holds it."""
-    announced = False
+    """Acquire `lock`, waiting while another process holds it: a line saying for whom, then one
+    every LOCK_REPORT_S with the time waited so far."""
+    started, reported = time.monotonic(), None
     while True:
         try:
             lock.acquire()
+            if reported is not None:
+                log.info("windtunnel-%s: the other process finished after %.0f s of waiting", task,
+                         time.monotonic() - started)
             return
         except RunDirectoryError:
-            if not announced:
+            waited = time.monotonic() - started
+            if reported is None or waited - reported >= LOCK_REPORT_S:
                 try:
                     holder = lock.file.read_text(errors="replace").strip() or "pid unknown"
                 except OSError:
                     holder = "pid unknown"
-                log.info("waiting for another geomprobe process training windtunnel-%s (%s)", task, holder)
-                announced = True
+                log.info("waiting for another geomprobe process training windtunnel-%s (%s): %.0f s so far", task,
+                         holder, waited)
+                reported = waited
             time.sleep(LOCK_POLL_S)
 
 

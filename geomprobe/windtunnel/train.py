@@ -368,9 +368,47 @@ def _progress_bar(config: TrainConfig, task, progress: bool):
                TextColumn("step {task.fields[step]}  loss {task.fields[loss]:.4f}  "
                           "entropy MAE {task.fields[mae]:.4f} bits"), TimeElapsedColumn()]
     console = Console(stderr=True)
-    if not console.is_terminal:  # a log file or pipe gets the bar once, at the end: wide enough to read whole
-        console = Console(stderr=True, width=max(console.width, 130))
+    if progress and not (console.is_terminal or console.is_jupyter):  # a log file or a pipe: plain lines
+        return _TenthLines(f"train {config.arch} on {task.name}")
     return Progress(*columns, disable=not progress, console=console)
+
+
+class _TenthLines:
+    """The training bar's stand-in where no live bar can show (a log file, a pipe, a SLURM job's
+    output): one plain line on stderr at every tenth of the budget and at the end, flushed, with
+    the step, loss, entropy MAE and elapsed time (rich.progress.Progress's methods used here)."""
+
+    def __init__(self, label: str):
+        self.label, self.total, self.next_tenth, self.start = label, 1.0, 1, time.monotonic()
+        self.fields: dict = {}
+        self.printed_at = None  # the `completed` of the last line
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is None and self.fields and self.fields.get("completed") != self.printed_at:
+            self._line(self.fields.get("completed", 0))  # where it stopped (--until, a minutes budget)
+
+    def add_task(self, description: str, total: float, completed: float = 0, **fields) -> int:
+        self.total = float(total) or 1.0
+        self.next_tenth = int(10 * completed / self.total) + 1  # a resumed run reports from where it stands
+        self.fields = dict(fields, completed=completed)
+        return 0
+
+    def update(self, handle: int, completed: float, **fields) -> None:
+        self.fields.update(fields, completed=completed)
+        if completed >= self.next_tenth * self.total / 10:
+            self._line(completed)
+            self.next_tenth = int(10 * completed / self.total) + 1
+
+    def _line(self, completed: float) -> None:
+        import sys
+
+        f, self.printed_at = self.fields, completed
+        print(f"{self.label}: {100 * completed / self.total:.0f}% (step {f.get('step')}), loss {f.get('loss', 0):.4f}, "
+              f"entropy MAE {f.get('mae', 0):.4f} bits, {time.monotonic() - self.start:.0f} s", file=sys.stderr,
+              flush=True)
 
 
 def _steps(run: _Run, bar, kind: str, budget: float, out_dir: Path, interrupt: _DeferredInterrupt,
@@ -381,7 +419,9 @@ def _steps(run: _Run, bar, kind: str, budget: float, out_dir: Path, interrupt: _
     # boundary_rng holds the RNG states before this step's batch was drawn.
     touched, boundary_step = False, run.step
     boundary_rng = (run.rng.bit_generator.state, torch.get_rng_state())
-    handle = bar.add_task("train", total=budget, step=run.step, loss=run.loss_value, mae=run.mae)
+    start = (time.perf_counter() - run.started) / 60 if kind == "minutes" else run.step  # a resumed run's part done
+    handle = bar.add_task("train", total=budget, completed=min(start, budget), step=run.step, loss=run.loss_value,
+                          mae=run.mae)
     try:
         while True:
             touched, boundary_step = False, run.step

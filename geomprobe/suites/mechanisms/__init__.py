@@ -240,10 +240,26 @@ def _task_prompts(task, batch) -> list[Prompt]:
                    source="windtunnel") for row in range(len(batch))]
 
 
+def _stages(enabled: bool):
+    """stage(text): one line on stderr as each stage begins, with the seconds since the suite began
+    (the suite's forwards, untrained copies and ablations run for tens of seconds each)."""
+    import sys
+    import time
+
+    started = time.monotonic()
+
+    def stage(text: str) -> None:
+        if enabled:
+            print(f"mechanisms: {text} ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+
+    return stage
+
+
 def run_mechanisms_suite(ctx) -> dict:
     from geomprobe.mechanisms import prompt_rows, windtunnel_rows
 
     config, loaded, seed = ctx.options, ctx.loaded, ctx.seed
+    stage = _stages(ctx.progress)
     work = ctx.work
     task, info = windtunnel_task(loaded)
     results = {"shape": dict(loaded.adapter.shape.__dict__),
@@ -260,19 +276,25 @@ def run_mechanisms_suite(ctx) -> dict:
         results["task"] = {"name": task.name, "options": info.get("task_options", {}),
                            "evidence": evidence_definition(task), "sequences": source}
         batch_size = max(ctx.run.batch_size, 32)
+        stage(f"query-key rows of {config.n_sequences} {task.name} sequences")
         rows = windtunnel_rows(loaded, task, batch, batch_size=batch_size)
         _save_sample(work / "qk_rows.npz", rows)
         results["qk_alignment"], results["attention_focusing"] = alignment_results(
             rows, config, seed, "every supervised position of each sequence", last_only=True)
+        stage("the same on untrained copies")
         results["untrained_null"] = null_alignment(
             ctx, rows, lambda copy: windtunnel_rows(copy, task, batch, batch_size=batch_size), last_only=True)
+        stage("layer-0 frame")
         results["frame"] = frame_results(loaded, task, config, seed)
+        stage("head and layer ablations")
         results["ablation"] = ablation_results(loaded, task, config, seed, ctx.progress)
+        stage("two timescales (frame vs precision over checkpoints)")
         results["two_timescale"] = two_timescale_results(loaded, config)
     if task is None or ctx.prompts:
         prompts, source = suite_prompts(ctx)
         if task is None:
             ctx.record_prompts(prompts, source)
+        stage(f"query-key rows of {len(prompts)} prompts")
         rows = prompt_rows(loaded, prompts, batch_size=ctx.run.batch_size, max_tokens=ctx.run.max_tokens)
         qk, focusing = alignment_results(rows, config, seed, "each prompt's final token", last_only=False)
         entry = {"source": source, "n_prompts": len(prompts), "qk_alignment": qk, "attention_focusing": focusing}
@@ -280,6 +302,7 @@ def run_mechanisms_suite(ctx) -> dict:
             _save_sample(work / "qk_rows.npz", rows)
             results.update(prompts={"source": source, "n": len(prompts)}, qk_alignment=qk,
                            attention_focusing=focusing)
+            stage("the same on untrained copies")
             results["untrained_null"] = null_alignment(
                 ctx, rows, lambda copy: prompt_rows(copy, prompts, batch_size=ctx.run.batch_size,
                                                     max_tokens=ctx.run.max_tokens), last_only=False)
