@@ -362,10 +362,8 @@ def model_identity(loaded) -> dict:
                     digest.update(handle.read(edge))
         return digest.hexdigest()[:16]
 
-    if getattr(loaded, "in_memory", None):
-        from geomprobe.models.borrowed import in_memory_identity
-
-        return in_memory_identity(loaded)
+    if getattr(loaded, "in_memory", None):  # a model object passed in: its class and hashes of what it holds
+        return loaded.memory_identity()
     source = Path(str(loaded.source))
     if not source.is_dir():
         return {"kind": "hub", "source": str(loaded.source), "revision": loaded.revision, "commit": loaded.commit}

@@ -51,6 +51,12 @@ class LoadedModel:
         if restore is not None:
             restore()
 
+    def memory_identity(self) -> dict:
+        """What identifies a model object passed in (geomprobe.models.borrowed.in_memory_identity)."""
+        from .borrowed import in_memory_identity
+
+        return in_memory_identity(self)
+
     def __enter__(self):
         return self
 
