@@ -5,20 +5,26 @@
     geomprobe sweep --models tiny-neox,runs/wt@all --suites geometry --out sweeps/wt   # MODEL@REVISIONS: its own
     geomprobe sweep --file sweep.toml                   # the same as a file (TOML; YAML with pyyaml)
     geomprobe sweep --status sweeps/pythia              # done / running / failed / pending per job
+    geomprobe sweep --status sweeps/pythia --json       # the same as JSON
 
 A job is one (model, revision): `geomprobe.runner.run` on one loaded model for all the suites,
-into `<out>/runs/<model-slug>@<revision or main>/`. The sweep's own record is `<out>/sweep.json`
-(the spec, and per job its model, revision, suites, run directory, status, error, times and
-executor job id), written atomically by the driver, which holds the sweep directory's lock
-(geomprobe.locks) while it runs: one driver per sweep directory. Jobs write only into their own
-run directories, which are the truth `--status` reads: a job is done when its run manifest is
-complete for every requested suite with the same options and the same model settings, running
-while its run directory's lock is held.
+into `<out>/runs/<name>@<revision or main>/`: an alias's or hub id's slug, or a local directory's
+last path component (with parent components where two would collide; run_names). The sweep's own
+record is `<out>/sweep.json` (the spec, and per job its model, revision, suites, run directory,
+status, error, times and executor job id), written atomically by the driver, which holds the sweep
+directory's lock (geomprobe.locks) while it runs: one driver per sweep directory. Jobs write only
+into their own run directories, which are the truth `--status` reads: a job is done when its run
+manifest is complete for every requested suite with the same options and the same model settings,
+running while its run directory's lock is held.
 
 Rerunning a sweep skips the jobs that are done and resumes the others (a job killed mid-way
 resumes through the runner's own resume). A job that fails is recorded with its one-line error
 and the others go on; the sweep then exits 1. Everything (options, models, revisions, executor
-settings, existing run directories of another configuration) is checked before any job starts.
+settings, existing run directories of another configuration) is checked before any job starts or
+is submitted, and every model problem is reported, one line each: an alias must be known, a local
+directory must hold a model (config.json and weights) and the revisions it is asked for, and each
+revision of a hub model must be in the local Hugging Face cache (config.json with weights) or, while
+the hub is reachable, fetchable (its config.json is fetched; weights never are). Nothing loads.
 
 Executors (submitit): `local` (default) runs every job in its own subprocess, one at a time on a
 CPU, or with N visible GPUs up to N at once, each pinned to its GPU(s) through CUDA_VISIBLE_DEVICES;
@@ -31,8 +37,10 @@ Revisions: a list (`step0,step1000,step143000`), `all`, or `log:N`. Pythia publi
 checkpoints (step0, step1, 2, 4, ..., 512, then every 1000 steps to step143000); `log:N` picks N of
 them log-spaced in step + 1, always with the first and the last. On a `geomprobe windtunnel
 train` output directory (or a trained wind-tunnel alias) the revisions are its checkpoints
-(`step-N`, checkpoints/step-N.pt); there `all` is every saved checkpoint plus the final model
-(`main`; it has the last checkpoint's weights, so those two runs must agree).
+(`step-N`, checkpoints/step-N.pt); there `all` is every saved checkpoint (and `main`, the final
+model, where its last step has none). Each weight state runs once: `main` is dropped where the
+checkpoint it equals is listed too (Pythia's step143000 is its main branch; a wind tunnel's
+checkpoint at its last training step is its final model).
 """
 
 from __future__ import annotations
@@ -232,11 +240,37 @@ def model_revisions(name: str, text: str | None) -> list[str | None]:
     unique = list(dict.fromkeys(out))
     if not unique:
         raise ConfigError("--revisions is empty: give revisions, all or log:N (or leave it out for the main model)")
+    final = _final_revision(name) if None in unique else None
+    if final is not None and final in unique:  # main is that checkpoint's weights: one run of them, by its step
+        unique.remove(None)
     return unique
+
+
+def _final_revision(name: str) -> str | None:
+    """The checkpoint revision whose weights are the main / final model's, when one is known:
+    Pythia's step143000 (its main branch), a wind tunnel's checkpoint at its last training step."""
+    if _is_pythia(name):
+        return f"step{PYTHIA_STEPS[-1]}"
+    wt_dir, _ = _windtunnel_dir(name)
+    if wt_dir is None:
+        return None
+    try:
+        last = json.loads((wt_dir / "metrics.json").read_text()).get("steps")
+    except (OSError, ValueError, AttributeError):
+        return None
+    from geomprobe.models.loading import windtunnel_checkpoints
+
+    return f"step-{last}" if isinstance(last, int) and last in (windtunnel_checkpoints(wt_dir) or {}) else None
 
 
 # ---------------------------------------------------------------------------------------------
 # the spec
+
+
+def _aliases() -> set[str]:
+    from geomprobe.models.registry import MODELS
+
+    return set(MODELS)
 
 
 def _check_model(name: str) -> None:
@@ -250,6 +284,169 @@ def _check_model(name: str) -> None:
     from geomprobe.models.loading import resolve
 
     resolve(name)  # a local directory's config.json and weights, a hub id's form, or an unknown alias
+
+
+def _is_local_dir(name: str) -> bool:
+    return name not in _aliases() and Path(name).expanduser().is_dir()
+
+
+def _model_revisions(names: list[str], revisions: str | None) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """(model, revision) of every job, in order and each once (a local directory by its absolute
+    path), and one line per --models entry that does not resolve (all of them, not the first)."""
+    from geomprobe.models.registry import parse_model_spec
+
+    pairs: dict[tuple[str, str | None], None] = {}
+    problems = []
+    for spec in names:
+        name, own = parse_model_spec(spec)  # a model's own @revisions stand instead of --revisions
+        try:
+            _check_model(name)
+            if _is_local_dir(name):
+                name = str(Path(name).expanduser().resolve())
+            found = model_revisions(name, own if own is not None else revisions)
+        except GeomprobeError as error:
+            problems.append(one_line(error))
+            continue
+        pairs.update(dict.fromkeys((name, revision) for revision in found))
+    # main and the checkpoint it equals, asked for by two entries (pythia-160m@all,pythia-160m): run once
+    twice = [name for name, revision in pairs if revision is None and _final_revision(name) is not None
+             and (name, _final_revision(name)) in pairs]
+    return [pair for pair in pairs if pair[1] is not None or pair[0] not in twice], problems
+
+
+def run_names(models: list[str]) -> dict[str, str]:
+    """model -> the name of its run directories (`<name>@<revision>`): an alias or hub id by its
+    slug; a local directory by its last path component, with as many parent components as it takes
+    to differ from the others (`a_wt`, `b_wt`), and a number when even the whole path does not."""
+    from geomprobe.runner import default_out
+
+    local = {m: [p for p in Path(m).parts if p != Path(m).anchor] for m in models if _is_local_dir(m)}
+    depth = dict.fromkeys(local, 1)
+
+    def name_of(model: str) -> str:
+        return default_out("_".join(local[model][-depth[model]:]) if model in local else model).name
+
+    while True:
+        groups: dict[str, list[str]] = {}
+        for model in models:
+            groups.setdefault(name_of(model), []).append(model)
+        deeper = [m for group in groups.values() if len(group) > 1 for m in group
+                  if m in local and depth[m] < len(local[m])]
+        if not deeper:
+            break
+        for model in deeper:
+            depth[model] += 1
+    names, taken = {}, set()
+    for model in models:
+        name, n = name_of(model), 1
+        while name in taken:
+            n += 1
+            name = f"{name_of(model)}-{n}"
+        names[model] = name
+        taken.add(name)
+    return names
+
+
+# ---------------------------------------------------------------------------------------------
+# the pre-check: every hub model's revisions are at hand before any job starts
+
+
+def _hub_config(repo_id: str, *, revision: str | None = None, local_files_only: bool = False) -> str:
+    """A hub model's config.json at a revision, for loading._from_pretrained (so the check is the
+    loader's own: the cache first, then the hub when it is reachable, and its one-line
+    ModelNotFoundError): from the local Hugging Face cache with its weights beside it, else
+    downloaded (config.json only, never weights). Raises OSError, as transformers does, when it is
+    not at hand."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, HFValidationError
+
+    from geomprobe.models.loading import WEIGHT_FILES
+
+    try:
+        config = hf_hub_download(repo_id, "config.json", revision=revision, local_files_only=local_files_only)
+    except (EntryNotFoundError, HFValidationError) as error:  # no config.json, or no repo id: "not found"
+        raise OSError(one_line(error)) from error
+    if local_files_only and not any(next(Path(config).parent.glob(p), None) for p in WEIGHT_FILES):
+        raise OSError(f"{repo_id}: config.json is in the cache but no weights")
+    return config
+
+
+def _fetch_error(source, revision: str | None) -> str | None:
+    """None when `source` at `revision` is in the cache or fetchable, else the loader's one line."""
+    from geomprobe.errors import ModelNotFoundError
+    from geomprobe.models.loading import _from_pretrained
+
+    try:
+        _from_pretrained(_hub_config, dataclasses.replace(source, revision=revision))
+    except ModelNotFoundError as error:
+        return one_line(error)
+    return None
+
+
+def _in_cache(source, revision: str | None) -> bool:
+    try:
+        _hub_config(source.source, revision=revision, local_files_only=True)
+    except OSError:
+        return False
+    return True
+
+
+def _hub_online() -> bool:
+    """Whether a hub model missing from the cache could be fetched now (loading._from_pretrained's
+    own test: HF_HUB_OFFLINE unset, and the hub answers)."""
+    from geomprobe.models.loading import _hub_reachable
+
+    offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+    return not offline and _hub_reachable()
+
+
+def _hub_problem(source, revisions: list, online) -> str | None:
+    """One line when some revisions of a hub model are neither in the cache nor fetchable: the
+    loader's message for the first, the others named after it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    missing = [r for r in revisions if not _in_cache(source, r)]
+    if not missing:
+        return None
+    errors = [_fetch_error(source, missing[0])]
+    if len(missing) > 1:
+        if errors[0] is None or online():  # the hub answers: ask it for each (config.json only)
+            with ThreadPoolExecutor(max_workers=8) as pool:
+                errors += list(pool.map(lambda r: _fetch_error(source, r), missing[1:]))
+        else:  # out of reach: none of the others can be fetched either
+            errors += [errors[0]] * (len(missing) - 1)
+    failed = [(r, e) for r, e in zip(missing, errors) if e is not None]
+    if not failed:
+        return None
+    others = [r or "main" for r, _ in failed[1:]]
+    if len(others) > 6:
+        others = others[:3] + ["..."] + others[-2:]
+    return failed[0][1] + (f" (and {len(failed) - 1} more revision(s) of it: {', '.join(others)})" if others else "")
+
+
+def source_problems(pairs: list[tuple[str, str | None]]) -> list[str]:
+    """One line per hub model (alias or hub id) some of whose revisions are neither in the local
+    Hugging Face cache (config.json and weights) nor fetchable now. Local directories and
+    revisions were checked as the jobs were listed; geomprobe's own models are made by their job."""
+    from geomprobe.models.loading import resolve
+    from geomprobe.models.registry import MODELS
+
+    hub: dict[str, tuple] = {}  # model -> (its hub source, the revisions wanted)
+    for name, revision in pairs:
+        if (name in MODELS and MODELS[name].kind != "hub") or _is_local_dir(name):
+            continue
+        source = resolve(name if revision is None else f"{name}@{revision}")  # no download: the hub id
+        if not source.is_local:  # (an alias may have a packaged copy)
+            hub.setdefault(name, (source, []))[1].append(revision)
+    known: list[bool] = []
+
+    def online() -> bool:  # asked once per sweep, and only when something is missing
+        if not known:
+            known.append(_hub_online())
+        return known[0]
+
+    problems = [_hub_problem(source, wanted, online) for source, wanted in hub.values()]
+    return [problem for problem in problems if problem is not None]
 
 
 def _option_name(key: str, specs: dict) -> str:
@@ -339,12 +536,13 @@ def read_sweep_file(path: str | Path) -> dict:
 
 def build_sweep(*, models, out, suites: str | None = None, revisions: str | None = None, options: dict | None = None,
                 **executor) -> Sweep:
-    """Validate a sweep and list its jobs, touching nothing on disk. options: `geomprobe run`
-    options by field name (or flag name), values as on the command line or native (15, true,
-    [0, 5]); executor: ExecutorOptions fields. Every option is checked through the same config
-    dataclasses as `geomprobe run`, so errors are the same one-liners."""
+    """Validate a sweep and list its jobs, loading nothing and writing nothing but the config.json
+    of a hub model's revision that is not cached while the hub is reachable (into the Hugging Face
+    cache). options: `geomprobe run` options by field name (or flag name), values as on the command
+    line or native (15, true, [0, 5]); executor: ExecutorOptions fields. Every option is checked
+    through the same config dataclasses as `geomprobe run`, so errors are the same one-liners; every
+    model and revision is checked (source_problems), all problems in one ConfigError, a line each."""
     from geomprobe.commandline import build_configs
-    from geomprobe.runner import default_out
     from geomprobe.suites import parse_suites
 
     specs = option_specs()
@@ -371,37 +569,22 @@ def build_sweep(*, models, out, suites: str | None = None, revisions: str | None
     skip_unsupported = "all" in [s.strip() for s in suite_text.split(",")]
     run_config, configs = build_configs(suite_text, dict(given))  # every option, checked once for all jobs
     suite_options = {c.suite: json.loads(json.dumps(c.to_dict())) for c in configs}
-    jobs, seen = [], {}
-    for spec in names:
-        from geomprobe.models.registry import parse_model_spec
-
-        name, own = parse_model_spec(spec)  # a model's own @revisions stand instead of --revisions
-        _check_model(name)
-        if Path(name).expanduser().is_dir() and name not in _aliases():
-            name = str(Path(name).expanduser().resolve())
-        for revision in model_revisions(name, own if own is not None else revisions):
-            job_config = dataclasses.replace(run_config, model=name, revision=revision)
-            slug = default_out(name).name
-            job = f"{slug}@{revision or 'main'}"
-            if job in seen:
-                if seen[job] == (name, revision):
-                    continue
-                raise ConfigError(f"{seen[job][0]} and {name} would share the run directory {RUNS}/{job}: "
-                                  "sweep them separately")
-            seen[job] = (name, revision)
-            fields = job_config.fingerprint(revision)
-            jobs.append({"name": job, "model": name, "revision": revision, "suites": suite_names,
-                         "run_dir": f"{RUNS}/{job}", "expect": {k: fields[k] for k in RUN_IDENTITY},
-                         "status": "pending", "error": None})
+    pairs, problems = _model_revisions(names, revisions)
+    problems += source_problems(pairs)
+    if problems:
+        raise ConfigError(problems[0] if len(problems) == 1 else f"{len(problems)} problems with the sweep's models; "
+                          "nothing was started:\n" + "\n".join(f"  {line}" for line in problems))
+    slugs = run_names(list(dict.fromkeys(name for name, _ in pairs)))
+    jobs = []
+    for name, revision in pairs:  # each once; run names unique per model, so one run directory per job
+        job = f"{slugs[name]}@{revision or 'main'}"
+        fields = dataclasses.replace(run_config, model=name, revision=revision).fingerprint(revision)
+        jobs.append({"name": job, "model": name, "revision": revision, "suites": suite_names,
+                     "run_dir": f"{RUNS}/{job}", "expect": {k: fields[k] for k in RUN_IDENTITY},
+                     "status": "pending", "error": None})
     spec = {"models": names, "revisions": revisions, "suites": suite_text, "options": given,
             "skip_unsupported": skip_unsupported, "suite_options": suite_options, **executor.to_dict()}
     return Sweep(out=Path(out).expanduser(), spec=spec, jobs=jobs, executor=executor)
-
-
-def _aliases() -> set[str]:
-    from geomprobe.models.registry import MODELS
-
-    return set(MODELS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -943,6 +1126,21 @@ def status_rows(out: str | Path) -> tuple[dict, list[dict]]:
 STATES = ("done", "running", "failed", "pending")
 
 
+def _totals(rows: list[dict]) -> dict[str, int]:
+    return {state: sum(row["state"] == state for row in rows) for state in STATES}
+
+
+def status_json(out: str | Path) -> dict:
+    """`--status DIR --json`: the sweep's directory, suites, driver (who holds its lock, or None),
+    totals per state, and its jobs as status_rows gives them (name, model, revision, state, detail,
+    suites_done, suites, seconds, job_id, run_dir)."""
+    from geomprobe.locks import is_locked
+
+    data, rows = status_rows(out)
+    return {"sweep": str(out), "suites": data["spec"]["suites"], "driver": is_locked(out), "totals": _totals(rows),
+            "jobs": rows}
+
+
 def print_status(out: str | Path) -> dict[str, int]:
     """Print the jobs' table and totals; returns the totals."""
     from rich.markup import escape
@@ -952,6 +1150,7 @@ def print_status(out: str | Path) -> dict[str, int]:
     from geomprobe.locks import is_locked
 
     data, rows = status_rows(out)
+    totals = _totals(rows)
     table = Table(title=f"sweep {out}: {data['spec']['suites']} on {len(rows)} job(s)")
     for column in ("job", "state", "suites", "time", "job id", "detail"):
         table.add_column(column, justify="right" if column in ("suites", "time") else "left")
@@ -963,7 +1162,6 @@ def print_status(out: str | Path) -> dict[str, int]:
                       escape(str(row["job_id"] or "-")), escape(row["detail"] or ""))
     console = table_console()
     console.print(table)
-    totals = {state: sum(row["state"] == state for row in rows) for state in STATES}
     driver = is_locked(out)
     console.print(f"{len(rows)} jobs: " + ", ".join(f"{totals[s]} {s}" for s in STATES)
                   + (f"  (driver: {escape(driver)})" if driver else ""), highlight=False)
@@ -1010,6 +1208,9 @@ def _sweep_parameters() -> list[inspect.Parameter]:
             None, "--status", help="print the state of each job of the sweep in DIR (done / running / failed / "
                                    "pending) and the totals, then exit", rich_help_panel=SWEEP_PANEL,
             metavar="DIR")),
+        param("sweep_json", bool, typer.Option(
+            False, "--json", help="with --status: print the status as JSON (totals, and per job its state, "
+                                  "detail, suites done, time, job id and run directory)", rich_help_panel=SWEEP_PANEL)),
         param("sweep_dry_run", bool, typer.Option(
             False, "--dry-run", help="list the jobs (and, for slurm, print the sbatch script) without running them",
             rich_help_panel=SWEEP_PANEL)),
@@ -1055,11 +1256,16 @@ def sweep_from_cli(kwargs: dict, on_inline=None) -> int:
     """`geomprobe sweep`'s body: the exit status (0, or 1 when a job failed)."""
     status = kwargs.get("sweep_status")
     if status is not None:
-        given = [k for k, v in kwargs.items() if k != "sweep_status" and v not in (None, False)]
+        given = [k for k, v in kwargs.items() if k not in ("sweep_status", "sweep_json") and v not in (None, False)]
         if given:
-            raise ConfigError("--status DIR takes no other option: it only reads the sweep in DIR")
-        print_status(status)
+            raise ConfigError("--status DIR takes no other option but --json: it only reads the sweep in DIR")
+        if kwargs.get("sweep_json"):
+            print(json.dumps(status_json(status), indent=2))
+        else:
+            print_status(status)
         return 0
+    if kwargs.get("sweep_json"):
+        raise ConfigError("--json goes with --status DIR (the status as JSON): drop it, or add --status DIR")
     settings: dict = {}
     if kwargs.get("sweep_file") is not None:
         settings = read_sweep_file(kwargs["sweep_file"])

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from geomprobe.cli import app
 from geomprobe.errors import ConfigError
 from geomprobe.locks import is_locked
-from geomprobe.sweep import PYTHIA_STEPS, log_spaced, model_revisions
+from geomprobe.sweep import PYTHIA_STEPS, _model_revisions, build_sweep, log_spaced, model_revisions, run_names
 
 runner = CliRunner()
 # small settings: the tiny models' geometry suite on a few candidates, no untrained nulls
@@ -53,6 +53,38 @@ def _manifest(run_dir: Path) -> dict:
     return json.loads((run_dir / "manifest.json").read_text())
 
 
+def _model_dir(path: Path, config: str = '{"model_type": "gpt_neox"}') -> Path:
+    """A directory that looks like a saved model to the resolver: config.json and a weights file
+    (empty: nothing here loads it)."""
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(config)
+    (path / "model.safetensors").write_bytes(b"")
+    return path
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):
+    """A Hugging Face cache of our own (the hub cache layout: models--org--name/refs/<revision> ->
+    snapshots/<commit>/), empty until `add` puts a model's revision in it; offline (conftest)."""
+    from huggingface_hub import constants
+
+    root = tmp_path / "hf" / "hub"
+    root.mkdir(parents=True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(root))
+    monkeypatch.setenv("HF_HOME", str(root.parent))
+
+    def add(repo: str, revision: str = "main", weights: bool = True) -> None:
+        folder = root / f"models--{repo.replace('/', '--')}"
+        commit = f"{len(list(folder.glob('snapshots/*'))) + 1:040x}"
+        (folder / "refs").mkdir(parents=True, exist_ok=True)
+        (folder / "refs" / revision).write_text(commit)
+        _model_dir(folder / "snapshots" / commit)
+        if not weights:
+            (folder / "snapshots" / commit / "model.safetensors").unlink()
+
+    return add
+
+
 def test_revision_shorthands():
     ten = model_revisions("pythia-160m", "log:10")
     steps = [int(r.removeprefix("step")) for r in ten]
@@ -62,6 +94,13 @@ def test_revision_shorthands():
     assert len(every) == len(PYTHIA_STEPS) == 154 and every[:4] == ["step0", "step1", "step2", "step4"]
     assert every[10:12] == ["step512", "step1000"] and every[-1] == "step143000"
     assert model_revisions("pythia-160m", "main,step1000,step1000") == [None, "step1000"]
+    # main IS step143000 on the hub: one run of those weights, by its step
+    assert model_revisions("pythia-160m", "main,all") == every
+    assert model_revisions("pythia-160m", "step143000,main") == ["step143000"]
+    assert model_revisions("EleutherAI/pythia-70m", "main,log:3") == ["step0", "step512", "step143000"]
+    assert model_revisions("phi-2", "main,v1") == [None, "v1"]  # no checkpoint known to equal main
+    pairs, problems = _model_revisions(["pythia-160m@all", "pythia-160m", "phi-2"], None)
+    assert problems == [] and len(pairs) == 155 and pairs[-2:] == [("pythia-160m", "step143000"), ("phi-2", None)]
     assert log_spaced([2, 6, 20], 2) == [2, 20] and log_spaced(range(6), 6) == list(range(6))
     with pytest.raises(ConfigError, match="nearest: step1000"):
         model_revisions("pythia-160m", "step1234")
@@ -80,9 +119,13 @@ def test_windtunnel_checkpoints_load_as_revisions(windtunnel):
     from geomprobe.models import load_model
     from geomprobe.rundir import model_identity
 
-    assert model_revisions(str(windtunnel), "all") == ["step-2", "step-20", None]
+    # the checkpoint at the last step (20) is the final model: `all` runs those weights once
+    assert model_revisions(str(windtunnel), "all") == ["step-2", "step-20"]
     assert model_revisions(str(windtunnel), "log:2") == ["step-2", "step-20"]
     assert model_revisions(str(windtunnel), "step2,final") == ["step-2", None]
+    assert model_revisions(str(windtunnel), "main,step-20") == ["step-20"]
+    assert _model_revisions([f"{windtunnel}@all", str(windtunnel)], None)[0] == [
+        (str(windtunnel), "step-2"), (str(windtunnel), "step-20")]
     final, early, last = load_model(str(windtunnel)), load_model(f"{windtunnel}@step-2"), \
         load_model(str(windtunnel), revision="step20")
     assert (early.revision, last.revision, final.revision) == ("step-2", "step-20", None)
@@ -123,8 +166,7 @@ def test_local_sweep_kill_resume_failure_and_status(windtunnel, tmp_path):
     stdout, stderr = driver.communicate(timeout=240)
     assert killed is not None and killed != driver.pid, (stdout, stderr)
     assert driver.returncode == 1, (stdout, stderr)
-    slug = re.sub(r"[^A-Za-z0-9._@-]+", "_", str(windtunnel).strip("/")).strip("_")
-    names = ["tiny-llama@main", f"{slug}@step-2", f"{slug}@step-20", f"{slug}@main"]
+    names = ["tiny-llama@main", "wt@step-2", "wt@step-20"]  # a local directory's runs: by its name
     jobs = _jobs(out)
     assert list(jobs) == names
     assert jobs["tiny-llama@main"]["status"] == "failed" and "without a result" in jobs["tiny-llama@main"]["error"]
@@ -135,44 +177,50 @@ def test_local_sweep_kill_resume_failure_and_status(windtunnel, tmp_path):
 
     status = runner.invoke(app, ["sweep", "--status", str(out)])
     assert status.exit_code == 0, status.output
-    assert "4 jobs: 3 done, 0 running, 1 failed, 0 pending" in status.output
+    assert "3 jobs: 2 done, 0 running, 1 failed, 0 pending" in status.output
     assert re.search(r"tiny-llama@main\s+│\s+failed", status.output)
 
     again = subprocess.run(command, capture_output=True, text=True, timeout=240)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "4 jobs, 3 done, 1 to run" in again.stderr and "tiny-llama@main: complete" in again.stderr  # progress
-    assert "4 jobs: 4 done" in again.stdout and "to run" not in again.stdout  # the status table
+    assert "3 jobs, 2 done, 1 to run" in again.stderr and "tiny-llama@main: complete" in again.stderr  # progress
+    assert "3 jobs: 3 done" in again.stdout and "to run" not in again.stdout  # the status table
     jobs = _jobs(out)
     assert jobs["tiny-llama@main"]["status"] == "complete" and jobs["tiny-llama@main"]["attempts"] == 2
-    assert jobs[f"{slug}@main"]["attempts"] == 1  # done: not rerun
+    assert jobs["wt@step-20"]["attempts"] == 1  # done: not rerun
     manifest = _manifest(victim)
     assert manifest["status"] == "complete" and {"extract", "geometry"} <= set(manifest["suites"])
-    assert "4 jobs: 4 done, 0 running, 0 failed, 0 pending" in runner.invoke(app, ["sweep", "--status", str(out)]).output
+    assert "3 jobs: 3 done, 0 running, 0 failed, 0 pending" in runner.invoke(app, ["sweep", "--status", str(out)]).output
 
-    # one run directory per checkpoint, each loaded once for both suites; the last one is the final model
-    runs = {name: _manifest(out / "runs" / name) for name in names[1:4]}
-    assert [m["config"]["revision"] for m in runs.values()] == ["step-2", "step-20", None]
-    assert runs[f"{slug}@step-2"]["config"]["model_identity"]["checkpoint"] == "checkpoints/step-0000002.pt"
-    pc1 = {name: json.loads((out / "runs" / name / "geometry" / "results.json").read_text())["value_manifold"]["pc1"]
-           for name in names[1:4]}
-    assert pc1[f"{slug}@step-20"] == pc1[f"{slug}@main"]
+    # one run directory per checkpoint, each loaded once for both suites; the last one is the final model's weights
+    runs = {name: _manifest(out / "runs" / name) for name in names[1:]}
+    assert [m["config"]["revision"] for m in runs.values()] == ["step-2", "step-20"]
+    assert runs["wt@step-2"]["config"]["model_identity"]["checkpoint"] == "checkpoints/step-0000002.pt"
+    assert runs["wt@step-2"]["config"]["model"] == str(windtunnel.resolve())  # loaded from its path
 
 
 @pytest.mark.slow
 def test_failing_job_is_recorded_and_done_jobs_skipped(tmp_path):
-    """Inline: a hub model that is not in the (offline) cache fails with its one-line error, the
-    other job completes, the sweep exits 1; a rerun skips the done job."""
+    """Inline: a model directory that passes the pre-check (config.json and a weights file) but
+    does not load fails with its one-line error, the other job completes, the sweep exits 1; a rerun
+    skips the done job. `--status --json` says the same as the table."""
+    broken = _model_dir(tmp_path / "broken", config="{}")  # no model_type: transformers cannot read it
     out = tmp_path / "inline"
-    args = ["sweep", "--models", "nobody/no-such-model,tiny-neox", "--suites", "extract", "--n-boot", "20",
+    args = ["sweep", "--models", f"{broken},tiny-neox", "--suites", "extract", "--n-boot", "20",
             "--out", str(out), "--executor", "inline"]
     first = runner.invoke(app, args)
     assert first.exit_code == 1, first.output
     jobs = _jobs(out)
-    missing = jobs["nobody_no-such-model@main"]
-    assert missing["status"] == "failed" and "not in the local Hugging Face cache" in missing["error"]
-    assert "\n" not in missing["error"] and jobs["tiny-neox@main"]["status"] == "complete"
+    failed = jobs["broken@main"]
+    assert failed["status"] == "failed" and "cannot be read as a model configuration" in failed["error"]
+    assert "\n" not in failed["error"] and jobs["tiny-neox@main"]["status"] == "complete"
     assert _manifest(out / "runs" / "tiny-neox@main")["status"] == "complete"
     assert "2 jobs: 1 done, 0 running, 1 failed, 0 pending" in first.output
+    status = runner.invoke(app, ["sweep", "--status", str(out), "--json"])
+    assert status.exit_code == 0, status.output
+    data = json.loads(status.stdout)
+    assert data["totals"] == {"done": 1, "running": 0, "failed": 1, "pending": 0}
+    assert [(r["name"], r["state"]) for r in data["jobs"]] == [("broken@main", "failed"), ("tiny-neox@main", "done")]
+    assert "cannot be read as a model configuration" in data["jobs"][0]["detail"] and data["driver"] is None
     second = runner.invoke(app, args)
     assert second.exit_code == 1 and "2 jobs, 1 done, 1 to run" in second.output, second.output
     args = args[:2] + ["tiny-neox"] + args[3:]
@@ -196,6 +244,83 @@ def test_options_are_checked_before_any_job(tmp_path):
     bad.write_text('models = ["tiny-neox"]\nout = "x"\n[options]\nn_per_quintil = 3\n')
     _one_line_error(["sweep", "--file", str(bad)], "unknown option 'n_per_quintil' (did you mean n_per_quintile")
     assert not out.exists()
+
+
+def test_every_model_and_revision_is_checked_before_anything_starts(tmp_path, hub_cache):
+    """Offline, against a Hugging Face cache of our own: a hub model (or one of its revisions) that
+    is not cached, or cached without weights, is refused with the loader's one line, every problem at
+    once, at once (no job, no sweep directory, nothing submitted); the cached ones pass."""
+    from geomprobe.commandline import option_specs
+
+    hub_cache("acme/cached")
+    hub_cache("acme/cached", "v2", weights=False)  # config.json only: its job could not load it
+    hub_cache("EleutherAI/pythia-160m", "step0")
+    option_specs()  # the suite registry imported: what the timing measures is the check
+    out = tmp_path / "never"
+    started = time.perf_counter()
+    result = runner.invoke(app, ["sweep", "--models", "acme/cached,acme/uncached,pythia-41,acme/cached@v2",
+                                 "--out", str(out), "--executor", "slurm", "--time", "10"])
+    seconds = time.perf_counter() - started
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0] == "error: 3 problems with the sweep's models; nothing was started:" and len(lines) == 4, lines
+    assert lines[1].startswith("  unknown model 'pythia-41'")  # the entries that do not resolve first
+    assert lines[2].startswith("  model acme/cached@v2 is not in the local Hugging Face cache")  # by model
+    assert lines[3].startswith("  model acme/uncached is not in the local Hugging Face cache") and \
+        "hf download acme/uncached`" in lines[3] and f"HF_HOME={tmp_path / 'hf'}" in lines[3]
+    assert seconds < 5 and not out.exists()
+    # one line per model, its missing revisions named: Pythia's 154 checkpoints, one cached
+    with pytest.raises(ConfigError) as refused:
+        build_sweep(models="pythia-160m", revisions="all", out=out)
+    assert str(refused.value).startswith("model EleutherAI/pythia-160m@step1 is not in the local Hugging Face cache")
+    assert str(refused.value).endswith("(and 152 more revision(s) of it: step2, step4, step8, ..., step142000, "
+                                       "step143000)") and "\n" not in str(refused.value)
+    _one_line_error(["sweep", "--models", "pythia-160m", "--revisions", "step0,step1000", "--out", str(out),
+                     "--dry-run"], "model EleutherAI/pythia-160m@step1000 is not in the local Hugging Face cache")
+    # what is cached passes: the alias's revision, the hub id at main
+    assert [j["name"] for j in build_sweep(models="pythia-160m@step0,acme/cached", out=out).jobs] == [
+        "pythia-160m@step0", "acme_cached@main"]
+    assert not out.exists()
+
+
+def test_local_directories_name_their_runs(tmp_path):
+    """A local model directory's runs are named by its last path component, with parent components
+    where two would collide (with each other or with an alias); the job loads it by its path."""
+    a, b = _model_dir(tmp_path / "a" / "model"), _model_dir(tmp_path / "b" / "model")
+    own, alias_named = _model_dir(tmp_path / "c" / "mine"), _model_dir(tmp_path / "d" / "tiny-neox")
+    sweep = build_sweep(models=f"{a},{b},{own},tiny-neox,{alias_named}", out=tmp_path / "s")
+    assert [(j["name"], j["model"]) for j in sweep.jobs] == [
+        ("a_model@main", str(a)), ("b_model@main", str(b)), ("mine@main", str(own)), ("tiny-neox@main", "tiny-neox"),
+        ("d_tiny-neox@main", str(alias_named))]
+    assert all(j["run_dir"] == f"runs/{j['name']}" for j in sweep.jobs)
+    # the same directory twice (by two paths) is one job; paths whose names differ only in what a
+    # run name cannot hold are numbered
+    again = build_sweep(models=f"{own},{tmp_path}/c/../c/mine", out=tmp_path / "s")
+    assert [j["name"] for j in again.jobs] == ["mine@main"]
+    odd, even = _model_dir(tmp_path / "x y" / "m"), _model_dir(tmp_path / "x_y" / "m")
+    names = run_names([str(odd), str(even)])
+    assert names[str(even)] == names[str(odd)] + "-2" and names[str(odd)].endswith("x_y_m")
+
+
+def test_status_as_json(tmp_path):
+    """`--status DIR --json`: the totals and per-job rows the table shows, as JSON on stdout."""
+    from geomprobe.sweep import Record
+
+    out = tmp_path / "s"
+    sweep = build_sweep(models="tiny-neox,tiny-llama", out=out)
+    Record(out, sweep.spec, sweep.jobs).save()  # what the driver writes before its jobs start
+    result = runner.invoke(app, ["sweep", "--status", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["sweep"] == str(out) and data["suites"] == "extract" and data["driver"] is None
+    assert data["totals"] == {"done": 0, "running": 0, "failed": 0, "pending": 2}
+    assert [(r["name"], r["model"], r["state"], r["suites_done"], r["suites"], r["run_dir"]) for r in data["jobs"]] == [
+        ("tiny-neox@main", "tiny-neox", "pending", 0, 1, "runs/tiny-neox@main"),
+        ("tiny-llama@main", "tiny-llama", "pending", 0, 1, "runs/tiny-llama@main")]
+    table = runner.invoke(app, ["sweep", "--status", str(out)])
+    assert "2 jobs: 0 done, 0 running, 0 failed, 2 pending" in table.output and "{" not in table.output
+    _one_line_error(["sweep", "--models", "tiny-neox", "--out", str(out), "--json"], "--json goes with --status DIR")
+    _one_line_error(["sweep", "--status", str(out), "--json", "--quiet"], "--status DIR takes no other option but --json")
 
 
 FAKE_SBATCH = """#!/bin/sh
