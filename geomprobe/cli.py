@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from pathlib import Path
@@ -11,11 +10,10 @@ from typing import Optional
 import typer
 
 from geomprobe import __version__
-from geomprobe.commandline import PlanCommand, RunCommand, SuiteAwareCommand
+from geomprobe.commandline import PlanCommand, RunCommand, SuiteAwareCommand, user_errors
 from geomprobe.console import cli_logging, table_console
-from geomprobe.errors import GeomprobeError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=True, no_args_is_help=True,  # --install-completion / --show-completion
                   help="Measure the geometry of Bayesian inference in language models (see README.md).")
 prompts_app = typer.Typer(no_args_is_help=True, help="Prompt files: list the built-in sets, validate a file.")
 app.add_typer(prompts_app, name="prompts")
@@ -51,35 +49,34 @@ def _quiet_libraries(verbose: bool = False) -> None:
 VERBOSE_HELP = "also debug lines on stderr"
 
 
-def user_errors(fn):
-    """Print geomprobe's own errors as one line on stderr and exit 2, without a traceback."""
+def _stdout_to_stderr(enabled: bool):
+    """While active (when enabled), what would print on stdout (a suite's summary tables) goes to
+    stderr, so that stdout carries only what --json prints after."""
+    import contextlib
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except GeomprobeError as err:
-            typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
-            raise typer.Exit(2) from None
-        except KeyboardInterrupt as err:
-            typer.secho(f"interrupted: {err or 'finished work is saved; rerun the same command to resume'}",
-                        err=True)
-            raise typer.Exit(130) from None
-
-    return wrapper
+    return contextlib.redirect_stdout(sys.stderr) if enabled else contextlib.nullcontext()
 
 
 def _run(suite_text: str, kwargs: dict) -> None:
     from geomprobe.commandline import parse_command
     from geomprobe.runner import run as run_suites
 
-    quiet, verbose = bool(kwargs.get("quiet")), bool(kwargs.get("verbose"))
-    with cli_logging(quiet, verbose):
+    quiet, verbose, as_json = bool(kwargs.get("quiet")), bool(kwargs.get("verbose")), bool(kwargs.get("as_json"))
+    with cli_logging(quiet, verbose), _stdout_to_stderr(as_json):  # --json: stdout holds the JSON alone
         run_config, configs = parse_command(suite_text, kwargs)
         _quiet_libraries(verbose)
         report = bool(kwargs.get("report"))
         run_dir = run_suites(run_config, configs, progress=not quiet, report=report,
                              skip_unsupported="all" in [s.strip() for s in suite_text.split(",")])
+    if as_json:
+        import json
+
+        from geomprobe.results import load_run
+
+        summary = load_run(run_dir).summary()
+        summary["report"] = str(run_dir / "report.html") if report else None
+        typer.echo(json.dumps(summary, indent=2, default=str))
+        return
     typer.echo(f"results: {run_dir}")
     if report:
         typer.echo(f"report: {run_dir / 'report.html'}")
@@ -92,16 +89,42 @@ app.command("extract", cls=SuiteAwareCommand)(RunCommand(
     user_errors(_run), "Same as `geomprobe run --suite extract`.", fixed_suite="extract"))
 
 
+JSON_HELP = "print the listing as JSON on stdout (nothing else there)"
+
+
 @app.command()
-def suites():
+def suites(as_json: bool = typer.Option(False, "--json", help=JSON_HELP)):
     """List the suites, what each measures, and its options."""
     from geomprobe.options import fields_of
     from geomprobe.suites import SUITES
 
+    if as_json:
+        import json
+
+        from geomprobe.commandline import option_specs
+
+        typer.echo(json.dumps([_suite_entry(name, spec, option_specs([name])) for name, spec in SUITES.items()],
+                              indent=2, default=str))
+        return
     for name, spec in SUITES.items():
         options = [f.metadata.get("cli") or "--" + f.name.replace("_", "-") for f, _ in fields_of(spec.config)]
         typer.echo(f"{name:11} {spec.description}")
         typer.echo(f"{'':11} options: {' '.join(options)}")
+
+
+def _suite_entry(name: str, spec, specs: dict) -> dict:
+    """One suite of `geomprobe suites --json`: name, description, and each option's field name,
+    flag, default, choices and help."""
+    from geomprobe.options import as_dict, fields_of
+
+    defaults = as_dict(spec.config())
+    options = []
+    for field, kind in fields_of(spec.config):
+        option = specs[field.name]
+        options.append({"name": field.name, "flag": option.flag, "default": defaults[field.name],
+                        "type": kind.base.__name__ + ("[]" if kind.sequence else ""),
+                        "choices": None if kind.choices is None else list(kind.choices), "help": option.help})
+    return {"name": name, "description": spec.description, "options": options}
 
 
 @app.command()
@@ -160,7 +183,7 @@ def report(
 
 @app.command()
 @user_errors
-def models():
+def models(as_json: bool = typer.Option(False, "--json", help=JSON_HELP)):
     """List model aliases with their published shapes (layers, heads, kv heads, head width, width,
     vocabulary, context, parameters), whether each is at hand locally, and the caveats to know
     (below the table). Fits the terminal (or COLUMNS): narrower, the hub ids and notes move below
@@ -173,8 +196,15 @@ def models():
     from geomprobe.models import MODELS
     from geomprobe.models.registry import format_params
 
-    console = Console()  # the terminal's width, else COLUMNS, else 80
     rows = [(info, _cached(info)) for info in MODELS.values()]
+    if as_json:
+        import dataclasses
+        import json
+
+        typer.echo(json.dumps([{**dataclasses.asdict(info), "kind": info.kind, "cached": cached}
+                               for info, cached in rows], indent=2, default=str))
+        return
+    console = Console()  # the terminal's width, else COLUMNS, else 80
     title = "geomprobe model aliases (any hub id or local directory works too)"
     numbers = ("n_layers", "n_heads", "n_kv_heads", "d_head", "d_model", "vocab", "context")
     long_headers = ("layers", "heads", "kv heads", "head width", "width", "vocab", "context")

@@ -13,17 +13,37 @@ test) appears with its options.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 from typing import Optional
 
 import typer
 
 from geomprobe.config import RunConfig
-from geomprobe.errors import ConfigError
+from geomprobe.errors import ConfigError, GeomprobeError
 from geomprobe.options import Kind, fields_of, flag
 
+
+def user_errors(fn):
+    """Print geomprobe's own errors as one line on stderr and exit 2, without a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except GeomprobeError as err:
+            typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt as err:
+            typer.secho(f"interrupted: {err or 'finished work is saved; rerun the same command to resume'}",
+                        err=True)
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
 RUN_PANEL = "model and extraction"
-CLI_ONLY = {"suite", "quiet", "verbose", "report", "memory", "ram", "gpu", "as_json"}
+CLI_ONLY = {"suite", "quiet", "verbose", "report", "memory", "ram", "gpu", "as_json", "config"}
 
 
 @dataclasses.dataclass
@@ -194,6 +214,9 @@ class SuiteAwareCommand(typer.core.TyperCommand):
                 or any(owner in chosen for owner in specs[p.name].owners)]
 
 
+CONFIG_HELP = ("a JSON or YAML (.yaml, .yml; needs PyYAML) file of options: {\"suite\": \"sula\", \"model\": ..., "
+               "\"n_per_k\": 50}, names as the Python API's fields (or flags without dashes); flags given override "
+               "its values (geomprobe.config.write_config_file writes one)")
 SUITE_HELP = ("what to measure: one of {suites}, several comma-separated, or all (they run in that order on one "
               "loaded model; `geomprobe suites` says what each measures)")
 DEFAULT_SUITE = "extract"
@@ -221,6 +244,9 @@ class RunCommand:
                 default=typer.Option(DEFAULT_SUITE, help=SUITE_HELP.format(suites=", ".join(SUITES)),
                                      rich_help_panel=RUN_PANEL)))
         params += [_parameter(spec) for spec in option_specs(suites).values()]
+        params.append(inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],
+                                        default=typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP,
+                                                             rich_help_panel=RUN_PANEL)))
         return params + self._own_parameters()
 
     def _own_parameters(self) -> list[inspect.Parameter]:
@@ -231,6 +257,9 @@ class RunCommand:
         params.append(inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
             False, "--verbose", help="also debug lines on stderr (what is loaded from where, each suite's start and "
                                      "end)")))
+        params.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
+            False, "--json", help="print the results as one JSON object on stdout (the run directory, each suite's "
+                                  "status, results.json and headline figures); tables and progress go to stderr")))
         params.append(inspect.Parameter("report", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                                         default=typer.Option(False, "--report", help="after the suites, write "
                                                              "RUN_DIR/report.html (same as `geomprobe report RUN_DIR`)")))
@@ -245,7 +274,39 @@ class RunCommand:
         return {p.name: p.annotation for p in self._parameters()}
 
     def __call__(self, **kwargs):
-        return self.handler(self.fixed_suite or kwargs.get("suite") or DEFAULT_SUITE, kwargs)
+        suite_text, kwargs = user_errors(self._with_config_file)(kwargs)
+        return self.handler(suite_text, kwargs)
+
+    def _with_config_file(self, kwargs: dict) -> tuple[str, dict]:
+        """(the suites to run, the options) with a --config file's values under the flags given: a
+        flag on the command line overrides the file, the file overrides the defaults."""
+        import click
+
+        context = click.get_current_context(silent=True)
+        source = context.get_parameter_source("suite") if context is not None else None
+        suite = self.fixed_suite or (kwargs.get("suite") if source not in (click.core.ParameterSource.DEFAULT,
+                                                                            None) else None)
+        if kwargs.get("config") is None:
+            return suite or kwargs.get("suite") or DEFAULT_SUITE, kwargs
+        file_suite, values = config_file_options(kwargs["config"])
+        if self.fixed_suite and file_suite is not None and file_suite.split(",") != [self.fixed_suite]:
+            raise ConfigError(f"--config {kwargs['config']} names the suites {file_suite}; `geomprobe "
+                              f"{self.fixed_suite}` runs {self.fixed_suite} only: use `geomprobe run --config`")
+        suite = suite or file_suite or DEFAULT_SUITE
+        from geomprobe.suites import parse_suites
+
+        names, specs = parse_suites(suite), option_specs()
+        merged = dict(kwargs)
+        for name, value in values.items():
+            if merged.get(name) is not None:
+                continue  # the flag given overrides the file
+            users = [owner for owner in specs[name].owners if owner != "run"]
+            if "run" not in specs[name].owners and not set(users) & set(names):
+                raise ConfigError(f"--config {kwargs['config']}: {name} is an option of the {', '.join(users)} "
+                                  f"suite{'s' if len(users) > 1 else ''}, not of {', '.join(names)}: drop it, or "
+                                  f"run {' or '.join(users)}")
+            merged[name] = value
+        return suite, merged
 
 
 class PlanCommand(RunCommand):
@@ -268,6 +329,31 @@ class PlanCommand(RunCommand):
                                                               "--device cuda)")),
             own("as_json", bool, typer.Option(False, "--json", help="print the plan as JSON")),
         ]
+
+
+def config_file_options(path) -> tuple[str | None, dict]:
+    """(its "suite" as text or None, field name -> value) of a --config file; a key that is no option
+    of `geomprobe run` is refused in one line naming it. None values stand for "not given"."""
+    from geomprobe.config import read_config_file
+
+    data = read_config_file(path)
+    specs = option_specs()
+    flags = {spec.flag[2:]: name for name, spec in specs.items()}
+    suite, values = None, {}
+    for key, value in data.items():
+        if key in ("suite", "suites"):
+            if value is not None:
+                suite = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+            continue
+        name = key if key in specs else flags.get(key) if isinstance(key, str) else None
+        if name is None and isinstance(key, str):
+            name = next((n for n in specs if key.replace("-", "_") == n), None)
+        if name is None:
+            raise ConfigError(f"--config {path}: unknown option {key!r}: a key is \"suite\" or an option of "
+                              "`geomprobe run --help`, by its field name (n_per_k) or flag (n-per-k)")
+        if value is not None:
+            values[name] = value
+    return suite, values
 
 
 def parse_command(suite_text: str, kwargs: dict) -> tuple[RunConfig, list]:

@@ -6,15 +6,20 @@ its options from both (geomprobe.cli), so every default below is written once.
     from geomprobe import RunConfig, run
     from geomprobe.suites.sula import SulaConfig
     run(RunConfig(model="pythia-410m", dtype="bfloat16"), [SulaConfig(n_per_k=100)])
+
+Every config round-trips through plain values (to_dict / from_dict, so JSON and YAML), and
+write_config_file / read_config_file are the files `geomprobe run --config FILE` reads.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
+from geomprobe.errors import ConfigError
 from geomprobe.models.registry import DEFAULT_MODEL
-from geomprobe.options import option, validate
+from geomprobe.options import as_dict, from_dict, option, validate
 
 # values: v = W_V x + b_V; z: the attention mix; resid: block output (before any final norm);
 # hidden: transformers' hidden_states[l + 1], the last layer after the final norm (geomprobe.extraction)
@@ -85,6 +90,22 @@ class RunConfig:
         if self.out is not None and not str(self.out).strip():
             raise ConfigError("--out is empty: give a run directory, e.g. --out runs/mine (default runs/<model>)")
 
+    def to_dict(self) -> dict:
+        """The options as plain JSON/YAML-ready values (tuples as lists): what `geomprobe run --config
+        FILE` reads, and from_dict reads back. A config holding a model object cannot be written."""
+        from geomprobe.models.borrowed import is_model_object
+
+        if is_model_object(self.model):
+            raise ConfigError(f"RunConfig.to_dict: a model object cannot be written to a file "
+                              f"({type(self.model).__name__}); give its alias, hub id or saved directory instead")
+        return as_dict(self)
+
+    @classmethod
+    def from_dict(cls, data) -> RunConfig:
+        """The config from a dict such as to_dict() writes (or json/yaml loads): every value checked
+        as the constructor checks it; an unknown key is refused in one line naming it."""
+        return from_dict(cls, data)
+
     def fingerprint(self, revision: str | None, identity: dict | None = None) -> dict:
         """What decides a run directory's results: a rerun with the same values resumes it.
         identity: geomprobe.rundir.model_identity (the resolved commit, or a hash of a local
@@ -92,3 +113,85 @@ class RunConfig:
         return {"model": self.model, "revision": revision, "dtype": self.dtype, "quantize": self.quantize,
                 "seed": self.seed, "backend": self.backend, "max_tokens": self.max_tokens,
                 "model_identity": identity}
+
+
+# ----------------------------------------------------------------------------------------------
+# config files: what `geomprobe run --config FILE` reads
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def _yaml():
+    try:
+        import yaml
+    except ImportError:
+        raise ConfigError("YAML config files need PyYAML: pip install pyyaml (or write the file as JSON)") from None
+    return yaml
+
+
+def read_config_file(path) -> dict:
+    """The mapping a JSON or YAML (.yaml, .yml; needs PyYAML) config file holds, as written: option
+    names (field names, or flags without dashes) to values, and "suite". One-line ConfigError when
+    the file is missing, not valid JSON or YAML, or not a mapping."""
+    import json
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"--config {path}: cannot read it ({error.strerror or error})") from None
+    if path.suffix.lower() in YAML_SUFFIXES:
+        yaml = _yaml()
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ConfigError(f"--config {path} is not valid YAML ({' '.join(str(error).split())})") from None
+    else:
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            raise ConfigError(f"--config {path} is not valid JSON ({error}); YAML files end in .yaml or .yml") \
+                from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"--config {path}: holds a {type(data).__name__}, not a mapping of option names to values")
+    return data
+
+
+def config_file_dict(run_config: RunConfig, suites=()) -> dict:
+    """One flat mapping of a run, as `geomprobe run --config FILE` reads it: "suite", the RunConfig's
+    options and the suite configs' (an option the suites share must have one value, as on the
+    command line)."""
+    configs = [suites] if hasattr(suites, "suite") else list(suites or ())
+    named = [c for c in configs if not hasattr(c, "suite")]
+    if named:
+        raise ConfigError(f"write_config_file takes suite configs (SulaConfig(...), ...), not {named[0]!r}; "
+                          "or write the suite's name yourself: {'suite': 'sula', ...}")
+    data = {"suite": ",".join(c.suite for c in configs)} if configs else {}
+    data.update(run_config.to_dict())
+    owner = {}
+    for options in configs:
+        for name, value in options.to_dict().items():
+            if name in data and data[name] != value:
+                first = owner.get(name, "the run")
+                raise ConfigError(f"{name} is {data[name]!r} for {first} and {value!r} for {options.suite}: a config "
+                                  "file holds one value per option, as the command line does")
+            data[name] = value
+            owner.setdefault(name, options.suite)
+    return data
+
+
+def write_config_file(path, run_config: RunConfig, suites=()) -> Path:
+    """Write config_file_dict(run_config, suites) as JSON, or YAML for a .yaml/.yml path (needs
+    PyYAML); `geomprobe run --config PATH` runs it. Returns the path."""
+    import json
+
+    path = Path(path)
+    data = config_file_dict(run_config, suites)
+    if path.suffix.lower() in YAML_SUFFIXES:
+        text = _yaml().safe_dump(data, sort_keys=False, allow_unicode=True)
+    else:
+        text = json.dumps(data, indent=2) + "\n"
+    path.write_text(text, encoding="utf-8")
+    return path

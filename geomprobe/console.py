@@ -9,6 +9,7 @@ The library logs through `logging` (loggers under "geomprobe") and prints nothin
 asked: from Python, `logging.basicConfig(level=logging.INFO)` shows the notices the command line
 shows (a wind tunnel trained on first use, a suite skipped), DEBUG what it does step by step. The
 command line installs `cli_logging`: INFO by default, DEBUG with --verbose, errors only with --quiet.
+`silenced` is run(..., quiet=True): nothing at all on the console.
 """
 
 from __future__ import annotations
@@ -157,6 +158,50 @@ def cli_logging(quiet: bool = False, verbose: bool = False):
         warnings.showwarning = previous_show
         logger.removeHandler(handler)
         logger.setLevel(previous)
+
+
+# libraries whose own log handlers (bound to the stderr of their first use) `silenced` quiets too
+SILENCED_LIBRARIES = ("transformers", "huggingface_hub", "accelerate")
+
+
+class _NullWriter:
+    """A text stream that keeps nothing (sys.stdout and sys.stderr while `silenced`)."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+@contextmanager
+def silenced(enabled: bool = True):
+    """While active (when enabled), nothing geomprobe does reaches the console: its log records are
+    dropped (handlers the caller installed included), Python warnings are ignored, and what would be
+    written to sys.stdout or sys.stderr (tables, bars, a library's notices) is discarded. Exceptions
+    still propagate. run(..., quiet=True) runs under it."""
+    if not enabled:
+        yield
+        return
+    import contextlib
+
+    loggers = [logging.getLogger(name) for name in (LOGGER, *SILENCED_LIBRARIES)]
+    previous = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    sink = _NullWriter()
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for logger, level in zip(loggers, previous):
+            logger.setLevel(level)
 
 
 def logging_enabled(level: int = logging.INFO) -> bool:

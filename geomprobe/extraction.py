@@ -187,6 +187,28 @@ class Extraction:
         lines.append(f"  memory-mapped from {self.directory}" if self.directory is not None else "  in memory")
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """A card for Jupyter: what the repr says, each array a table row (name, dtype, shape)."""
+        from html import escape
+
+        model = self.meta.get("model") or self.meta.get("family") or "a model"
+        known = (*_LAYER_ARRAYS, *_NEXT_TOKEN, "n_tokens")
+        rows = "".join(
+            f"<tr><td style='padding:1px 12px 1px 0'><code>{escape(name)}</code></td>"
+            f"<td style='padding:1px 12px 1px 0'>{escape(str(self.arrays[name].dtype))}</td>"
+            f"<td>[{escape(', '.join(map(str, self.arrays[name].shape)))}]</td></tr>"
+            for name in sorted(self.arrays, key=lambda n: (known.index(n) if n in known else len(known), n)))
+        where = f"memory-mapped from <code>{escape(str(self.directory))}</code>" if self.directory is not None \
+            else "in memory"
+        tokens = f"<div>token_probs of {escape(', '.join(map(repr, self.meta['tokens'])))}</div>" \
+            if self.meta.get("tokens") else ""
+        return (f"<div style='border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;max-width:760px;"
+                f"font-family:sans-serif;font-size:13px'><div><b>Extraction</b>: {self.n_prompts} prompts, "
+                f"<b>{escape(str(model))}</b>, layers {escape(_layer_list(self.layers))}, backend "
+                f"{escape(str(self.meta.get('backend', 'hf')))}</div>"
+                f"<table style='border-collapse:collapse;margin:4px 0'><tr><th align=left>array</th>"
+                f"<th align=left>dtype</th><th align=left>shape</th></tr>{rows}</table>{tokens}<div>{where}</div></div>")
+
 
 def resolve_token_ids(tokenizer, tokens: Sequence[str]) -> list[int]:
     """Each named token must be exactly one token of this tokenizer (no special tokens added)."""

@@ -194,5 +194,35 @@ def as_dict(config) -> dict:
             for f, _ in fields_of(type(config))}
 
 
+def key_of(cls, key) -> str | None:
+    """The field name a key of a dict or file means: the field's name, or its flag without the
+    leading dashes ("n-per-k", "lambda"); None when `cls` has no such option."""
+    if not isinstance(key, str):
+        return None
+    for field, _ in fields_of(cls):
+        if key == field.name or key == flag(field)[2:] or key.replace("-", "_") == field.name:
+            return field.name
+    return None
+
+
+def from_dict(cls, data, *, what: str | None = None):
+    """`cls(**data)` from plain values (lists for tuples, as as_dict writes them; keys may be field
+    names or flags without dashes), every value checked as the constructor checks it. A key that is
+    no option of `cls` is refused in one line naming it."""
+    from collections.abc import Mapping
+
+    what = what or cls.__name__
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{what} takes a mapping of option names to values, not {type(data).__name__}")
+    values = {}
+    for key, value in data.items():
+        name = key_of(cls, key)
+        if name is None:
+            known = ", ".join(f.name for f, _ in fields_of(cls))
+            raise ConfigError(f"{what}: unknown option {key!r}; its options are {known}")
+        values[name] = value
+    return cls(**values)
+
+
 def help_of(field: dataclasses.Field) -> str:
     return field.metadata.get("help", "")

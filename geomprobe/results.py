@@ -193,9 +193,42 @@ def _field_comments(types: list[type]) -> dict:
 # reading a run directory
 
 
-@dataclass
+REPR_MAX = 600  # characters of a Run's repr, at most
+_STATUS_COLOUR = {"complete": "#1a7f37", "failed": "#cf222e", "interrupted": "#bf8700", "running": "#bf8700",
+                  "skipped": "#6e7781"}
+_VS_UNTRAINED = {"above untrained": "> untrained", "below untrained": "< untrained",
+                 "indistinguishable from untrained": "= untrained"}
+
+
+def _figure_text(figure: dict, ci: bool = False) -> str:
+    """'next-token entropy 8.03 bits', 'verdict partial (2/3)', 'PC1+PC2 0.95 (= untrained)'."""
+    if figure.get("unit") == "verdict" and figure.get("text"):
+        return f"{figure['header']} {figure['text']} ({figure['value']}/{figure['n']})"
+    value = figure.get("value")
+    text = f"{figure['header']} {'n/a' if value is None else format(value, '.3g')}"
+    if ci and figure.get("ci95") is not None:
+        text += f" [{format(figure['ci95'][0], '.3g')}, {format(figure['ci95'][1], '.3g')}]"
+    if figure.get("unit") == "bits":
+        text += " bits"
+    if figure.get("vs_untrained") in _VS_UNTRAINED:
+        text += f" ({_VS_UNTRAINED[figure['vs_untrained']]})"
+    return text
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text).split())
+
+
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
+
+
+@dataclass(repr=False)
 class Run:
-    """A run directory as written by geomprobe.run: its manifest and every suite's results."""
+    """A run directory as written by geomprobe.run: its manifest and every suite's results.
+
+    Its repr is a few lines (model, each suite's status and headline figures), in Jupyter a card
+    (_repr_html_); summary() is the same as JSON-ready values (what `geomprobe run --json` prints)."""
 
     path: Path
     manifest: dict
@@ -209,6 +242,124 @@ class Run:
     def status(self, suite: str) -> str | None:
         entry = (self.manifest.get("suites") or {}).get(suite)
         return entry.get("status") if isinstance(entry, dict) else None
+
+    @property
+    def model(self) -> str:
+        """The model spec the run was made with (manifest model.spec)."""
+        model = self.manifest.get("model")
+        spec = model.get("spec") or model.get("source") if isinstance(model, dict) else model
+        return str(spec or (self.manifest.get("config") or {}).get("model") or "unknown model")
+
+    def statuses(self) -> dict[str, str]:
+        """suite -> its status in the manifest (complete, failed, interrupted, skipped, running), in
+        run order; a suite with a results.json but no manifest entry is 'unknown'."""
+        entries = self.manifest.get("suites") or {}
+        out = {name: str(entry.get("status") or "unknown") for name, entry in entries.items() if isinstance(entry, dict)}
+        out.update({suite: "unknown" for suite in self.results if suite not in out})
+        return out
+
+    def headlines(self, suite: str) -> list[dict]:
+        """The headline figures of one suite's results, as its compare face declares them
+        (geomprobe.compare.Headline; a plug-in suite: its first numbers): statistic, header, value,
+        ci95, unit, n, text, vs_untrained. [] when the suite has no results or nothing to read."""
+        data = self.results.get(suite)
+        if not isinstance(data, dict):
+            return []
+        from geomprobe import compare
+
+        try:
+            identity = compare.identify(self.path, self.manifest)
+            rows = compare.suite_rows(identity, suite, data)
+            declared = [(h.statistic, h.header, h.unit) for s, h in compare.headlines() if s == suite]
+            if not declared:
+                declared = [(k, k, "") for _, k, _ in compare.plugin_columns(rows)]
+        except Exception:  # noqa: BLE001 - a results file geomprobe cannot read still shows its status
+            return []
+        figures = []
+        for statistic, header, unit in declared:
+            if statistic.endswith("[*]"):
+                head = compare.value_of(rows, identity.label, suite, "headline_condition")
+                statistic = statistic[:-3] + f"[{head['text']}]" if head is not None else statistic
+            row = compare.value_of(rows, identity.label, suite, statistic)
+            if row is None or (row["value"] is None and not row["text"]):
+                continue
+            ci = [row["ci_low"], row["ci_high"]] if row["ci_low"] is not None else None
+            figures.append({"statistic": statistic, "header": header, "value": row["value"], "ci95": ci, "unit": unit,
+                            "n": row["n"], "text": row["text"], "vs_untrained": row["status_vs_untrained"] or None})
+        return figures
+
+    def verdict(self) -> dict | None:
+        """The geometry suite's verdict (label, n_met, n_criteria, summary), None without one."""
+        verdict = (self.results.get("geometry") or {}).get("verdict")
+        return verdict if isinstance(verdict, dict) and verdict.get("label") else None
+
+    def summary(self) -> dict:
+        """The run as JSON-ready values: run_dir, model, status, per suite its status, results.json
+        path, why it was skipped or the error it failed with, and headline figures; the verdict; notes."""
+        entries = self.manifest.get("suites") or {}
+        suites = {}
+        for name, status in self.statuses().items():
+            entry = entries.get(name) if isinstance(entries.get(name), dict) else {}
+            path = self.path / name / "results.json"
+            suites[name] = {"status": status, "results": str(path) if name in self.results else None,
+                            **{key: entry[key] for key in ("why", "error") if entry.get(key)},
+                            "headlines": self.headlines(name)}
+        verdict = self.verdict()
+        return {"run_dir": str(self.path), "model": self.model, "status": self.manifest.get("status"),
+                "suites": suites, "verdict": None if verdict is None else
+                {key: verdict.get(key) for key in ("label", "n_met", "n_criteria", "summary")}, "notes": list(self.notes)}
+
+    def _suite_line(self, suite: str, status: str, width: int) -> str:
+        entry = (self.manifest.get("suites") or {}).get(suite) or {}
+        detail = entry.get("why") or entry.get("error") if status in ("skipped", "failed", "interrupted") else None
+        figures = sorted(self.headlines(suite), key=lambda f: f["unit"] != "verdict")[:3]  # the verdict first
+        detail = _one_line(detail or ", ".join(_figure_text(f) for f in figures))
+        return _short(f"  {suite:<10} {status:<9} {detail}".rstrip(), width)
+
+    def __repr__(self) -> str:
+        statuses = list(self.statuses().items())
+        shown = statuses[:6]
+        width = 100 if len(shown) <= 4 else 72
+        lines = [_short(_one_line(f"Run {self.path} ({self.model}; {self.manifest.get('status') or 'no status'})"), 100)]
+        lines += [self._suite_line(suite, status, width) for suite, status in shown]
+        if len(statuses) > len(shown):
+            lines.append(f"  ... and {len(statuses) - len(shown)} more suites: .statuses()")
+        if not statuses:
+            lines.append("  no suites yet")
+        if self.notes:
+            lines.append(_short(f"  {len(self.notes)} note{'s' if len(self.notes) > 1 else ''}: "
+                                f"{_one_line(self.notes[0])}", 90))
+        lines.append("  .results[suite], .rows(suite), .table(suite), .summary()")
+        text = "\n".join(lines)
+        return text if len(text) <= REPR_MAX else text[:REPR_MAX - 3] + "..."
+
+    def _repr_html_(self) -> str:
+        """A verdict card: the model, each suite's status and headline figures, the verdict."""
+        from html import escape
+
+        status = self.manifest.get("status") or "no status"
+        rows = []
+        for suite, state in self.statuses().items():
+            entry = (self.manifest.get("suites") or {}).get(suite) or {}
+            detail = entry.get("why") or entry.get("error") if state in ("skipped", "failed", "interrupted") else None
+            figures = detail or "; ".join(_figure_text(f, ci=True) for f in self.headlines(suite)) or "-"
+            colour = _STATUS_COLOUR.get(state, "#6e7781")
+            rows.append(f"<tr><td style='padding:2px 10px 2px 0'><b>{escape(suite)}</b></td>"
+                        f"<td style='padding:2px 10px 2px 0;color:{colour}'>{escape(state)}</td>"
+                        f"<td style='padding:2px 0'>{escape(_short(_one_line(figures), 400))}</td></tr>")
+        verdict = self.verdict()
+        verdict_html = "" if verdict is None else (
+            f"<div style='margin:6px 0'>verdict: <b>{escape(str(verdict.get('label')))}</b> "
+            f"({escape(str(verdict.get('n_met')))}/{escape(str(verdict.get('n_criteria')))}) "
+            f"<span style='color:#57606a'>{escape(_short(_one_line(verdict.get('summary') or ''), 400))}</span></div>")
+        notes = "".join(f"<div style='color:#9a6700'>note: {escape(note)}</div>" for note in self.notes)
+        return (f"<div style='border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;max-width:820px;"
+                f"font-family:sans-serif;font-size:13px'>"
+                f"<div><b>geomprobe run</b> <code>{escape(str(self.path))}</code></div>"
+                f"<div>model <b>{escape(self.model)}</b>, status <b style='color:"
+                f"{_STATUS_COLOUR.get(status, '#6e7781')}'>{escape(status)}</b></div>{verdict_html}"
+                f"<table style='border-collapse:collapse;margin-top:4px'><tr><th align=left>suite</th>"
+                f"<th align=left>status</th><th align=left>key figures</th></tr>{''.join(rows)}</table>{notes}</div>")
 
     def rows(self, suite: str, condition: str | None = None) -> list[dict]:
         """Per-prompt rows of a suite (one dict per prompt): sula and ablation per condition (all

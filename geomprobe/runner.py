@@ -118,8 +118,8 @@ def _pairing(specs_and_configs, model, config: RunConfig, skip_unsupported: bool
     return skipped
 
 
-def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progress: bool = True,
-        report: bool = False, skip_unsupported: bool | None = None) -> Path:
+def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progress: bool | None = None,
+        quiet: bool = False, report: bool = False, skip_unsupported: bool | None = None) -> Path:
     """Run `suites` on `config.model` and return the run directory. Reruns of the same configuration
     resume: finished extraction batches and passes are kept.
 
@@ -142,7 +142,24 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
     A run directory holds one model under one set of settings (its fingerprint, which includes a
     hash of a local model's weights); each suite keeps its own prompts and results under
     <run>/<suite>/, so suites can be added to a run one by one. A finished suite is not silently
-    replaced by one with other options: that needs overwrite."""
+    replaced by one with other options: that needs overwrite.
+
+    What it prints: progress bars on stderr and each suite's summary table on stdout (progress=False:
+    neither); log records only where the caller set up logging (logging.basicConfig). quiet=True
+    prints nothing at all: no bars, tables, notices or warnings, for notebooks and scripts (errors
+    are raised as usual); it implies progress=False. The results are in the returned directory:
+    load_run(path), whose repr is a few lines and, in Jupyter, a card."""
+    from geomprobe.console import silenced
+
+    if quiet and progress:
+        raise ConfigError("run: quiet=True prints nothing and progress=True asks for progress bars: pass one of them")
+    with silenced(quiet):
+        return _run_suites(config, suites, progress=not quiet if progress is None else bool(progress), report=report,
+                           skip_unsupported=skip_unsupported)
+
+
+def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip_unsupported: bool | None) -> Path:
+    """run() after its quiet: load the model (or borrow the object passed in) and run the suites."""
     from geomprobe.models import load_model
     from geomprobe.prompts import read_prompts
     from geomprobe.rundir import check_out

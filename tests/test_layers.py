@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # a suite folder's faces (geomprobe.suites.base.FACES) sit with the machinery that reads them
     ("plan, runner, compare, report", ["plan", "runner", "compare", "report", "report.*", "sweep", "commandline",
                                        "results", "suites.*.plan", "suites.*.compare", "suites.*.figures"]),
-    ("command line", ["cli"]),
+    ("command line", ["cli", "__main__"]),
 ]
 
 # (importer, imported) -> why the import goes up. Keep it short.

@@ -27,17 +27,13 @@ The run manifest records what identifies an in-memory model: its class, where it
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import os
 import sys
 from pathlib import Path
 
 from geomprobe.errors import ConfigError
 
-IN_MEMORY = "in-memory"
-FULL_HASH_BYTES = 1 << 30  # weights up to 1 GiB are hashed whole, larger ones by each tensor's edges
-EDGE_BYTES = 1 << 16
+from .loaded import IN_MEMORY, in_memory_identity  # noqa: F401 (what identifies a model object, in the manifest)
 
 
 def is_model_object(obj) -> bool:
@@ -60,7 +56,7 @@ def borrow(obj, tokenizer=None, *, name: str | None = None, attn_implementation:
     from). attn_implementation: default geomprobe's (the hf backend's)."""
     from geomprobe.attention import ATTN_IMPLEMENTATION
 
-    from .loading import LoadedModel
+    from .loaded import LoadedModel
 
     if isinstance(obj, LoadedModel):
         return obj
@@ -194,31 +190,3 @@ def _quantization(model) -> str | None:
     if getattr(model, "is_loaded_in_8bit", False):
         return "8bit"
     return None
-
-
-def in_memory_identity(loaded) -> dict:
-    """What identifies an in-memory model: its class, origin, and SHA-256 prefixes of its config (as
-    JSON, the attention implementation left out) and of its weights (every parameter and buffer:
-    name, dtype, shape and bytes; past FULL_HASH_BYTES in all, each tensor's first and last
-    EDGE_BYTES only, which a fine-tune still changes but a single edited weight may not)."""
-    import torch
-
-    model = loaded.model
-    config = model.config.to_dict()
-    for key in ("_attn_implementation", "_attn_implementation_internal", "attn_implementation", "_name_or_path"):
-        config.pop(key, None)
-    config_hash = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    tensors = [*model.named_parameters(remove_duplicate=False), *model.named_buffers(remove_duplicate=False)]
-    total = sum(t.numel() * t.element_size() for _, t in tensors)
-    whole = total <= FULL_HASH_BYTES
-    digest = hashlib.sha256()
-    for key, tensor in tensors:
-        digest.update(f"{key}\0{tensor.dtype}\0{tuple(tensor.shape)}\0".encode())
-        flat = tensor.detach().reshape(-1)
-        if not whole and flat.numel() * flat.element_size() > 2 * EDGE_BYTES:
-            n = max(1, EDGE_BYTES // flat.element_size())
-            flat = torch.cat([flat[:n], flat[-n:]])
-        digest.update(flat.contiguous().cpu().view(torch.uint8).numpy().tobytes())
-    info = getattr(loaded, "in_memory", {}) or {}
-    return {"kind": IN_MEMORY, "class": info.get("class"), "origin": info.get("origin"), "config_sha256": config_hash,
-            "weights_sha256": digest.hexdigest()[:16], "weights_hashed": "whole" if whole else "tensor edges"}

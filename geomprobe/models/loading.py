@@ -8,74 +8,18 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from geomprobe.console import transformers_silenced
 from geomprobe.errors import ConfigError, ModelNotFoundError
 
+from .loaded import LoadedModel
 from .registry import MODELS, closest_aliases, parse_model_spec
 
 DTYPES = ("float32", "bfloat16", "float16")
 WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json", "pytorch_model.bin.index.json")
 QUANTIZE = ("4bit", "8bit")
-
-
-@dataclass
-class LoadedModel:
-    """A model ready for extraction, with what the run manifest records about it."""
-
-    model: object  # transformers PreTrainedModel, in eval mode
-    tokenizer: object
-    spec: str  # what the user asked for
-    source: str  # hub id or local path actually loaded
-    revision: str | None
-    commit: str | None  # resolved hub commit, when known
-    family: str
-    dtype: str
-    device: str
-    device_map: str | None
-    quantize: str | None
-    attn_implementation: str
-    checkpoint: str | None = None  # a wind-tunnel training checkpoint (checkpoints/step-N.pt) loaded as `revision`
-    # A model object the caller passed in (geomprobe.models.borrowed): what it was; the
-    # TransformerLens bridge it came in, for the tl backend; what puts it back as it was
-    in_memory: dict | None = field(default=None, repr=False)
-    bridge: object = field(default=None, repr=False)
-    _restore: object = field(default=None, repr=False)
-
-    def release(self) -> None:
-        """Put a model object passed in (load_model(model)) back as it was: its attention
-        implementation and train/eval mode. Nothing to do for a model geomprobe loaded."""
-        restore, self._restore = self._restore, None
-        if restore is not None:
-            restore()
-
-    def memory_identity(self) -> dict:
-        """What identifies a model object passed in (geomprobe.models.borrowed.in_memory_identity)."""
-        from .borrowed import in_memory_identity
-
-        return in_memory_identity(self)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
-    @property
-    def adapter(self):
-        from geomprobe.adapters import adapter_for
-
-        if not hasattr(self, "_adapter"):
-            self._adapter = adapter_for(self.model)
-        return self._adapter
-
-    def describe(self) -> dict:
-        return {k: getattr(self, k) for k in ("spec", "source", "revision", "commit", "family", "dtype", "device",
-                                              "device_map", "quantize", "attn_implementation")} | {
-            "shape": dict(self.adapter.shape.__dict__)} | ({"checkpoint": self.checkpoint} if self.checkpoint else {}) | (
-            {"in_memory": self.in_memory} if self.in_memory else {})
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,16 @@ class SuiteConfig:
         adds one calls super().check() first. Raises a one-line ConfigError."""
 
     def to_dict(self) -> dict:
+        """The options as plain JSON/YAML-ready values (tuples as lists); from_dict reads them back."""
         return as_dict(self)
+
+    @classmethod
+    def from_dict(cls, data) -> SuiteConfig:
+        """The config from a dict such as to_dict() writes (or json/yaml loads): every value checked
+        as the constructor checks it; an unknown key is refused in one line naming it."""
+        from geomprobe.options import from_dict
+
+        return from_dict(cls, data)
 
 
 @dataclass(frozen=True)
