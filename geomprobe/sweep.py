@@ -678,11 +678,22 @@ def job_state(out: Path, job: dict, spec: dict, slurm_states: dict | None = None
 def run_job(payload: dict) -> dict:
     """One sweep job: geomprobe.runner.run on one model for all its suites, into its own run
     directory. Returns {"status": "complete" | "failed", "error", "seconds", "host", "pid"}; a
-    failure is a one-line error (its traceback goes to the job's log)."""
+    failure is a one-line error (its traceback goes to the job's log).
+
+    The job's log (submitit's stderr file, a SLURM job's output) carries geomprobe's own lines, so
+    `tail -f` follows it: a first line naming the job, the log records the command line shows
+    (INFO), each suite's progress as plain lines every tenth of its work, and a last line with the
+    job's status and seconds."""
     import socket
+
+    from geomprobe.console import cli_logging
 
     started = time.time()
     info = {"host": socket.gethostname(), "pid": os.getpid(), "gpus": os.environ.get("CUDA_VISIBLE_DEVICES")}
+    where = f"{payload['model']}{'@' + payload['revision'] if payload.get('revision') else ''}"
+    label = payload.get("name") or where
+    print(f"geomprobe sweep job {label}: {where}, suites {payload['suites']}, into "
+          f"{payload['run_dir']} (host {info['host']}, pid {info['pid']})", file=sys.stderr, flush=True)
     try:
         from geomprobe.commandline import build_configs
         from geomprobe.runner import run
@@ -692,11 +703,17 @@ def run_job(payload: dict) -> dict:
         if payload.get("revision"):
             given["revision"] = payload["revision"]
         run_config, configs = build_configs(payload["suites"], given)
-        run(run_config, configs, progress=False, skip_unsupported=payload["skip_unsupported"])
+        with cli_logging():
+            run(run_config, configs, progress=True, skip_unsupported=payload["skip_unsupported"])
     except Exception as error:  # noqa: BLE001 - recorded, and the sweep goes on
         traceback.print_exc()
-        return {**info, "status": "failed", "error": one_line(error), "seconds": round(time.time() - started, 2)}
-    return {**info, "status": "complete", "error": None, "seconds": round(time.time() - started, 2)}
+        seconds = round(time.time() - started, 2)
+        print(f"geomprobe sweep job {label}: failed after {seconds:.0f} s: {one_line(error)}", file=sys.stderr,
+              flush=True)
+        return {**info, "status": "failed", "error": one_line(error), "seconds": seconds}
+    seconds = round(time.time() - started, 2)
+    print(f"geomprobe sweep job {label}: complete in {seconds:.0f} s", file=sys.stderr, flush=True)
+    return {**info, "status": "complete", "error": None, "seconds": seconds}
 
 
 def one_line(error: BaseException) -> str:

@@ -174,6 +174,9 @@ def test_local_sweep_kill_resume_failure_and_status(windtunnel, tmp_path):
     assert all(jobs[name]["executor"] == "local" and jobs[name]["job_id"] for name in names)
     assert _manifest(victim)["status"] == "running"  # killed mid-way: the runner never finished it
     assert any(out.joinpath("logs").glob("*_log.err"))
+    logs = "".join(path.read_text(errors="replace") for path in out.joinpath("logs").glob("*_log.err"))
+    for name in names[1:]:  # each finished job's log carries geomprobe's own first and last lines (tail -f)
+        assert f"geomprobe sweep job {name}:" in logs and f"geomprobe sweep job {name}: complete in" in logs, logs[-2000:]
 
     status = runner.invoke(app, ["sweep", "--status", str(out)])
     assert status.exit_code == 0, status.output
