@@ -129,7 +129,12 @@ def _switch(model, attn: str):
     """Set the attention implementation and eval mode; returns the function that puts both back."""
     previous, training = model.config._attn_implementation, model.training
     if previous != attn:
-        model.set_attn_implementation(attn)
+        try:
+            model.set_attn_implementation(attn)
+        except (ValueError, ImportError, AttributeError) as error:
+            first = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
+            raise ConfigError(f"cannot switch this {type(model).__name__} to the '{attn}' attention implementation "
+                              f"geomprobe reads attention from ({first})") from None
     model.eval()
 
     def restore() -> None:
