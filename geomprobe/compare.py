@@ -195,14 +195,26 @@ def unique_labels(runs: list[RunIdentity]) -> list[RunIdentity]:
     return [replace(run, label=label) for run, label in zip(runs, labels)]
 
 
-def run_order(run: RunIdentity) -> tuple:
-    """How compare orders runs: by model family, then size (pythia-70m, -160m, -1b, -1.4b), then
-    training step (the final weights, with no step, last), so a shell glob's alphabetical order
-    (step-1500, step-16, step-378) becomes training order."""
-    size = re.search(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([mMbB])(?![A-Za-z])", run.model)
-    params = float(size[1]) * (1e6 if size[2] in "mM" else 1e9) if size else math.inf
-    family = run.model[:size.start()] + run.model[size.end():] if size else run.model
-    return (family, params, math.inf if run.step is None else run.step, run.label)
+def _family_and_size(model: str) -> tuple[str, float]:
+    """('pythia-', 1.6e8) for pythia-160m; (model, inf) where the name gives no size."""
+    size = re.search(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([mMbB])(?![A-Za-z])", model)
+    if not size:
+        return model, math.inf
+    return model[:size.start()] + model[size.end():], float(size[1]) * (1e6 if size[2] in "mM" else 1e9)
+
+
+def ordered_runs(runs: list[RunIdentity]) -> list[int]:
+    """The order compare shows runs in (indices into `runs`): model families as first given, each
+    family by size (pythia-70m, -160m, -1b, -1.4b), each model by training step (the final weights,
+    with no step, last), so a shell glob's alphabetical order (step-1500, step-16, step-378)
+    becomes training order."""
+    first: dict[str, int] = {}
+    keys = []
+    for index, run in enumerate(runs):
+        family, params = _family_and_size(run.model)
+        first.setdefault(family, index)
+        keys.append((first[family], params, run.model, math.inf if run.step is None else run.step, index))
+    return [key[-1] for key in sorted(keys)]
 
 
 def identities(run_dirs: list[str | Path], manifests: list[dict | None] | None = None) -> list[RunIdentity]:
@@ -504,8 +516,8 @@ def aggregate(run_dirs: list[str | Path]) -> Aggregate:
         raise ConfigError("give at least one run directory")
     read = [finished_results(run_dir) for run_dir in run_dirs]
     runs = identities(run_dirs, [manifest for manifest, _, _ in read])
-    ordered = sorted(zip(runs, read), key=lambda pair: run_order(pair[0]))
-    runs, read = [run for run, _ in ordered], [entry for _, entry in ordered]
+    order = ordered_runs(runs)
+    runs, read = [runs[i] for i in order], [read[i] for i in order]
     table = Aggregate(runs=runs, rows=[])
     for run, (_, results, notes) in zip(runs, read):
         table.notes += notes
