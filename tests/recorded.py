@@ -3,7 +3,7 @@
 RUNS are small runs of every suite but domain (whose corpora take minutes) on tiny-neox. Their
 results.json files, written by `python tests/recorded.py` (run it only when a change of numbers is
 intended, and say so in the commit, or to add a CPU model's recording from unchanged code), live
-in tests/data/recorded/<run>/<cpu model>/<suite>.json with the torch build, CPU kernels and CPU
+in tests/data/recorded/<run>/<cpu model>-<kernels>/<suite>.json with the torch build, CPU kernels and CPU
 model that made them (the first recording, made before the CPU model was recorded, in
 tests/data/recorded/<run>/); tests/test_recorded_outputs.py reruns each and compares.
 """
@@ -55,10 +55,12 @@ def run(name: str, out: Path) -> dict[str, dict]:
 
 
 def cpu_folder(name: str) -> Path:
-    """Where this machine's CPU model keeps its recording of run `name`."""
-    from geomprobe.windtunnel.reference import cpu_model
+    """Where this machine's CPU model and kernel set keep their recording of run `name`: the model
+    alone is not enough (a virtual machine's "AMD EPYC" runs AVX2 on one host, AVX512 on another)."""
+    from geomprobe.windtunnel.reference import made_with_here
 
-    return RECORDED / name / re.sub(r"[^A-Za-z0-9]+", "-", cpu_model()).strip("-")
+    here = made_with_here()
+    return RECORDED / name / re.sub(r"[^A-Za-z0-9]+", "-", f"{here['cpu']} {here['cpu_capability']}").strip("-")
 
 
 def recording_for_here(name: str) -> Path:
