@@ -132,7 +132,10 @@ def test_python_dash_m_geomprobe_is_the_cli():
         assert command in done.stdout, command
 
 
-def test_completion_script_is_available():
+def test_completion_script_is_available(monkeypatch):
+    # typer detects the shell from the process tree (under make: sh, which it does not support); with
+    # detection off, --show-completion takes the shell as its value
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
     done = runner.invoke(app, ["--show-completion", "bash"], prog_name="geomprobe")
     assert done.exit_code == 0, done.output
     assert "_GEOMPROBE_COMPLETE" in done.stdout and "complete_bash" in done.stdout
