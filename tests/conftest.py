@@ -150,6 +150,17 @@ def one_thread():
 
 
 @pytest.fixture(autouse=True)
+def same_threads():
+    """Every test ends with torch on the thread count it started with: the recorded runs compare low
+    bits, and a fresh clone's full suite once failed one because an earlier test left another count."""
+    import torch
+
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(autouse=True)
 def default_sigint():
     """Every test starts and ends with Python's own Ctrl-C handler: the Ctrl-C tests (and the
     subprocesses they start, which inherit an ignored SIGINT) need it, and a library or test that

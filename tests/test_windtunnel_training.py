@@ -550,3 +550,10 @@ def test_resume_from_an_interruption_before_the_first_step(tmp_path, monkeypatch
     train(TrainConfig(steps=4, **TINY), tmp_path / "a", progress=False, resume=True)
     train(TrainConfig(steps=4, **TINY), tmp_path / "b", progress=False)
     _assert_same_run(tmp_path / "a", tmp_path / "b")
+
+
+def test_a_training_leaves_the_thread_count_as_it_found_it(tmp_path, keep_threads):
+    """--threads applies to the training only: a notebook (or the next test) goes on with its own count."""
+    torch.set_num_threads(2)
+    train(TrainConfig(**dict(TINY, steps=2, threads=1)), tmp_path / "wt", progress=False)
+    assert torch.get_num_threads() == 2

@@ -267,8 +267,17 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True, *, re
 
 def _train(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, saved: dict | None, progress: bool,
            interrupt_hint: str, recipe: str | None = None, until: int | None = None) -> dict:
+    threads = torch.get_num_threads()
     if config.threads:
         torch.set_num_threads(config.threads)
+    try:
+        return _train_steps(config, task, kind, budget, out_dir, saved, progress, interrupt_hint, recipe, until)
+    finally:
+        torch.set_num_threads(threads)  # a training's thread count must not outlive it (a notebook runs on)
+
+
+def _train_steps(config: TrainConfig, task, kind: str, budget: float, out_dir: Path, saved: dict | None,
+                 progress: bool, interrupt_hint: str, recipe: str | None, until: int | None) -> dict:
     eval_lengths = config.eval_lengths or default_eval_lengths(task)
     run, description = _start(config, task, eval_lengths, out_dir, saved)
     if saved is None:
