@@ -67,6 +67,7 @@ def _run(suite_text: str, kwargs: dict) -> None:
         _quiet_libraries(verbose)
         report = bool(kwargs.get("report"))
         run_dir = run_suites(run_config, configs, progress=not quiet, report=report,
+                             details=bool(kwargs.get("details")),
                              skip_unsupported="all" in [s.strip() for s in suite_text.split(",")])
     if as_json:
         import json

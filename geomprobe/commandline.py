@@ -43,7 +43,7 @@ def user_errors(fn):
 
 
 RUN_PANEL = "model and extraction"
-CLI_ONLY = {"suite", "quiet", "verbose", "report", "memory", "ram", "gpu", "as_json", "config"}
+CLI_ONLY = {"suite", "quiet", "verbose", "details", "report", "memory", "ram", "gpu", "as_json", "config"}
 
 
 @dataclasses.dataclass
@@ -257,6 +257,9 @@ class RunCommand:
         params.append(inspect.Parameter("verbose", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
             False, "--verbose", help="also debug lines on stderr (what is loaded from where, each suite's start and "
                                      "end)")))
+        params.append(inspect.Parameter("details", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
+            False, "--details", help="print each suite's full tables (every layer, baseline and control) instead of "
+                                     "its short summary")))
         params.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=typer.Option(
             False, "--json", help="print the results as one JSON object on stdout (the run directory, each suite's "
                                   "status, results.json and headline figures); tables and progress go to stderr")))

@@ -26,11 +26,20 @@ LOGGER = "geomprobe"
 
 def table_console(min_width: int = 130):
     """A rich Console at least `min_width` wide: summary tables are read whole, and a pipe or a
-    log file would otherwise get rich's 80-column default and wrap every cell."""
+    log file would otherwise get rich's 80-column default and wrap every cell. No cell is ever cut
+    to an ellipsis: a column too narrow for a number folds it onto the next line instead."""
     from rich.console import Console
+    from rich.table import Table
 
-    console = Console()
-    return Console(width=max(console.width, min_width))
+    class WholeCells(Console):
+        def print(self, *objects, **kwargs):
+            for table in objects:
+                if isinstance(table, Table):
+                    for column in table.columns:
+                        column.overflow = "fold"
+            super().print(*objects, **kwargs)
+
+    return WholeCells(width=max(Console().width, min_width))
 
 
 class ProgressReport:

@@ -196,12 +196,12 @@ def _field_comments(types: list[type]) -> dict:
 REPR_MAX = 600  # characters of a Run's repr, at most
 _STATUS_COLOUR = {"complete": "#1a7f37", "failed": "#cf222e", "interrupted": "#bf8700", "running": "#bf8700",
                   "skipped": "#6e7781"}
-_VS_UNTRAINED = {"above untrained": "> untrained", "below untrained": "< untrained",
-                 "indistinguishable from untrained": "= untrained"}
+_VS_UNTRAINED = {"above untrained": "better than untrained", "below untrained": "worse than untrained",
+                 "indistinguishable from untrained": "indistinguishable from untrained"}
 
 
 def _figure_text(figure: dict, ci: bool = False) -> str:
-    """'next-token entropy 8.03 bits', 'verdict partial (2/3)', 'PC1+PC2 0.95 (= untrained)'."""
+    """'next-token entropy 8.03 bits', 'verdict partial (2/3)', 'PC1+PC2 0.95 (worse than untrained)'."""
     if figure.get("unit") == "verdict" and figure.get("text"):
         return f"{figure['header']} {figure['text']} ({figure['value']}/{figure['n']})"
     value = figure.get("value")
@@ -261,7 +261,7 @@ class Run:
     def headlines(self, suite: str) -> list[dict]:
         """The headline figures of one suite's results, as its compare face declares them
         (geomprobe.compare.Headline; a plug-in suite: its first numbers): statistic, header, value,
-        ci95, unit, n, text, vs_untrained. [] when the suite has no results or nothing to read."""
+        ci95, unit, n, text, vs_untrained, untrained_mean. [] when the suite has no results or nothing to read."""
         data = self.results.get(suite)
         if not isinstance(data, dict):
             return []
@@ -285,7 +285,8 @@ class Run:
                 continue
             ci = [row["ci_low"], row["ci_high"]] if row["ci_low"] is not None else None
             figures.append({"statistic": statistic, "header": header, "value": row["value"], "ci95": ci, "unit": unit,
-                            "n": row["n"], "text": row["text"], "vs_untrained": row["status_vs_untrained"] or None})
+                            "n": row["n"], "text": row["text"], "vs_untrained": row["status_vs_untrained"] or None,
+                            "untrained_mean": row.get("untrained_null_mean")})
         return figures
 
     def verdict(self) -> dict | None:

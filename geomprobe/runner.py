@@ -119,7 +119,8 @@ def _pairing(specs_and_configs, model, config: RunConfig, skip_unsupported: bool
 
 
 def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progress: bool | None = None,
-        quiet: bool = False, report: bool = False, skip_unsupported: bool | None = None) -> Path:
+        quiet: bool = False, details: bool = False, report: bool = False,
+        skip_unsupported: bool | None = None) -> Path:
     """Run `suites` on `config.model` and return the run directory. Reruns of the same configuration
     resume: finished extraction batches and passes are kept.
 
@@ -144,8 +145,11 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
     <run>/<suite>/, so suites can be added to a run one by one. A finished suite is not silently
     replaced by one with other options: that needs overwrite.
 
-    What it prints: progress bars on stderr and each suite's summary table on stdout (progress=False:
-    neither); log records only where the caller set up logging (logging.basicConfig). quiet=True
+    What it prints: progress bars on stderr and, after each suite, a short summary on stdout: its
+    headline figures beside the untrained copies' (the geometry suite's three criteria and verdict);
+    details=True prints every suite's full tables instead (every layer, baseline and control: the
+    command line's --details); progress=False: neither. Log records only where the caller set up
+    logging (logging.basicConfig). quiet=True
     prints nothing at all: no bars, tables, notices or warnings, for notebooks and scripts (errors
     are raised as usual); it implies progress=False. The results are in the returned directory:
     load_run(path), whose repr is a few lines and, in Jupyter, a card."""
@@ -155,10 +159,11 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
         raise ConfigError("run: quiet=True prints nothing and progress=True asks for progress bars: pass one of them")
     with silenced(quiet):
         return _run_suites(config, suites, progress=not quiet if progress is None else bool(progress), report=report,
-                           skip_unsupported=skip_unsupported)
+                           skip_unsupported=skip_unsupported, details=bool(details))
 
 
-def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip_unsupported: bool | None) -> Path:
+def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip_unsupported: bool | None,
+                details: bool = False) -> Path:
     """run() after its quiet: load the model (or borrow the object passed in) and run the suites."""
     from geomprobe.models import load_model
     from geomprobe.prompts import read_prompts
@@ -170,7 +175,8 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
     from geomprobe.models.borrowed import is_model_object
 
     if is_model_object(config.model):
-        return _run_borrowed(config, suites, progress=progress, report=report, skip_unsupported=skip_unsupported)
+        return _run_borrowed(config, suites, progress=progress, report=report, skip_unsupported=skip_unsupported,
+                             details=details)
     configs = suite_configs(suites)
     specs = [(get_suite(options.suite), options) for options in configs]
     if skip_unsupported is None:
@@ -191,10 +197,11 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
                         quantize=config.quantize, revision=config.revision)
     log.debug("loaded %s from %s (family %s, revision %s)", config.model, loaded.source, loaded.family,
               loaded.revision or "none")
-    return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report)
+    return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report, details)
 
 
-def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, skip_unsupported) -> Path:
+def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, skip_unsupported,
+                  details: bool = False) -> Path:
     """run() on a model object the caller holds (geomprobe.models.borrowed): it keeps its own dtype,
     device and placement, so the options that load a model do not apply; no memory plan (the model
     is already in memory; the batch size defaults to 8). What the run changed on the model is put
@@ -231,14 +238,14 @@ def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, sk
         out = check_out(config.out if config.out is not None else default_out(config.model),
                         overwrite=config.overwrite)
         seed_everything(config.seed)
-        return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report)
+        return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report, details)
     finally:
         if ours:
             loaded.release()
 
 
 def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: bool, prompts, progress: bool,
-                report: bool) -> Path:
+                report: bool, details: bool = False) -> Path:
     """The run on a loaded model: check layers and pairings, then run each suite under the lock."""
     from geomprobe.rundir import RunDirectory, check_out
 
@@ -253,7 +260,11 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
                 raise type(error)(f"{spec.name} suite: {error}") from error
     run_dir = RunDirectory(out)
     with run_dir.lock():
-        _run_locked(run_dir, config, loaded, specs, skipped, prompts, progress)
+        _run_locked(run_dir, config, loaded, specs, skipped, prompts, progress, details)
+    if progress and not details and any(spec.name not in skipped for spec, _ in specs):
+        from geomprobe.brief import details_hint
+
+        print(details_hint(run_dir.path))
     if report:
         from geomprobe.report import build_report
 
@@ -261,7 +272,8 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
     return run_dir.path
 
 
-def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompts, progress: bool) -> None:
+def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompts, progress: bool,
+                details: bool = False) -> None:
     """Open the run directory (its lock held) and run each suite, recording its status."""
     from geomprobe.options import as_dict
     from geomprobe.plan import recommended_batch
@@ -284,7 +296,7 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
                                          "options": options.to_dict()}
         run_dir.write_manifest(manifest)
         ctx = SuiteContext(loaded=loaded, run=config, options=options, run_dir=run_dir, prompts=prompts,
-                           progress=progress, batch_planner=recommended_batch)
+                           progress=progress, details=details, batch_planner=recommended_batch)
         log.debug("%s suite: started in %s with %s", spec.name, run_dir.path, options.to_dict())
         started = time.monotonic()
         try:
@@ -310,6 +322,10 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
         manifest = run_dir.read_manifest()
         manifest["suites"][spec.name].update(status="complete", ended=now(), **ctx.used)
         run_dir.write_manifest(manifest)
+        if progress and not details:
+            from geomprobe.brief import print_brief
+
+            print_brief(run_dir.path, spec.name)
     manifest = run_dir.read_manifest()
     manifest.update(status="complete", ended=now())
     run_dir.write_manifest(manifest)

@@ -53,7 +53,8 @@ def test_run_prints_results_on_stdout_and_labelled_progress_on_stderr(tmp_path):
     assert proc.returncode == 0, proc.stderr
     stdout = proc.stdout.splitlines()
     assert stdout[-1] == f"results: {out}"
-    assert any("SULA: tiny-neox" in line for line in stdout)  # the summary table
+    assert any("sula: tiny-neox" in line for line in stdout)  # the short summary
+    assert any("SULA MAE" in line for line in stdout) and not any("SULA: tiny-neox" in line for line in stdout)
     assert not [line for line in stdout if PROGRESS.search(line) or line.startswith("extract ")], proc.stdout
     errors = proc.stderr.splitlines()
     for condition in ("main", "lexical_remap", "shuffled", "carrier_mask", "label_mask"):  # one bar each, named

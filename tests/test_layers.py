@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("suites", ["suites", "suites.*"]),
     # a suite folder's faces (geomprobe.suites.base.FACES) sit with the machinery that reads them
     ("plan, runner, compare, report", ["plan", "runner", "compare", "report", "report.*", "sweep", "commandline",
-                                       "results", "suites.*.plan", "suites.*.compare", "suites.*.figures"]),
+                                       "results", "brief", "suites.*.plan", "suites.*.compare", "suites.*.figures"]),
     ("command line", ["cli", "__main__"]),
 ]
 

@@ -222,6 +222,7 @@ class SuiteContext:
     run_dir: object  # geomprobe.rundir.RunDirectory
     prompts: list | None
     progress: bool = True
+    details: bool = False  # print the suite's full tables (--details); else the runner prints a short summary
     used: dict = field(default_factory=dict)  # what the suite actually ran with, for the manifest
     # The memory planner, handed in by the runner (suites sit below geomprobe.plan and do not import
     # it): batch_planner(suites=..., run_config=..., device=..., device_memory=..., device_name=...,

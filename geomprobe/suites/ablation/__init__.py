@@ -1096,7 +1096,7 @@ def run_ablation_suite(ctx) -> dict:
         "reference_paper_iii": REFERENCE_PAPER_III,
     }
     results = ctx.write_results(results)
-    if ctx.progress:
+    if ctx.progress and ctx.details:
         print_summary(results)
     return results
 

@@ -110,7 +110,7 @@ def run_domain_suite(ctx) -> dict:
             summary[label]["gain_vs_untrained"] = nulls["comparisons"][f"pc12_gain_{label}"]
     results = ctx.write_results({"readout": config.readout, "layer": ctx.loaded.adapter.shape.n_layers - 1,
                                  "sets": summary, "untrained_null": nulls, "caveat": CAVEAT})
-    if ctx.progress:
+    if ctx.progress and ctx.details:
         print_summary(results)
     return results
 

@@ -49,7 +49,7 @@ def run_extract_suite(ctx) -> dict:
     extraction = extract(ctx.loaded, prompts, ctx.extraction_config(), out_dir=ctx.run_dir.path / "extraction",
                          progress=ctx.progress, label="extract")
     results = ctx.write_results(summarise(extraction, n_boot=ctx.options.n_boot))
-    if ctx.progress:
+    if ctx.progress and ctx.details:
         print_summary(results)
     return results
 

@@ -386,7 +386,7 @@ def run_geometry_suite(ctx) -> dict:
         "shape": dict(ctx.loaded.adapter.shape.__dict__),
         "prompts": {"source": source, "n": len(prompts), "stratified": sample["stratified"]},
         **geometry_results(ctx, extraction, prompts, candidates)})
-    if ctx.progress:
+    if ctx.progress and ctx.details:
         print_summary(results)
     return results
 

@@ -309,7 +309,7 @@ def run_mechanisms_suite(ctx) -> dict:
         else:
             results["prompt_set"] = entry
     results = ctx.write_results(results)
-    if ctx.progress:
+    if ctx.progress and ctx.details:
         print_summary(results)
     return results
 

@@ -309,7 +309,7 @@ def run_sula_suite(ctx) -> dict:
                          note="AS RELEASED: the rows 'values as released' read the released code's value split, "
                               "which is wrong for GPT-NeoX (METHODS.md section 11); " + table["note"])
     results = ctx.write_results(results)
-    if ctx.progress:
+    if ctx.progress and ctx.details:
         print_summary(results)
     return results
 
