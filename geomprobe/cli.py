@@ -498,6 +498,12 @@ def _plan(suite_text: str, kwargs: dict) -> None:
     run_config, configs = parse_command(suite_text, kwargs)
     memory, ram = kwargs.get("memory"), kwargs.get("ram")
     tokenizer = cached_tokenizer(resolve_target(run_config.model))
+    if kwargs.get("recalibrate"):
+        from geomprobe.timing import cpu_rates
+
+        rates = cpu_rates(run_config.dtype, recalibrate=True)
+        typer.echo(f"recorded for {rates['key']}: {rates['flops'] / 1e9:.0f} GFLOP/s, copy bandwidth "
+                   f"{rates['bandwidth'] / 1e9:.0f} GB/s", err=True)
     result = plan(suites=configs, run_config=run_config, tokenizer=tokenizer,
                   device_memory=None if memory is None else int(memory * 2**30),
                   host_memory=None if ram is None else int(ram * 2**30), device_name=kwargs.get("gpu"))

@@ -43,7 +43,8 @@ def user_errors(fn):
 
 
 RUN_PANEL = "model and extraction"
-CLI_ONLY = {"suite", "quiet", "verbose", "details", "report", "memory", "ram", "gpu", "as_json", "config"}
+CLI_ONLY = {"suite", "quiet", "verbose", "details", "report", "memory", "ram", "gpu", "as_json", "config",
+            "recalibrate"}
 
 
 @dataclasses.dataclass
@@ -331,6 +332,8 @@ class PlanCommand(RunCommand):
             own("gpu", Optional[str], typer.Option(None, help="GPU name for its throughput, e.g. 'H100 SXM' (with "
                                                               "--device cuda)")),
             own("as_json", bool, typer.Option(False, "--json", help="print the plan as JSON")),
+            own("recalibrate", bool, typer.Option(False, "--recalibrate", help="measure this CPU's matmul rate "
+                                                  "again (about a second) and record it for later plans")),
         ]
 
 

@@ -40,11 +40,14 @@ What is estimated, and how (each figure carries its formula in `Plan.lines()`):
 - time: FLOPs per sweep = 2 x active matmul parameters x tokens + 2 x vocab x d_model per prompt
   (the final-position unembedding) + the attention's 2 x 2 x heads x d_head x T^2 / 2 per prompt and
   layer; at a device throughput (CUDA: a table of dense bf16 / fp32 TFLOP/s by device name, times
-  an efficiency of 0.35; CPU: a ~0.1 s matmul benchmark, times 0.7, calibrated on a
+  an efficiency of 0.35; CPU: the machine's recorded matmul rate (geomprobe.timing, measured once
+  for about a second), times 0.7, calibrated on a
   4-layer Pythia-410M-width model on 2 cores) and, as a lower bound for small
   batches, one read of the weights per forward call at the device's memory bandwidth. The range is
   [max(compute, memory), 2 x (compute + memory) + 1 ms per layer and batch]; loading and building
-  models is added at assumed rates.
+  models is added at assumed rates. That is each suite's estimate before calibration; where this
+  machine has finished runs of a suite on a model within 10x the size (geomprobe.timing), the
+  suite's time is its upper estimate times their median measured / estimated ratio, / and x 1.5.
 - fits: weights + activations + max(10%, 1 GiB) against the device's free memory (CUDA
   mem_get_info; CPU: MemAvailable; --device-map: the visible GPUs plus the CPU), in every phase
   (the model alone; with a null model beside it; Pythia's step0 key baseline on the CPU).
@@ -587,6 +590,8 @@ class SuitePlan:
     loads: list[Load] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     skipped: str | None = None
+    estimate_s: tuple[float, float] = (0.0, 0.0)  # (low, high) of its sweeps and loads, before calibration
+    calibrated: dict | None = None  # geomprobe.timing.calibration + "time_s": its calibrated (low, high)
 
     @property
     def n_passes(self) -> int:
@@ -611,7 +616,8 @@ class SuitePlan:
     def to_dict(self) -> dict:
         return {"name": self.name, "skipped": self.skipped, "n_passes": self.n_passes, "n_prompts": self.n_prompts,
                 "n_batches": self.n_batches, "tokens": round(self.tokens), "sweeps": [s.to_dict() for s in self.sweeps],
-                "loads": [ld.to_dict() for ld in self.loads], "notes": self.notes}
+                "loads": [ld.to_dict() for ld in self.loads], "notes": self.notes, "estimate_s": list(self.estimate_s),
+                "calibrated": self.calibrated}
 
 
 class PlanContext:
@@ -768,30 +774,23 @@ def host_memory_available() -> int | None:
 
 @functools.cache
 def cpu_benchmark(dtype: str = "float32") -> tuple[float, float]:
-    """(matmul FLOP/s in `dtype`, memory bandwidth bytes/s) of this CPU, measured once per process in
-    about 0.1-0.2 s: repeated 1024 x 1024 matmuls (smaller ones measure thread start-up more than
-    arithmetic: a third of the rate on 2 cores), and a 32 MB tensor copy."""
-    import torch
+    """(matmul FLOP/s in `dtype`, memory bandwidth bytes/s) of this CPU: the machine's recorded
+    figures (geomprobe.timing: measured once, about a second, the first time a plan needs them, and
+    read from the cache from then on), not a momentary benchmark that moves with the load."""
+    from geomprobe.timing import cpu_rates
 
-    torch_dtype = getattr(torch, dtype)
-    n = 1024
-    a = torch.randn(n, n).to(torch_dtype)
-    b = torch.randn(n, n).to(torch_dtype)
-    torch.mm(a, b)  # warm-up
-    reps, start = 0, time.perf_counter()
-    while reps < 50 and (reps < 2 or time.perf_counter() - start < 0.1):
-        torch.mm(a, b)
-        reps += 1
-    flops = 2 * n**3 * reps / max(time.perf_counter() - start, 1e-9)
-    x = torch.empty(8 * 2**20, dtype=torch.float32)
-    y = torch.empty_like(x)
-    y.copy_(x)
-    reps, start = 0, time.perf_counter()
-    while reps < 20 and (reps < 2 or time.perf_counter() - start < 0.04):
-        y.copy_(x)
-        reps += 1
-    bandwidth = 2 * x.numel() * 4 * reps / max(time.perf_counter() - start, 1e-9)  # read + write
-    return flops, bandwidth
+    rates = cpu_rates(dtype)
+    return rates["flops"], rates["bandwidth"]
+
+
+def cpu_rates_how(dtype: str = "float32") -> str:
+    """Where the CPU figures came from, for the plan's 'how'."""
+    from geomprobe.timing import cpu_rates
+
+    rates = cpu_rates(dtype)
+    when = "measured now" if rates.get("new") else f"recorded {rates['measured'][:10]}"
+    return (f"this machine's {dtype} matmul rate ({when}; `geomprobe plan --recalibrate` measures again), "
+            f"{rates['flops'] / 1e9:.0f} GFLOP/s")
 
 
 def gpu_rates(name: str, dtype: str) -> tuple[float, float, str]:
@@ -816,8 +815,8 @@ def device_info(device: str, dtype: str, device_map: str | None = None, device_m
         measured_flops, bandwidth = cpu_benchmark(dtype)
         threads = _cpu_threads()
         memory = device_memory if device_memory is not None else host
-        how = (f"memory: {'given' if device_memory is not None else 'MemAvailable'}; throughput: a {dtype} matmul "
-               f"benchmark, {measured_flops / 1e9:.0f} GFLOP/s x {CPU_EFFICIENCY} efficiency, copy bandwidth "
+        how = (f"memory: {'given' if device_memory is not None else 'MemAvailable'}; throughput: "
+               f"{cpu_rates_how(dtype)} x {CPU_EFFICIENCY} efficiency, copy bandwidth "
                f"{bandwidth / 1e9:.0f} GB/s")
         return DeviceInfo("cpu", device_name or f"cpu ({threads} threads)", memory, host,
                           measured_flops * CPU_EFFICIENCY, bandwidth, how)
@@ -1254,12 +1253,22 @@ def _assemble(target: ModelTarget, run, device: str, suite_plans: list[SuitePlan
     init_rate = _init_rate()
     load_low, load_high = _load_time(weights, loads, info, init_rate)
     time_how = _time_how(run, suite_plans, sweeps, (load_low, load_high), init_rate)
+    time_s = (sweeps.low + load_low, sweeps.high + load_high)
+    if arch is not None:
+        calibrated = _calibrate(arch, run, info, suite_plans, weights, init_rate)
+        if calibrated is not None:
+            model_load = _load_time(weights, [], info, init_rate)
+            time_s = (calibrated[0] + model_load[0], calibrated[1] + model_load[1])
+            time_how = calibrated[2] + "; before calibration: " + time_how
+        else:
+            time_how = ("uncalibrated: no run of these suites on a model of about this size has finished on this "
+                        "machine yet (each finished suite is recorded and calibrates the next plan); " + time_how)
     return Plan(model=target.spec, source=target.arch.source, arch=arch, dtype=run.dtype, quantize=run.quantize,
                 device=device, device_map=run.device_map, backend=run.backend, batch_size=run.batch_size,
                 device_info=info, weights_bytes=weights, weights_how=weights_how, activation_bytes=peak.bytes,
                 activation_per_prompt=peak.per_prompt, activation_fixed=peak.fixed, activation_batch=peak.batch,
                 activation_how=peak.how, activation_where=peak.where, suites=suite_plans, flops=sweeps.flops,
-                time_s=(sweeps.low + load_low, sweeps.high + load_high), load_s=(load_low, load_high),
+                time_s=time_s, load_s=(load_low, load_high),
                 time_how=time_how, phases=phases, fits=fits, why=why, notes=_plan_notes(target, run, info, weights),
                 tokens_how=counter.how)
 
@@ -1389,6 +1398,41 @@ def _sweep_time(arch: Architecture, run, info: DeviceInfo, suite_plans: list[Sui
                 memory_s += sweep.n_batches * offloaded / PCIE_BYTES_PER_S
             overhead_s += sweep.n_batches * arch.n_layers * sweep.blocks * OVERHEAD_S_PER_LAYER_BATCH
     return _SweepTime(flops_total, compute_s, memory_s, overhead_s, gpu_weights * tl_factor, offloaded)
+
+
+def _calibrate(arch: Architecture, run, info: DeviceInfo, suite_plans: list[SuitePlan], weights: int,
+               init_rate: float) -> tuple[float, float, str] | None:
+    """Each suite's own estimate, and where this machine has finished runs of it on a model of about
+    this size (geomprobe.timing), the estimate times their median measured / estimated ratio. Returns
+    (low, high, how) of the suites' time, None when no suite is calibrated."""
+    from geomprobe.timing import SPREAD, calibration
+
+    device_name = info.name if info.kind != "cpu" else None
+    low = high = 0.0
+    said, uncalibrated = [], []
+    for suite in suite_plans:
+        if suite.skipped:
+            continue
+        sweeps = _sweep_time(arch, run, info, [suite], weights)
+        loads = _load_time(0, suite.loads, info, init_rate)
+        suite.estimate_s = (sweeps.low + loads[0], sweeps.high + loads[1])
+        found = calibration(suite.name, arch.n_params, device_name)
+        if found is None:
+            uncalibrated.append(suite.name)
+            low, high = low + suite.estimate_s[0], high + suite.estimate_s[1]
+            continue
+        middle = found["ratio"] * suite.estimate_s[1]
+        suite.calibrated = {**found, "time_s": (middle / SPREAD, middle * SPREAD)}
+        low, high = low + middle / SPREAD, high + middle * SPREAD
+        said.append(f"{suite.name} {found['ratio']:.2g} x ({found['n_runs']} run{'s' if found['n_runs'] > 1 else ''}, "
+                    f"last {found['last'][:10]})")
+    if not said:
+        return None
+    how = ("calibrated on this machine's finished runs of models within 10x this size: each suite's estimate (its "
+           f"upper bound below) times its median measured / estimated ratio, / and x {SPREAD}: " + ", ".join(said))
+    if uncalibrated:
+        how += f"; not calibrated yet (uncalibrated range): {', '.join(uncalibrated)}"
+    return low, high, how
 
 
 def _load_time(weights: int, loads: list[Load], info: DeviceInfo, init_rate: float) -> tuple[float, float]:

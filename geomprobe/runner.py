@@ -63,11 +63,11 @@ def _check_layers(config: RunConfig, adapter) -> None:
         adapter.check_layer(layer)
 
 
-def plan_check(config: RunConfig, configs: list, device: str) -> RunConfig:
+def plan_check(config: RunConfig, configs: list, device: str) -> tuple[RunConfig, object]:
     """geomprobe.plan's preflight, before anything is loaded: refuse (one line, the plan's numbers)
     a model and batch that cannot fit the device, and choose the batch size when none was given
     (8 on a CPU; on a GPU the largest power of two up to 64 that fits). Returns the config with its
-    batch size set."""
+    batch size set, and the plan (its suites' estimates calibrate later plans: geomprobe.timing)."""
     import dataclasses
 
     from geomprobe.plan import preflight, recommend_batch_size
@@ -80,7 +80,7 @@ def plan_check(config: RunConfig, configs: list, device: str) -> RunConfig:
     if config.batch_size is None:
         batch = recommend_batch_size(planned) if planned.arch is not None else 8
         config = dataclasses.replace(config, batch_size=batch)
-    return config
+    return config, planned
 
 
 def windtunnel_preview(spec: str):
@@ -184,7 +184,8 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
     prompts = read_prompts(config.prompts) if config.prompts else None
     out = check_out(config.out if config.out is not None else default_out(config.model), overwrite=config.overwrite)
     device = resolve_device(config.device)
-    config = plan_check(config, configs, device)
+    config, planned = plan_check(config, configs, device)
+    timing = _Timing(planned)
     preview = windtunnel_preview(config.model)
     if preview is not None:  # the pairing, before the first-use training of a wind tunnel
         _pairing(specs, preview, config, skip_unsupported)
@@ -197,7 +198,25 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
                         quantize=config.quantize, revision=config.revision)
     log.debug("loaded %s from %s (family %s, revision %s)", config.model, loaded.source, loaded.family,
               loaded.revision or "none")
-    return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report, details)
+    return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report, details, timing)
+
+
+class _Timing:
+    """Each suite's planned estimate, to record beside its wall time when it finishes (geomprobe.timing)."""
+
+    def __init__(self, planned):
+        arch = getattr(planned, "arch", None)
+        self.n_params = arch.n_params if arch is not None else None
+        self.device = planned.device_info.name if planned.device_info is not None and \
+            planned.device_info.kind != "cpu" else None
+        self.estimates = {suite.name: suite.estimate_s[1] for suite in getattr(planned, "suites", [])
+                          if not suite.skipped}
+
+    def record(self, suite: str, seconds: float) -> None:
+        if self.n_params and self.estimates.get(suite):
+            from geomprobe.timing import record_suite_time
+
+            record_suite_time(suite, self.n_params, self.estimates[suite], seconds, self.device)
 
 
 def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, skip_unsupported,
@@ -245,7 +264,7 @@ def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, sk
 
 
 def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: bool, prompts, progress: bool,
-                report: bool, details: bool = False) -> Path:
+                report: bool, details: bool = False, timing: _Timing | None = None) -> Path:
     """The run on a loaded model: check layers and pairings, then run each suite under the lock."""
     from geomprobe.rundir import RunDirectory, check_out
 
@@ -260,7 +279,7 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
                 raise type(error)(f"{spec.name} suite: {error}") from error
     run_dir = RunDirectory(out)
     with run_dir.lock():
-        _run_locked(run_dir, config, loaded, specs, skipped, prompts, progress, details)
+        _run_locked(run_dir, config, loaded, specs, skipped, prompts, progress, details, timing)
     if progress and not details and any(spec.name not in skipped for spec, _ in specs):
         from geomprobe.brief import details_hint
 
@@ -273,7 +292,7 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
 
 
 def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompts, progress: bool,
-                details: bool = False) -> None:
+                details: bool = False, timing: _Timing | None = None) -> None:
     """Open the run directory (its lock held) and run each suite, recording its status."""
     from geomprobe.options import as_dict
     from geomprobe.plan import recommended_batch
@@ -292,6 +311,7 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
             log.info("%s suite skipped: %s", spec.name, skipped[spec.name])
             continue
         manifest = run_dir.read_manifest()
+        fresh = spec.name not in (manifest.get("suites") or {})  # nothing of it kept from before: a whole run
         manifest["suites"][spec.name] = {"status": "running", "started": now(), "run_config": as_dict(config),
                                          "options": options.to_dict()}
         run_dir.write_manifest(manifest)
@@ -319,6 +339,8 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
                           type(error).__name__, text, run_dir.path)
             raise
         log.debug("%s suite: complete in %.1f s", spec.name, time.monotonic() - started)
+        if fresh and timing is not None:
+            timing.record(spec.name, time.monotonic() - started)
         manifest = run_dir.read_manifest()
         manifest["suites"][spec.name].update(status="complete", ended=now(), **ctx.used)
         run_dir.write_manifest(manifest)

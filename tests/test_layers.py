@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "geomprobe"
 # Lowest first. A module may import its own layer and the layers below it.
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundation", ["geomprobe", "errors", "families", "paths", "console", "locks", "options", "rundir", "prompts", "corpora",
-                    "models.published", "windtunnel.evidence", "windtunnel.mamba", "windtunnel.tokenizer",
+                    "models.published", "windtunnel.evidence", "windtunnel.mamba", "windtunnel.tokenizer", "timing",
                     "windtunnel.reference"]),
     ("analysis", ["analysis", "analysis.*"]),
     ("hooks and adapters", ["hooks", "attention", "adapters", "adapters.*"]),

@@ -329,8 +329,8 @@ def test_plan_takes_exactly_runs_options_and_default_suite():
 
     run_params = {p.name: p for p in inspect.signature(RunCommand(lambda *a: None, "")).parameters.values()}
     plan_params = {p.name: p for p in inspect.signature(PlanCommand(lambda *a: None, "")).parameters.values()}
-    assert set(plan_params) - set(run_params) == {"memory", "ram", "gpu"}  # both: --json, --config
-    assert set(run_params) - set(plan_params) == {"quiet", "verbose", "report"}
+    assert set(plan_params) - set(run_params) == {"memory", "ram", "gpu", "recalibrate"}  # both: --json, --config
+    assert set(run_params) - set(plan_params) == {"quiet", "verbose", "details", "report"}
     assert {"as_json", "config"} <= set(plan_params) & set(run_params)
     assert plan_params["suite"].default.default == run_params["suite"].default.default == DEFAULT_SUITE
     result = CliRunner().invoke(app, ["plan", "--model", "tiny-neox", "--suite", "geometry", "--n-per-quintile", "4",
