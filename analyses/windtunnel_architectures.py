@@ -15,7 +15,8 @@ next to paper I's value, with its steps and wall time.
 Each cell trains into OUT/TASK-ARCH-sSEED, resumable bit for bit (`--until N` stops at step N with
 the state saved; the next call continues it). The transformer at seed 0 is the shipped reference
 tunnel's own run when runs/reference/TASK holds it (scripts/reference_windtunnels.py). Finished
-cells are appended to OUT/results.jsonl.
+cells are appended to OUT/results.jsonl and to analyses/results/windtunnel_architectures-DATE.jsonl
+(committed: a cell found there is not trained again, and `--table` prints every one).
 
 runs/ is not kept between sessions, so a cell that takes several sessions carries its state in
 the repository: `--save-states` copies each unfinished cell's resumable state to
@@ -48,6 +49,7 @@ PAPER = {
 }
 ROOT = Path(__file__).resolve().parent.parent
 STATES = ROOT / "analyses" / "state"  # committed resumable states of cells that span sessions
+COMMITTED = ROOT / "analyses" / "results"  # finished cells, kept in the repository (runs/ is not)
 
 
 def cell_config(task: str, arch: str, seed: int):
@@ -151,12 +153,25 @@ def print_clusters(rows: list[dict]) -> None:
 
 
 def read_results(path: Path) -> dict:
+    """(task, arch, seed) -> row of every finished cell: the committed ones
+    (analyses/results/windtunnel_architectures-DATE.jsonl), then this output folder's."""
     rows = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            row = json.loads(line)
-            rows[(row["task"], row["arch"], row["seed"])] = row
+    for source in [*sorted(COMMITTED.glob("windtunnel_architectures-*.jsonl")), path]:
+        if source.exists():
+            for line in source.read_text().splitlines():
+                row = json.loads(line)
+                rows[(row["task"], row["arch"], row["seed"])] = row
     return rows
+
+
+def keep(row: dict, results: Path) -> None:
+    """Append a finished cell to the output folder's results and to today's committed file."""
+    import datetime
+
+    for path in (results, COMMITTED / f"windtunnel_architectures-{datetime.date.today().isoformat()}.jsonl"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as handle:
+            handle.write(json.dumps(row) + "\n")
 
 
 def print_table(rows: dict) -> None:
@@ -222,8 +237,7 @@ def main() -> None:
                     row = run_cell(out, task, arch, seed, args.until)
                     if row is not None:
                         rows[(task, arch, seed)] = row
-                        with results.open("a") as handle:
-                            handle.write(json.dumps(row) + "\n")
+                        keep(row, results)
     print_table(rows)
     print("recipes:", {task: asdict(cell_config(task, "transformer", 0)) for task in sorted({k[0] for k in rows})})
 
