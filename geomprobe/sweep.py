@@ -661,7 +661,7 @@ def job_state(out: Path, job: dict, spec: dict, slurm_states: dict | None = None
     if manifest is not None and manifest.get("status") == "running":
         return "failed", "stopped mid-run (killed?): rerun the sweep to resume"
     if job.get("status") == "submitted":
-        result = _submitit_result(out, job)
+        result = read_result(out, job)
         if result is not None and result.get("status") == "failed":
             return "failed", result.get("error")
         if result is None and slurm_states is not None and job.get("executor") == "slurm" and queue is None:
@@ -710,10 +710,10 @@ def run_job(payload: dict) -> dict:
         seconds = round(time.time() - started, 2)
         print(f"geomprobe sweep job {label}: failed after {seconds:.0f} s: {one_line(error)}", file=sys.stderr,
               flush=True)
-        return {**info, "status": "failed", "error": one_line(error), "seconds": seconds}
+        return _write_result(payload, {**info, "status": "failed", "error": one_line(error), "seconds": seconds})
     seconds = round(time.time() - started, 2)
     print(f"geomprobe sweep job {label}: complete in {seconds:.0f} s", file=sys.stderr, flush=True)
-    return {**info, "status": "complete", "error": None, "seconds": seconds}
+    return _write_result(payload, {**info, "status": "complete", "error": None, "seconds": seconds})
 
 
 def one_line(error: BaseException) -> str:
@@ -736,9 +736,53 @@ def _quiet_libraries() -> None:
 
 
 def _payload(out: Path, job: dict, spec: dict) -> dict:
+    """What one job runs, with a fresh token naming the JSON file it leaves its result in
+    (result_path): the sweep reads that, never submitit's pickles, which would run code from a
+    crafted sweep folder when unpickled."""
+    import uuid
+
+    token = uuid.uuid4().hex
     return {"name": job["name"], "model": job["model"], "revision": job["revision"],
             "suites": spec["suites"], "options": spec["options"], "skip_unsupported": spec["skip_unsupported"],
-            "run_dir": str((out / job["run_dir"]).resolve())}
+            "run_dir": str((out / job["run_dir"]).resolve()), "token": token,
+            "result_path": str(result_path(out, token).resolve())}
+
+
+def result_path(out: Path, token: str) -> Path:
+    """Where the job with this token leaves its result (JSON)."""
+    return Path(out) / LOGS / f"result-{token}.json"
+
+
+def _write_result(payload: dict, result: dict) -> dict:
+    """run_job's result, also written as JSON for the sweep to read (atomically; never raises)."""
+    if payload.get("result_path"):
+        try:
+            from geomprobe.rundir import atomic_write_json
+
+            Path(payload["result_path"]).parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(Path(payload["result_path"]), result)
+        except OSError as error:
+            print(f"geomprobe sweep job: cannot write {payload['result_path']}: {error}", file=sys.stderr, flush=True)
+    return result
+
+
+def read_result(out: Path, job: dict) -> dict | None:
+    """The result a submitted job left (run_job's {"status", "error", ...}), None when there is none
+    (yet). Plain JSON only: whatever else lies in the folder is never loaded."""
+    token = job.get("token")
+    if not isinstance(token, str) or not re.fullmatch(r"[0-9a-f]{32}", token):
+        return None
+    path = result_path(out, token)
+    if not path.exists():
+        return None
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        return {"status": "failed", "error": f"{path} cannot be read ({one_line(error)})"}
+    if not isinstance(value, dict) or value.get("status") not in ("complete", "failed"):
+        return {"status": "failed", "error": f"{path} is not a job result"}
+    error = value.get("error")
+    return {**value, "error": None if error is None else one_line(str(error))}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -762,7 +806,7 @@ class Record:
         for job in jobs:  # keep what the record knows of earlier attempts
             kept = before.get(job["name"])
             if kept is not None:
-                for key in ("job_id", "executor", "attempts", "started", "ended", "seconds", "host"):
+                for key in ("job_id", "token", "executor", "attempts", "started", "ended", "seconds", "host"):
                     if key in kept:
                         job.setdefault(key, kept[key])
         history = list((old or {}).get("history", []))
@@ -965,19 +1009,15 @@ def _local_slots(sweep: Sweep) -> list[dict]:
     return slots
 
 
-def _outcome(sjob) -> dict:
-    """What a finished submitit job left: its run_job result, or why there is none."""
-    if not sjob.paths.result_pickle.exists():
-        return {"status": "failed", "error": f"the job's process ended without a result (killed, or out of memory?); "
-                                             f"log: {sjob.paths.stderr}; rerun the sweep to resume it"}
-    try:
-        result = sjob.result()
-    except Exception as error:  # noqa: BLE001 - submitit's FailedJobError carries the traceback
-        lines = [line for line in str(error).splitlines() if line.strip() and not line.startswith("---")]
-        tail = next((line for line in reversed(lines) if not line.startswith(("You can check", "or at paths", "  -"))),
-                    type(error).__name__)
-        return {"status": "failed", "error": tail.strip()}
-    return result if isinstance(result, dict) else {"status": "failed", "error": f"unexpected result {result!r}"}
+def _outcome(out: Path, job: dict, sjob) -> dict:
+    """What a finished job left: its run_job result (the JSON file, never submitit's pickle), or why
+    there is none."""
+    result = read_result(out, job)
+    if result is not None:
+        return result
+    return {"status": "failed", "error": f"the job's process ended without a result (killed, out of memory, or it "
+                                         f"raised outside the run?); log: {sjob.paths.stderr}; rerun the sweep to "
+                                         "resume it"}
 
 
 def _run_local(sweep: Sweep, record: Record, todo: list[dict], slots: list[dict], say) -> None:
@@ -995,16 +1035,19 @@ def _run_local(sweep: Sweep, record: Record, todo: list[dict], slots: list[dict]
                 job = pending.pop(0)
                 executor.parameters.clear()  # this slot's GPUs only, none left from another slot
                 executor.update_parameters(**params)
-                sjob = executor.submit(run_job, _payload(sweep.out, job, sweep.spec))
+                payload = _payload(sweep.out, job, sweep.spec)
+                sjob = executor.submit(run_job, payload)
                 record.update(job["name"], status="running", started=now(), ended=None, seconds=None, error=None,
-                              executor="local", job_id=str(sjob.job_id), attempts=job.get("attempts", 0) + 1,
+                              executor="local", job_id=str(sjob.job_id), token=payload["token"],
+                              attempts=job.get("attempts", 0) + 1,
                               gpus=",".join(map(str, params.get("visible_gpus", ()))) or None)
                 running[index] = (job, sjob)
             for index, (job, sjob) in list(running.items()):
                 if sjob.done():
                     del running[index]
                     finished += 1
-                    _finish(record, job, _outcome(sjob), say, f"[{finished}/{len(todo)}]")
+                    _finish(record, job, _outcome(sweep.out, record.jobs[job["name"]], sjob), say,
+                            f"[{finished}/{len(todo)}]")
             if running:
                 time.sleep(POLL_S)
     except BaseException as error:
@@ -1067,8 +1110,9 @@ def _submit_slurm(executor, sweep: Sweep, record: Record, todo: list[dict], say)
             sjobs = [executor.submit(run_job, payload) for payload in payloads]
     except Exception as error:  # noqa: BLE001 - sbatch's own refusal, in one line
         raise ConfigError(f"sbatch refused the array: {one_line(error)}") from None
-    for job, sjob in zip(todo, sjobs):
-        record.jobs[job["name"]].update(status="submitted", executor="slurm", job_id=str(sjob.job_id), submitted=now(),
+    for job, sjob, payload in zip(todo, sjobs, payloads):
+        record.jobs[job["name"]].update(status="submitted", executor="slurm", job_id=str(sjob.job_id),
+                                        token=payload["token"], submitted=now(),
                                         attempts=job.get("attempts", 0) + 1, started=None, ended=None, error=None)
     record.save()
     first = str(sjobs[0].job_id).split("_")[0]
@@ -1095,26 +1139,6 @@ def _slurm_queue(job_ids) -> dict[str, str] | None:
         return None
     return {parts[0]: parts[1].strip() for parts in (line.split(None, 1) for line in done.stdout.splitlines())
             if len(parts) == 2}
-
-
-def _submitit_result(out: Path, job: dict) -> dict | None:
-    """What a submitted job's process left in <out>/logs: run_job's result, or {"status": "failed",
-    "error"} when it raised; None when there is no result file (yet)."""
-    if not job.get("job_id"):
-        return None
-    from submitit.core.utils import JobPaths, pickle_load
-
-    path = JobPaths(Path(out) / LOGS, job_id=str(job["job_id"]), task_id=0).result_pickle
-    if not path.exists():
-        return None
-    try:
-        outcome, value = pickle_load(path)
-    except Exception as error:  # noqa: BLE001 - a damaged or partial file
-        return {"status": "failed", "error": f"{path} cannot be read ({one_line(error)})"}
-    if outcome == "success" and isinstance(value, dict):
-        return value
-    lines = [line.strip() for line in str(value).splitlines() if line.strip()]
-    return {"status": "failed", "error": lines[-1] if lines else "the job raised"}
 
 
 # ---------------------------------------------------------------------------------------------

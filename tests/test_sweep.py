@@ -399,14 +399,28 @@ init_seeds = 1
     again = runner.invoke(app, ["sweep", "--file", str(spec)])
     assert again.exit_code == 0 and "2 to run" not in again.output and "running elsewhere" in again.output
     # the second array task ends with run_job's failure in its result file: --status says so
-    from submitit.core.utils import cloudpickle_dump
+    import geomprobe.sweep as sweeps
 
     states.write_text("4242_0 RUNNING\n")
-    cloudpickle_dump(("success", {"status": "failed", "error": "model X is not in the cache"}),
-                     out / "logs" / "4242_1_0_result.pkl")
+    second = next(j for j in jobs.values() if j["job_id"] == "4242_1")
+    path = sweeps.result_path(out, second["token"])
+    path.write_text(json.dumps({"status": "failed", "error": "model X is not in the cache", "seconds": 3}))
     status = runner.invoke(app, ["sweep", "--status", str(out)])
     assert "2 jobs: 0 done, 1 running, 1 failed, 0 pending" in status.output and "model X is not in the cache" in \
         status.output, status.output
+    # a crafted pickle where submitit keeps its results is never loaded: reading a sweep runs nothing
+    import pickle
+
+    class Hostile:
+        def __reduce__(self):
+            return (os.system, (f"touch {tmp_path / 'pwned'}",))
+
+    path.unlink()
+    for name in ("4242_1_0_result.pkl", "4242_0_0_result.pkl"):
+        (out / "logs" / name).write_bytes(pickle.dumps(("success", Hostile())))
+    status = runner.invoke(app, ["sweep", "--status", str(out)])
+    assert status.exit_code == 0 and not (tmp_path / "pwned").exists(), status.output
+    assert "1 running, 1 failed, 0 pending" in status.output and "left no result" in status.output, status.output
 
 
 @pytest.mark.slow
