@@ -47,7 +47,6 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from geomprobe.analysis.estimate import Estimate, estimate
 from geomprobe.errors import AnalysisError
@@ -102,6 +101,8 @@ def stratified_bca_interval(value, boot, jackknifes, level: float = 0.95) -> tup
     scale = max(abs(value), max(float(np.abs(j).max()) for j in groups), 1e-300)
     if not 0 < share < 1 or max(float(np.abs(d).max()) for d in spreads) <= 1e-12 * scale:
         return _percentile(boot, level)
+    from scipy.special import ndtr, ndtri
+
     z0 = ndtri(share)
     if len(spreads) == 1:
         acceleration = (spreads[0]**3).sum() / (6 * (spreads[0]**2).sum() ** 1.5)
@@ -161,6 +162,8 @@ def jackknife_interval(value, jackknife, level: float = 0.95) -> tuple[float | N
         return None, None, NO_INTERVAL
     n = jackknife.size
     se = math.sqrt((n - 1) / n * float(((jackknife - jackknife.mean()) ** 2).sum()))
+    from scipy.special import ndtri
+
     half = float(ndtri((1 + level) / 2)) * se
     return value - half, value + half, JACKKNIFE
 

@@ -16,8 +16,6 @@ A stratum is one level of a discrete covariate (one k). Inputs are [n_prompts] a
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import rankdata
-from scipy.stats import t as student_t
 
 from geomprobe.analysis.bootstrap import (
     JACKKNIFE_GROUPS,
@@ -41,6 +39,8 @@ TIE_RTOL, TIE_ATOL = 1e-9, 1e-12
 def tie_ranks(values, axis: int = -1) -> np.ndarray:
     """Average ranks along `axis` (as scipy.stats.rankdata) with values within TIE_ATOL + TIE_RTOL |v|
     of their sorted neighbour counted as tied."""
+    from scipy.stats import rankdata
+
     values = np.moveaxis(np.asarray(values, dtype=np.float64), axis, -1)
     order = np.argsort(values, axis=-1, kind="stable")
     ordered = np.take_along_axis(values, order, axis=-1)
@@ -175,6 +175,8 @@ def rank_partial_correlation(x, y, covariates=(), strata=None, names=None, n_boo
     if not np.isfinite(value):
         entry["note"] = "undefined: one side is constant once the covariates are removed"
         return entry
+    from scipy.stats import t as student_t
+
     t_stat = value * np.sqrt(df / max(1.0 - value**2, 1e-300))
     entry.update(value=value, pvalue=float(2 * student_t.sf(abs(t_stat), df)))
     rng = np.random.default_rng(seed)

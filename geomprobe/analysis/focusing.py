@@ -25,7 +25,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from geomprobe.analysis.bootstrap import bca_interval
 from geomprobe.errors import AnalysisError, NumericalError
@@ -92,6 +91,8 @@ def _profile(per_prompt: np.ndarray, boot_index: np.ndarray) -> dict:
     focusing_ci95 = _interval(reduction[-1], boot_reduction[:, -1], jack_reduction[:, -1], focusing_method)
     largest_ci95 = _interval(largest, _largest_later(boot_reduction), _largest_later(jack_reduction),
                              largest_method)
+    from scipy.stats import spearmanr
+
     finite = np.isfinite(hbar)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant profile: rho undefined (NaN -> None)

@@ -17,7 +17,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln
 
 from geomprobe.errors import AnalysisError, NumericalError
 
@@ -92,6 +91,8 @@ def analytic_gaussian(D: int) -> float:
     Gamma(D/2) / (sqrt(pi) Gamma((D+1)/2)), about sqrt(2 / (pi D)) for large D (0.0249 at D=1024)."""
     if D < 2:
         raise AnalysisError(f"analytic_gaussian needs D >= 2, got {D}")
+    from scipy.special import gammaln
+
     return float(math.exp(gammaln(D / 2) - gammaln((D + 1) / 2)) / math.sqrt(math.pi))
 
 

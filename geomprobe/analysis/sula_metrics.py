@@ -25,7 +25,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import pearsonr, rankdata, spearmanr
 
 from geomprobe.analysis.bootstrap import (
     PERCENTILE,
@@ -145,6 +144,8 @@ def spearman_or_none(x, y) -> float | None:
     """Spearman rho, or None when either side is constant."""
     if _constant(x) or _constant(y):
         return None
+    from scipy.stats import spearmanr
+
     return float(spearmanr(x, y)[0])
 
 
@@ -181,6 +182,8 @@ def correlation(x, y, method: str = "spearman", n_boot: int = 1000, seed: int = 
     if len(x) < 3 or _constant(x) or _constant(y):
         entry["note"] = "undefined: one side is constant" if len(x) >= 3 else "undefined: fewer than 3 prompts"
         return entry
+    from scipy.stats import pearsonr, rankdata, spearmanr
+
     value, pvalue = (spearmanr if method == "spearman" else pearsonr)(x, y)
     idx = np.random.default_rng(seed).integers(0, len(x), size=(n_boot, len(x)))
     xs, ys = x[idx], y[idx]
@@ -203,6 +206,8 @@ def _correlation_value(x: np.ndarray, y: np.ndarray, method: str) -> float:
     """The correlation as the bootstrap computes it (Pearson of the ranks for Spearman); NaN where
     a side is constant."""
     if method == "spearman":
+        from scipy.stats import rankdata
+
         x, y = rankdata(x), rankdata(y)
     return float(_rowwise_pearson(x[None], y[None])[0])
 

@@ -30,7 +30,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from geomprobe.analysis.bootstrap import bootstrap_rows, jackknife_interval
 from geomprobe.analysis.pca import standardise
@@ -200,6 +199,8 @@ def _orient(coords: np.ndarray, entropy_bits) -> tuple[np.ndarray, dict]:
               "rho_pc1_entropy_pvalue": None}
     if entropy_bits is None:
         return coords, fields
+    from scipy.stats import spearmanr
+
     rho, pvalue = spearmanr(coords[:, 0], entropy_bits)
     rho = float(rho)
     if rho < 0:

@@ -74,7 +74,7 @@ import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -98,18 +98,6 @@ from geomprobe.analysis.sula_metrics import correlation, mean_ci, restrict_to_la
 from geomprobe.console import table_console
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import ExtractionConfig, extract
-from geomprobe.hooks import edit_values
-from geomprobe.interventions import (
-    OPS,
-    InterventionAxis,
-    direction_sigmas,
-    load_axes,
-    make_editor,
-    matched_directions,
-    matched_gains,
-    read_displacements,
-    save_axes,
-)
 from geomprobe.prompts import prompts_hash
 from geomprobe.rundir import atomic_save_npz, atomic_write_text
 from geomprobe.sula import generate
@@ -118,6 +106,23 @@ from ..base import NullOptions, option, register_suite
 from ..sula import SulaPromptOptions, sula_setup
 from ..sula import unsupported as sula_unsupported
 from .results import SCHEMA_VERSION, AblationResults
+
+if TYPE_CHECKING:
+    from geomprobe.interventions import InterventionAxis
+
+# the hooks and interventions names this module once imported at module level, imported when asked
+# for: `import geomprobe.suites` (the CLI builds its options from the registry) must not load torch
+_LAZY = {"edit_values": "geomprobe.hooks", **{name: "geomprobe.interventions" for name in (
+    "OPS", "InterventionAxis", "direction_sigmas", "load_axes", "make_editor", "matched_directions", "matched_gains",
+    "read_displacements", "save_axes")}}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -301,6 +306,8 @@ def _same_settings(saved: dict, spec) -> bool:
 def reusable_sula_axes(run_path, spec, needed: list[int]) -> dict[int, InterventionAxis] | None:
     """The finished sula suite's axes in this run directory, if it used the same prompt settings,
     read values and tried every needed layer (those without an axis are left out); else None."""
+    from geomprobe.interventions import load_axes
+
     sula, manifest_path = run_path / "sula", run_path / "manifest.json"
     if not ((sula / "results.json").exists() and (sula / "axis.npz").exists() and manifest_path.exists()):
         return None
@@ -319,6 +326,7 @@ def reusable_sula_axes(run_path, spec, needed: list[int]) -> dict[int, Intervent
 def fit_axes(ctx, spec, choice, records, needed: list[int], work) -> dict[int, InterventionAxis]:
     """Run the SULA main condition through the sula suite's code (extraction in
     work/extraction-main, axes in work/axis.npz) and return the layers whose axis could be fitted."""
+    from geomprobe.interventions import InterventionAxis
     from geomprobe.suites.sula import extract_condition, main_axes, main_layers, save_axis_file
 
     last = ctx.loaded.adapter.shape.n_layers - 1
@@ -402,6 +410,8 @@ def paper_code_axes(values: dict[int, np.ndarray], H_model) -> dict[int, Interve
     final-token values of the SULA main prompts}."""
     from scipy.stats import spearmanr
 
+    from geomprobe.interventions import InterventionAxis
+
     out = {}
     for layer, matrix in values.items():
         matrix = np.asarray(matrix, dtype=np.float64)
@@ -468,6 +478,9 @@ def _one_pass(loaded, prompts, extraction_config, true_axes, edit, shared=None, 
     geomprobe.prefix.SharedPrefix below the first edited layer (or below), so that only the blocks
     from there on run; None runs the full pass through extract. released: edit the released code's
     GPT-NeoX value split (released_edit) instead of the values."""
+    from geomprobe.hooks import edit_values
+    from geomprobe.interventions import make_editor
+
     batch_context = None
     if edit is not None:
         op, params, edit_axes, positions = edit
@@ -492,6 +505,8 @@ def _stacked_passes(true_axes, edits, shared, verify: bool = True) -> list[dict]
     len(edits) conditions in one call per batch). The edits differ in their axes only: the same op,
     parameters, layers and positions. verify: check the first batch against the unstacked runs
     (raises geomprobe.prefix.PrefixUnavailable on a difference)."""
+    from geomprobe.interventions import make_editor
+
     op, params, first_axes, positions = edits[0]
     layers = sorted(first_axes)
     for other in edits[1:]:
@@ -767,6 +782,8 @@ def control_axes(loaded, prompts, extraction_config, edit_base: dict[int, Interv
     reads (interventions.read_displacements, one unedited pass). paper-code: the released code's
     random axes, with gain 1 (not matched, as released); their energies are still measured, except
     on the released split (released: not the values the attention mixes)."""
+    from geomprobe.interventions import OPS, direction_sigmas, matched_directions, matched_gains, read_displacements
+
     if paper_code:
         directions = paper_code_randoms(edit_base, n_random, seed)
     else:
@@ -786,6 +803,8 @@ def control_axes(loaded, prompts, extraction_config, edit_base: dict[int, Interv
 
 
 def save_controls(path, controls: dict[int, dict], seed: int, note: str) -> None:
+    from geomprobe.interventions import OPS
+
     arrays = {}
     for layer, entry in controls.items():
         arrays[f"layer_{layer}"] = entry["directions"]
@@ -800,6 +819,8 @@ def save_controls(path, controls: dict[int, dict], seed: int, note: str) -> None
 def controls_summary(controls: dict[int, dict], edit_base: dict[int, InterventionAxis]) -> dict:
     """results.json's per-layer record of the controls: sigma_u, each control's sigma_r, and per op
     the displacement the attention reads (true, each control before its gain) and the gains."""
+    from geomprobe.interventions import OPS
+
     return {str(layer): {"sigma_u": edit_base[layer].sigma_u,
                          "sigma_r": [float(v) for v in entry["sigma_r"]],
                          "read_displacement": None if entry["energies"] is None else {
@@ -810,6 +831,8 @@ def controls_summary(controls: dict[int, dict], edit_base: dict[int, Interventio
 
 
 def _controls_digest(controls: dict[int, dict]) -> str:
+    from geomprobe.interventions import OPS
+
     digest = hashlib.sha256()
     for layer in sorted(controls):
         digest.update(np.ascontiguousarray(controls[layer]["directions"]).tobytes())
@@ -895,6 +918,8 @@ def run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, op
 def _edit_setup(loaded, prompts, extraction_config, axes, edited, main_extraction, config, seed, work):
     """(edit axes {layer: InterventionAxis}, controls) for the edited layers of one model: its own
     axes (geomprobe) or the released code's raw-PCA axes (paper-code), and its matched controls."""
+    from geomprobe.interventions import save_axes
+
     paper_code = config.definitions in ("paper-code", "paper-code-as-released")
     released = config.definitions == "paper-code-as-released"
     if released:
@@ -939,6 +964,7 @@ def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, need
     its own axes fitted there, its own matched controls, the same passes; per condition the
     primary statistic and the true and random axes' behaviour changes. A condition whose layers
     have no axis on this copy (or nothing downstream) is left out with why."""
+    from geomprobe.interventions import InterventionAxis, save_axes
     from geomprobe.suites.sula import main_axes, main_layers
 
     config = ctx.options
@@ -1045,6 +1071,8 @@ def untrained_for(condition_id: str, untrained: dict | None, model_ratio) -> tup
 
 
 def run_ablation_suite(ctx) -> dict:
+    from geomprobe.interventions import save_axes
+
     config, loaded, seed = ctx.options, ctx.loaded, ctx.seed
     adapter = loaded.adapter
     why = unsupported(loaded, ctx.run)
