@@ -65,7 +65,7 @@ def atomic_writer(path: Path):
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), FILE_MODE)  # mkstemp makes 0600
             yield handle
@@ -87,7 +87,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
-TEMPORARY = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}")  # what atomic_write_bytes leaves if killed mid-write
+# what atomic_write_bytes leaves if killed mid-write: its own suffix, so that no user file that merely
+# looks like a temporary (.bashrc.original, .thesis.tex.20240101) is ever taken for one
+TEMPORARY_SUFFIX = ".geomprobe-tmp"
+TEMPORARY = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}" + re.escape(TEMPORARY_SUFFIX))
+SUITE_FOLDER = re.compile(r"[a-z][a-z0-9_-]*")  # a suite's folder name: never '.', '..' or a path
 
 
 def remove_temporaries(directory: Path) -> list[Path]:
@@ -276,15 +280,22 @@ class RunDirectory:
                 plan["replace"].append(name)
         return plan
 
-    def _remove_own(self, existing: dict, suites: list[str] | None = None) -> None:
+    def _remove_own(self, existing: dict, suites: list[str] | None = None, registered=None) -> None:
         """Delete what geomprobe wrote: the listed suites' folders (all the manifest names when
-        suites is None, with the manifest and report), nothing else."""
+        suites is None, with the manifest and report), nothing else. A folder is removed only when
+        its name is a suite's (registered: the suite registry's names, when given) and it is a real
+        folder directly inside the run directory: a manifest's text never names what is deleted."""
         import shutil
 
         names = list((existing.get("suites") or {})) if suites is None else suites
+        root = self.path.resolve()
         for name in names:
+            if not isinstance(name, str) or not SUITE_FOLDER.fullmatch(name):
+                continue
+            if registered is not None and name not in registered:
+                continue
             target = self.path / name
-            if name and "/" not in name and target.is_dir():
+            if target.is_dir() and not target.is_symlink() and target.resolve().parent == root:
                 shutil.rmtree(target)
         if suites is None:
             for name in (MANIFEST, "report.html", "prompts.jsonl", "extraction"):
@@ -295,7 +306,7 @@ class RunDirectory:
                     target.unlink()
 
     def open(self, config: dict, *, overwrite: bool = False, extra: dict | None = None,
-             suites: dict[str, dict] | None = None) -> dict:
+             suites: dict[str, dict] | None = None, registered=None) -> dict:
         """Start or resume a run with `config` (what determines its results); `suites`: name ->
         options of the suites about to run. A directory made by a different config, or holding a
         finished suite with other options, is refused unless overwrite=True (which then removes
@@ -303,10 +314,10 @@ class RunDirectory:
         plan = self.check(config, suites, overwrite=overwrite)
         existing = plan["existing"]
         if plan["replace_all"]:
-            self._remove_own(existing)
+            self._remove_own(existing, registered=registered)
             existing = None
         elif plan["replace"]:
-            self._remove_own(existing, plan["replace"])
+            self._remove_own(existing, plan["replace"], registered=registered)
             for name in plan["replace"]:
                 existing["suites"].pop(name, None)
         self.path.mkdir(parents=True, exist_ok=True)

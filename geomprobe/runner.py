@@ -297,12 +297,13 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
     from geomprobe.options import as_dict
     from geomprobe.plan import recommended_batch
     from geomprobe.rundir import model_identity, now
-    from geomprobe.suites import SuiteContext
+    from geomprobe.suites import SUITES, SuiteContext
 
     running = {spec.name: options.to_dict() for spec, options in specs if spec.name not in skipped}
     manifest = run_dir.open(config.fingerprint(loaded.revision, model_identity(loaded)), overwrite=config.overwrite,
-                            suites=running, extra={"model": loaded.describe(), "backend": config.backend,
-                                                   "dtype": config.dtype, "seed": config.seed})
+                            suites=running, registered=set(SUITES),
+                            extra={"model": loaded.describe(), "backend": config.backend, "dtype": config.dtype,
+                                   "seed": config.seed})
     for spec, options in specs:
         if spec.name in skipped:
             manifest = run_dir.read_manifest()

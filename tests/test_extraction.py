@@ -342,11 +342,12 @@ def test_temporary_files_and_orphaned_shards_are_removed(load_tiny, demo_prompts
     _interrupted(loaded, prompts, config, out, after_batches=2)
     shard = sorted((out / "shards").glob("shard-*.npz"))[0]
     kept_copy = shard.read_bytes()
-    # what atomic_write_bytes (tempfile.mkstemp(prefix=".<name>.")) leaves when killed mid-write
-    stale = [out / ".request.json.k2v9_x0q", out / ".values.npy.abcdefgh", out / "shards" / ".shard-000008.npz.12345678"]
+    # what atomic_write_bytes (tempfile.mkstemp(prefix=".<name>.", suffix=".geomprobe-tmp")) leaves when killed
+    stale = [out / ".request.json.k2v9_x0q.geomprobe-tmp", out / ".values.npy.abcdefgh.geomprobe-tmp",
+             out / "shards" / ".shard-000008.npz.12345678.geomprobe-tmp"]
     for path in stale:
         path.write_bytes(b"partial")
-    unrelated = [out / "notes.txt", out / ".keep", out / ".values.npy.toolongsuffix"]
+    unrelated = [out / "notes.txt", out / ".keep", out / ".values.npy.toolongsuffix", out / ".values.npy.abcdefgh"]
     for path in unrelated:
         path.write_text("not extraction's")
     resumed, forwards = _forwards(loaded, prompts, config, out)
@@ -357,10 +358,10 @@ def test_temporary_files_and_orphaned_shards_are_removed(load_tiny, demo_prompts
     # killed between meta.json and the shards' removal: the shards beside a finished extraction are orphans
     (out / "shards").mkdir()
     (out / "shards" / shard.name).write_bytes(kept_copy)
-    (out / ".meta.json.zzzzzzzz").write_bytes(b"{")
+    (out / ".meta.json.zzzzzzzz.geomprobe-tmp").write_bytes(b"{")
     finished, forwards = _forwards(loaded, prompts, config, out)
     assert forwards == 0  # read back, not recomputed
-    assert not (out / "shards").exists() and not (out / ".meta.json.zzzzzzzz").exists()
+    assert not (out / "shards").exists() and not (out / ".meta.json.zzzzzzzz.geomprobe-tmp").exists()
     for name in resumed.arrays:
         np.testing.assert_array_equal(finished[name], resumed[name])
 

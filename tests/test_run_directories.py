@@ -291,7 +291,7 @@ def test_prompt_files_json_names_bom_and_encoding(tmp_path):
 
 @pytest.mark.slow
 def test_temporaries_of_a_killed_write_are_removed_on_the_next_open(finished):
-    stale = [finished / ".manifest.json.ab12cd_9", finished / "extraction" / ".values.npy.zz99yy00"]
+    stale = [finished / ".manifest.json.ab12cd_9.geomprobe-tmp", finished / "extraction" / ".values.npy.zz99yy00.geomprobe-tmp"]
     for path in stale:
         path.write_bytes(b"half a file")
     keep = finished / ".my-notes.txt"
@@ -312,3 +312,52 @@ def test_a_run_that_cannot_fit_is_refused_before_loading(tmp_path):
 def test_the_batch_size_defaults_to_8_on_a_cpu(finished):
     manifest = json.loads((finished / "manifest.json").read_text())
     assert manifest["suites"]["extract"]["run_config"]["batch_size"] == 8
+
+
+def test_overwrite_removes_only_registered_suite_folders_inside_the_run(tmp_path):
+    """A manifest naming a suite '..' or '.' (or a path, or a name no suite has) makes --overwrite
+    delete nothing of it: the folders to remove are registered suites' folders inside the run."""
+    from geomprobe.rundir import RunDirectory
+
+    parent = tmp_path / "parent"
+    run_dir = parent / "run"
+    (run_dir / "geometry").mkdir(parents=True)
+    (run_dir / "geometry" / "results.json").write_text("{}")
+    (run_dir / "mine").mkdir()
+    (run_dir / "mine" / "notes.txt").write_text("keep")
+    (run_dir / "thesis.tex").write_text("keep")
+    (parent / "sibling.txt").write_text("keep")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "data.csv").write_text("keep")
+    (run_dir / "sula").symlink_to(outside, target_is_directory=True)
+    manifest = {"fingerprint": "old", "config": {"model": "x"}, "status": "complete",
+                "suites": {name: {"status": "complete", "options": {}} for name in
+                           ("..", ".", "mine", "../..", "/etc", "geometry", "sula")}}
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    RunDirectory(run_dir).open({"model": "y"}, overwrite=True, registered={"geometry", "sula", "extract"})
+    assert not (run_dir / "geometry").exists()  # a registered suite's folder: geomprobe's own
+    assert (parent / "sibling.txt").read_text() == "keep" and (run_dir / "thesis.tex").read_text() == "keep"
+    assert (run_dir / "mine" / "notes.txt").read_text() == "keep"  # not a registered suite
+    assert (outside / "data.csv").read_text() == "keep"  # a link out of the run is not followed
+
+
+def test_a_rerun_cleans_only_the_temporaries_geomprobe_named(tmp_path):
+    from geomprobe.rundir import atomic_writer, remove_temporaries
+
+    lookalikes = [tmp_path / ".bashrc.original", tmp_path / ".thesis.tex.20240101", tmp_path / "notes" / ".draft.v2_final",
+                  tmp_path / ".results.json.abcd1234"]
+    for path in lookalikes:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("user file")
+    with pytest.raises(KeyboardInterrupt):  # a write killed half-way leaves no file of its own ...
+        with atomic_writer(tmp_path / "results.json") as handle:
+            handle.write(b"{")
+            (leftover,) = [p for p in tmp_path.iterdir() if p.name.startswith(".results.json.") and p not in lookalikes]
+            raise KeyboardInterrupt
+    assert not leftover.exists() and leftover.name.endswith(".geomprobe-tmp")
+    ours = tmp_path / "sula" / ".results.json.k2j4h5l6.geomprobe-tmp"  # ... unless killed with -9: this
+    ours.parent.mkdir()
+    ours.write_text("{")
+    assert remove_temporaries(tmp_path) == [ours]
+    assert all(path.read_text() == "user file" for path in lookalikes)
