@@ -36,11 +36,11 @@ def _model_cell(figure: dict) -> str:
     return text + (" bits" if figure.get("unit") == "bits" else "")
 
 
-def _words(status: str | None) -> str:
+def _words(status: str | None, copies: bool) -> str:
     from geomprobe.analysis.null_comparison import status_words
 
     if not status:
-        return "no untrained copies"
+        return "not compared" if copies else "no untrained copies"
     return status_words(status).replace(" than untrained", "").replace(" from untrained", "")
 
 
@@ -50,6 +50,7 @@ def brief_rows(run, suite: str) -> tuple[str, list[str], list[list[str]]]:
     data = run.results.get(suite) or {}
     columns = ["figure", "model [95% CI]", "untrained mean", "vs untrained"]
     verdict = data.get("verdict") if suite == "geometry" else None
+    copies = bool(data.get("untrained_null"))
     if isinstance(verdict, dict) and verdict.get("label"):
         rows = []
         for entry, statistics, label in CRITERIA:
@@ -59,12 +60,12 @@ def brief_rows(run, suite: str) -> tuple[str, list[str], list[list[str]]]:
             state = (verdict.get(entry) or {}).get("state", "")
             name = label if figure["statistic"] != "pc1" else "value manifold PC1"
             rows.append([name, _model_cell(figure), _number(figure.get("untrained_mean")),
-                         _words(figure.get("vs_untrained")), state])
+                         _words(figure.get("vs_untrained"), copies), state])
         title = (f"geometry: {run.model}: {verdict['label']} ({verdict.get('n_met')}/{verdict.get('n_criteria')} "
                  "criteria met)")
         return title, ["criterion", *columns[1:], "met"], rows
     rows = [[f["header"], _model_cell(f) if f.get("unit") != "verdict" else f"{f['text']} ({f['value']}/{f['n']})",
-             _number(f.get("untrained_mean")), _words(f.get("vs_untrained"))] for f in figures.values()]
+             _number(f.get("untrained_mean")), _words(f.get("vs_untrained"), copies)] for f in figures.values()]
     return f"{suite}: {run.model}", columns, rows
 
 

@@ -21,6 +21,11 @@ def read(r: dict, rows: Rows) -> dict:
         rows.estimate(key, main.get(key))
     for key in SULA_BASELINES:
         rows.estimate(f"mae_baseline_{key}", (main.get("mae_baselines") or {}).get(key))
+    given_k = main.get("rho_pc1_H_bayes_given_k")
+    if isinstance(given_k, dict) and isinstance(given_k.get("value"), (int, float)):
+        # what the untrained copies are compared on: each model's PC1 is oriented on its own, so the size
+        rows.add("abs_rho_pc1_H_bayes_given_k", abs(given_k["value"]), None,
+                 "|Spearman partial rho(PC1, H_bayes) given k| (the untrained comparison's statistic)", given_k.get("n"))
     axis = r.get("axis") or {}
     rows.add("axis_pc1_explained", axis.get("pc1_explained"), None,
              f"PC1 share of the main prompts' layer {axis.get('layer')} {axis.get('readout', '')} (the entropy axis)",
@@ -38,6 +43,7 @@ register_compare("sula", read, headlines=(
     Headline("mae_bits", "SULA MAE", "lower", "bits"),  # the model's entropy tracks the exact posterior's
     # PC1 tracks the posterior entropy beyond the evidence count k; its sign is the axis's orientation
     Headline("rho_pc1_H_bayes_given_k", "rho|k", "none", "correlation"),
+    Headline("abs_rho_pc1_H_bayes_given_k", "|rho|k|", "higher", "correlation", summary=False),
     Headline("pearson_H_model_H_bayes", "r(H_model, H_bayes)", "higher", "correlation", summary=False),
     Headline("mae_baseline_model_minus_k_only", "MAE - k-only MAE", "lower", "bits", summary=False),
 ))
