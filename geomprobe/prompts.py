@@ -44,7 +44,11 @@ def read_prompts(path: str | Path) -> list[Prompt]:
         column = start - (data.rfind(b"\n", 0, start) + 1) + 1
         raise PromptFileError(f"{path} line {line}: not UTF-8 text ({err.reason} at byte {column} of the line); "
                               "save the file as UTF-8") from None
-    lines = text.splitlines()
+    # lines end at \n (\r\n and a lone \r too) only: str.splitlines also breaks at U+2028, NEL, form
+    # feed and other separators, which JSON strings and prompt text may hold
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
     prompts: list[Prompt] = []
     seen: dict[str, int] = {}
     jsonl = is_jsonl(path, lines)

@@ -361,3 +361,18 @@ def test_a_rerun_cleans_only_the_temporaries_geomprobe_named(tmp_path):
     ours.write_text("{")
     assert remove_temporaries(tmp_path) == [ours]
     assert all(path.read_text() == "user file" for path in lookalikes)
+
+
+def test_prompt_lines_end_at_newlines_only(tmp_path):
+    """U+2028, NEL and form feed are characters of a prompt, not line ends (str.splitlines breaks at
+    them): a valid JSONL string holding U+2028 is read, a .txt prompt holding a form feed stays one."""
+    from geomprobe.prompts import read_prompts
+
+    jsonl = tmp_path / "p.jsonl"
+    jsonl.write_text(json.dumps({"id": "a", "text": "one\u2028two"}, ensure_ascii=False) + "\r\n"
+                     + json.dumps({"id": "b", "text": "three\x85four"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert [p.text for p in read_prompts(jsonl)] == ["one\u2028two", "three\x85four"]
+    text = tmp_path / "p.txt"
+    text.write_text("page one\x0cpage two\nsecond prompt\rthird prompt\n\nfourth", encoding="utf-8")
+    assert [(p.id, p.text) for p in read_prompts(text)] == [
+        ("line-1", "page one\x0cpage two"), ("line-2", "second prompt"), ("line-3", "third prompt"), ("line-5", "fourth")]
