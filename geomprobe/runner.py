@@ -75,12 +75,28 @@ def plan_check(config: RunConfig, configs: list, device: str) -> tuple[RunConfig
     planned = preflight(config.model, dataclasses.replace(config, batch_size=config.batch_size or 8), configs,
                         device=device)
     if not planned.fits and not config.skip_plan_check:
+        _refuse_too_long(planned, config)
         raise ConfigError(f"{planned.why}; see `geomprobe plan --model {config.model} ...`, or pass --skip-plan-check "
                           "to try anyway")
     if config.batch_size is None:
         batch = recommend_batch_size(planned) if planned.arch is not None else 8
         config = dataclasses.replace(config, batch_size=batch)
     return config, planned
+
+
+def _refuse_too_long(planned, config: RunConfig) -> None:
+    """A plan that does not fit because a prompt is longer than the model's positions: say that (the
+    memory of a prompt the model cannot take is not the problem)."""
+    arch = planned.arch
+    context = getattr(arch, "context", None)
+    if arch is None or not context or config.max_tokens is not None:
+        return
+    longest = max((sweep.lengths.max for suite in planned.suites for sweep in suite.sweeps if sweep.lengths.n),
+                  default=0)
+    if longest > context:
+        about = "about " if "estimat" in (planned.tokens_how or "") else ""
+        raise ConfigError(f"a prompt has {about}{longest:,} tokens, more than this model's {context} positions: "
+                          f"shorten it or pass --max-tokens {context}")
 
 
 def windtunnel_preview(spec: str):

@@ -376,3 +376,12 @@ def test_prompt_lines_end_at_newlines_only(tmp_path):
     text.write_text("page one\x0cpage two\nsecond prompt\rthird prompt\n\nfourth", encoding="utf-8")
     assert [(p.id, p.text) for p in read_prompts(text)] == [
         ("line-1", "page one\x0cpage two"), ("line-2", "second prompt"), ("line-3", "third prompt"), ("line-5", "fourth")]
+
+
+def test_a_prompt_longer_than_the_model_is_refused_for_its_length_not_its_memory(tmp_path):
+    """A 1 MB prompt: the memory plan would say 'needs 4,500 GiB'; the answer is the positions."""
+    path = tmp_path / "long.txt"
+    path.write_text("word " * 200_000 + "\n")
+    with pytest.raises(ConfigError, match=r"more than this model's \d+ positions: shorten it or pass --max-tokens"):
+        run(RunConfig(model="tiny-neox", prompts=str(path), out=str(tmp_path / "r")), "extract", progress=False)
+    assert not (tmp_path / "r").exists()
