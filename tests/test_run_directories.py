@@ -385,3 +385,14 @@ def test_a_prompt_longer_than_the_model_is_refused_for_its_length_not_its_memory
     with pytest.raises(ConfigError, match=r"more than this model's \d+ positions: shorten it or pass --max-tokens"):
         run(RunConfig(model="tiny-neox", prompts=str(path), out=str(tmp_path / "r")), "extract", progress=False)
     assert not (tmp_path / "r").exists()
+
+
+def test_a_one_prompt_extract_gives_its_values_without_intervals(tmp_path):
+    path = tmp_path / "one.txt"
+    path.write_text("The capital of France is\n")
+    run_dir = run(RunConfig(model="tiny-neox", prompts=str(path), out=str(tmp_path / "r")), "extract", progress=False)
+    results = json.loads((run_dir / "extract" / "results.json").read_text())
+    assert results["n_prompts"] == 1 and results["next_entropy_bits"]["ci95"] == [None, None]
+    values = np.load(run_dir / "extraction" / "next_entropy_bits.npy")
+    assert results["next_entropy_bits"]["value"] == pytest.approx(float(values[0]))
+    assert all(layer["ci95"] == [None, None] for layer in results["layers"])

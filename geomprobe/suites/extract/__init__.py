@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from geomprobe.analysis.bootstrap import bootstrap_mean_ci, bootstrap_mean_estimate
+from geomprobe.analysis.estimate import estimate
 from geomprobe.console import table_console
 from geomprobe.extraction import extract
 
@@ -25,6 +26,13 @@ class ExtractConfig(SuiteConfig):
     """The extract suite has no options of its own: RunConfig says what to extract."""
 
 
+def _mean_ci(samples, n_boot: int, seed: int) -> tuple[float, float | None, float | None]:
+    """(mean, low, high); one prompt has a mean and no interval."""
+    if len(samples) < 2:
+        return float(np.mean(samples)), None, None
+    return bootstrap_mean_ci(samples, n_boot=n_boot, seed=seed)
+
+
 def summarise(extraction, n_boot: int = 1000) -> dict:
     entropy = extraction["attn_entropy_bits"]  # [n, L, H]
     visible = extraction["n_visible_keys"]  # [n, L]
@@ -32,14 +40,16 @@ def summarise(extraction, n_boot: int = 1000) -> dict:
     norm = head_mean / np.log2(np.maximum(visible, 2))
     layers = []
     for column, layer in enumerate(extraction.layers):  # flat, as geomprobe.results.LayerEntropy
-        mean, low, high = bootstrap_mean_ci(head_mean[:, column], n_boot=n_boot, seed=column)
-        nmean, nlow, nhigh = bootstrap_mean_ci(norm[:, column], n_boot=n_boot, seed=column)
+        mean, low, high = _mean_ci(head_mean[:, column], n_boot, column)
+        nmean, nlow, nhigh = _mean_ci(norm[:, column], n_boot, column)
         layers.append({"layer": layer, "attn_entropy_bits": mean, "ci95": [low, high],
                        "attn_entropy_normalised": nmean, "normalised_ci95": [nlow, nhigh]})
     results = {"n_prompts": len(extraction.prompt_ids), "layers": layers,
                "n_tokens": {"min": int(extraction["n_tokens"].min()), "max": int(extraction["n_tokens"].max())}}
     if "next_entropy_bits" in extraction.arrays:
-        results["next_entropy_bits"] = bootstrap_mean_estimate(extraction["next_entropy_bits"], n_boot)
+        values = extraction["next_entropy_bits"]
+        results["next_entropy_bits"] = bootstrap_mean_estimate(values, n_boot) if len(values) > 1 else estimate(
+            float(np.mean(values)), [None, None], "the one prompt's value (no interval from one prompt)", len(values))
     return results
 
 
@@ -67,9 +77,13 @@ def print_summary(results: dict) -> None:
         table.add_column(column, justify="right")
     for row in results["layers"]:
         table.add_row(str(row["layer"]), f"{row['attn_entropy_bits']:.3f}",
-                      f"[{row['ci95'][0]:.3f}, {row['ci95'][1]:.3f}]", f"{row['attn_entropy_normalised']:.3f}")
+                      _interval(row["ci95"]), f"{row['attn_entropy_normalised']:.3f}")
     console = table_console()
     console.print(table)
     if "next_entropy_bits" in results:
         ne = results["next_entropy_bits"]
-        console.print(f"next-token entropy: {ne['value']:.3f} bits [{ne['ci95'][0]:.3f}, {ne['ci95'][1]:.3f}]")
+        console.print(f"next-token entropy: {ne['value']:.3f} bits {_interval(ne['ci95'])}")
+
+
+def _interval(ci) -> str:
+    return "-" if ci is None or ci[0] is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
