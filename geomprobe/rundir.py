@@ -348,9 +348,14 @@ class RunDirectory:
         return manifest
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+                   "vocab.json", "vocab.txt", "merges.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
+
+
 def model_identity(loaded) -> dict:
     """What the model is, beyond its name: the resolved hub commit, or for a local directory (a
-    built-in or wind-tunnel cache included) a hash of its config and weight files. Files up to
+    built-in or wind-tunnel cache included) a hash of its config and weight files, and of its
+    tokenizer's files (tokenizer_sha256: a replaced tokenizer is another model). Files up to
     256 MiB are hashed whole; larger ones by size, modification time and their first and last
     16 MiB (hashing many GB on every run would cost minutes). A wind-tunnel training checkpoint
     loaded as a revision (`runs/wt@step-200`) adds the revision and its checkpoint file's hash, so
@@ -382,6 +387,9 @@ def model_identity(loaded) -> dict:
         p.name == "config.json" or p.suffix in (".safetensors", ".bin", ".pt", ".pth", ".gguf")
         or p.name.endswith(".index.json")))
     identity = {"kind": "local", "files": [p.name for p in weights], "sha256": hashed(weights)}
+    tokenizer = sorted(p for p in source.iterdir() if p.is_file() and p.name in TOKENIZER_FILES)
+    if tokenizer:  # the same weights with another tokenizer give other token ids: another model
+        identity.update(tokenizer_files=[p.name for p in tokenizer], tokenizer_sha256=hashed(tokenizer))
     checkpoint = getattr(loaded, "checkpoint", None)
     if checkpoint:
         path = Path(checkpoint)

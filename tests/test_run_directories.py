@@ -153,6 +153,15 @@ def test_replaced_local_weights_are_not_resumed_as_the_old_model(tmp_path):
     expected = extract(load_model(str(model_dir)), read_prompts(demo_prompts_path()), progress=False)
     np.testing.assert_array_equal(fresh, expected["next_entropy_bits"])
 
+    # the same weights with another tokenizer: another model, never the old arrays
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
+    tokenizer.add_tokens(["France"])
+    tokenizer.save_pretrained(model_dir)
+    with pytest.raises(RunDirectoryError, match=r"model_identity\.tokenizer_sha256"):
+        run(RunConfig(model=str(model_dir), out=str(out)), "extract", progress=False)
+
 
 @pytest.mark.slow
 def test_a_second_writer_is_refused_with_the_holders_pid(tmp_path):
