@@ -630,12 +630,14 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
     _check_lengths(loaded, prompts, lengths)
     sha256 = _prompts_sha256(prompts)
 
+    identity = _identity(loaded)
     if out_dir is not None:
         out_dir = Path(out_dir)
-        finished = _reopen(out_dir, prompts, config, sha256)
+        finished = _reopen(out_dir, prompts, config, sha256, identity)
         if finished is not None:
             return finished
-        request = {"prompts_sha256": sha256, "layers": layers, **config.fingerprint_fields()}
+        request = {"prompts_sha256": sha256, "layers": layers, "model_identity": identity,
+                   **config.fingerprint_fields()}
         sink = _ShardSink(out_dir, len(prompts), request)
     else:
         sink = _MemorySink(len(prompts))
@@ -659,6 +661,7 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
     n_tokens = lengths.astype(np.int32)
     shapes = _shapes(sink, arrays, len(prompts), n_tokens)
     meta = _meta(loaded, config, len(prompts), layers, token_ids, sha256, shapes)
+    meta["model_identity"] = identity  # a finished extraction is reused for this model only
     if out_dir is None:
         arrays["n_tokens"] = n_tokens
         return Extraction([p.id for p in prompts], layers, arrays, token_ids, meta)
@@ -709,13 +712,28 @@ def _check_lengths(loaded, prompts: Sequence[Prompt], lengths: np.ndarray) -> No
         raise ConfigError(f"prompt '{prompts[int(np.flatnonzero(lengths == 0)[0])].id}' has no tokens")
 
 
-def _reopen(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig, sha256: str) -> Extraction | None:
+def _identity(loaded) -> dict:
+    """geomprobe.rundir.model_identity of the model, computed once per loaded model (it hashes files)."""
+    from geomprobe.rundir import model_identity
+
+    cached = getattr(loaded, "_extraction_identity", None)
+    if cached is None:
+        cached = json.loads(json.dumps(model_identity(loaded), default=str))
+        try:
+            loaded._extraction_identity = cached
+        except AttributeError:  # a frozen stand-in: compute it each time
+            pass
+    return cached
+
+
+def _reopen(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig, sha256: str,
+            identity: dict | None = None) -> Extraction | None:
     """Remove what an interruption left in out_dir; the finished extraction of these prompts there, or None."""
     if out_dir.is_dir():  # left by a process killed mid-write (one writer at a time: geomprobe.locks)
         remove_temporaries(out_dir)
     if (out_dir / "meta.json").exists():  # a finished extraction: any shards beside it are orphans
         shutil.rmtree(out_dir / "shards", ignore_errors=True)
-    return _finished(out_dir, prompts, config, sha256)
+    return _finished(out_dir, prompts, config, sha256, identity)
 
 
 def _meta(loaded, config: ExtractionConfig, n_prompts: int, layers: list[int], token_ids: list[int], sha256: str,
@@ -775,8 +793,8 @@ def _warn_unknown_tokens(loaded, prompts: Sequence[Prompt], encoded: _Encoded) -
 
 
 def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig,
-              sha256: str | None = None) -> Extraction | None:
-    """A completed extraction of the same prompts and settings in out_dir, or None."""
+              sha256: str | None = None, identity: dict | None = None) -> Extraction | None:
+    """A completed extraction of the same model, prompts and settings in out_dir, or None."""
     meta_path = out_dir / "meta.json"
     if not meta_path.exists():
         return None
@@ -785,8 +803,15 @@ def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig
             and meta.get("readouts") == list(config.readouts)
             and meta.get("tokens") == list(config.tokens) and meta.get("backend") == config.backend
             and meta.get("max_tokens") == config.max_tokens
-            and (config.layers is None or meta.get("layers") == list(config.layers)))
-    return load_extraction(out_dir, prompt_ids=[p.id for p in prompts]) if same else None
+            and (config.layers is None or meta.get("layers") == list(config.layers))
+            and (identity is None or meta.get("model_identity") == identity))
+    if not same:
+        return None
+    try:
+        return load_extraction(out_dir, prompt_ids=[p.id for p in prompts])
+    except RunDirectoryError as error:  # a damaged finished extraction is computed again, never reused
+        warnings.warn(f"{error}: computing it again", stacklevel=3)
+        return None
 
 
 def load_extraction(directory: str | Path, prompt_ids: list[str] | None = None) -> Extraction:
@@ -812,7 +837,19 @@ def load_extraction(directory: str | Path, prompt_ids: list[str] | None = None) 
         raise RunDirectoryError(f"{directory} holds no finished extraction (no meta.json){hint}")
     meta = json.loads((directory / "meta.json").read_text())
     names = list(meta["shapes"]) if "shapes" in meta else [path.stem for path in sorted(directory.glob("*.npy"))]
-    arrays = {name: np.load(directory / f"{name}.npy", mmap_mode="r") for name in names}
+    arrays = {}
+    for name in names:
+        path = directory / f"{name}.npy"
+        try:
+            arrays[name] = np.load(path, mmap_mode="r")
+        except (OSError, ValueError) as error:
+            why = str(error).splitlines()[0] if str(error) else "damaged"
+            raise RunDirectoryError(f"{path} cannot be read ({why}): the extraction is damaged; rerun with "
+                                    "--overwrite") from None
+        shape = (meta.get("shapes") or {}).get(name)
+        if shape is not None and list(arrays[name].shape) != list(shape):
+            raise RunDirectoryError(f"{path} holds shape {list(arrays[name].shape)}, not {list(shape)} as meta.json "
+                                    "says: the extraction is damaged; rerun with --overwrite")
     if prompt_ids is None:
         from geomprobe.prompts import read_prompts
 

@@ -413,3 +413,33 @@ def test_streamed_prompt_hash_and_file_equal_the_prompts_modules(demo_prompts, t
     write_prompts(demo_prompts, tmp_path / "a.jsonl")
     _write_prompts(demo_prompts, tmp_path / "b.jsonl")
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+
+
+def test_a_finished_extraction_of_another_model_is_not_returned(load_tiny, demo_prompts, tmp_path):
+    """extract(tiny-llama, prompts, out_dir=D) where D holds tiny-neox's finished extraction of the
+    same prompts: tiny-llama's own arrays, never tiny-neox's."""
+    neox, llama = load_tiny("tiny-neox"), load_tiny("tiny-llama")
+    prompts, out = demo_prompts[:4], tmp_path / "extraction"
+    first = extract(neox, prompts, out_dir=out, progress=False)
+    assert first["values"].shape[2:] == (neox.adapter.shape.n_kv_heads, neox.adapter.shape.d_head)
+    again = extract(llama, prompts, out_dir=out, progress=False)
+    expected = extract(llama, prompts, progress=False)
+    np.testing.assert_array_equal(np.asarray(again["next_entropy_bits"]), expected["next_entropy_bits"])
+    assert extract(llama, prompts, out_dir=out, progress=False).meta["model_identity"] == again.meta["model_identity"]
+
+
+def test_a_truncated_array_is_refused_and_computed_again(load_tiny, demo_prompts, tmp_path):
+    """values.npy with 2 rows for 6 prompts: load_extraction refuses it in one line, and extract()
+    computes the extraction again instead of returning it."""
+    from geomprobe.errors import RunDirectoryError
+    from geomprobe.extraction import load_extraction
+
+    loaded, prompts, out = load_tiny("tiny-neox"), demo_prompts[:6], tmp_path / "extraction"
+    full = np.asarray(extract(loaded, prompts, out_dir=out, progress=False)["values"]).copy()
+    np.save(out / "values.npy", full[:2])
+    with pytest.raises(RunDirectoryError, match=r"values\.npy holds shape \[2, .*the extraction is damaged"):
+        load_extraction(out)
+    with pytest.warns(UserWarning, match="computing it again"):
+        again = extract(loaded, prompts, out_dir=out, progress=False)
+    np.testing.assert_array_equal(np.asarray(again["values"]), full)
+    np.testing.assert_array_equal(np.asarray(load_extraction(out)["values"]), full)
