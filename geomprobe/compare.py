@@ -87,7 +87,10 @@ def _read(path: Path) -> dict | None:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as error:
-        raise RunDirectoryError(f"{path} is not readable JSON ({str(error).splitlines()[0]})") from None
+        why = (str(error).splitlines() or ["empty"])[0]
+        raise RunDirectoryError(f"{path} is damaged (not readable JSON: {why}): rerun `geomprobe run --suite "
+                                f"{path.parent.name} --out {path.parent.parent}` with the same --model to write it "
+                                "again") from None
     return data if isinstance(data, dict) else None
 
 

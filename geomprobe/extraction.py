@@ -810,7 +810,8 @@ def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig
     try:
         return load_extraction(out_dir, prompt_ids=[p.id for p in prompts])
     except RunDirectoryError as error:  # a damaged finished extraction is computed again, never reused
-        warnings.warn(f"{error}: computing it again", stacklevel=3)
+        what = str(error).split(": the extraction is damaged")[0]
+        warnings.warn(f"{what}: the extraction is damaged; computing it again", stacklevel=3)
         return None
 
 

@@ -461,8 +461,12 @@ def load_run(path: str | Path) -> Run:
                                 "`geomprobe run`")
     try:
         manifest = json.loads(manifest_path.read_text())
-    except ValueError as error:
-        raise RunDirectoryError(f"{manifest_path} is not valid JSON ({error})") from None
+    except (OSError, ValueError) as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise RunDirectoryError(f"{manifest_path} is damaged (not valid JSON: {error}): rerun `geomprobe run` "
+                                "with --overwrite to start this run afresh") from None
+    if not isinstance(manifest, dict):
+        raise RunDirectoryError(f"{manifest_path} is not a geomprobe manifest (a JSON {type(manifest).__name__}): "
+                                "rerun `geomprobe run` with --overwrite to start this run afresh")
     run = Run(path=path, manifest=manifest)
     order = list(manifest.get("suites") or {})  # the order the suites ran in
     for results in sorted(path.glob("*/results.json"),
@@ -471,8 +475,9 @@ def load_run(path: str | Path) -> Run:
         suite = results.parent.name
         try:
             data = json.loads(results.read_text())
-        except ValueError as error:
-            run.notes.append(f"could not read {suite}/results.json: {error}")
+        except (OSError, ValueError) as error:
+            run.notes.append(f"{results} is damaged (not valid JSON: {error}): rerun `geomprobe run --suite "
+                             f"{suite} --out {path}` with the same --model to write it again")
             continue
         if not isinstance(data, dict):
             continue

@@ -7,6 +7,7 @@ cached nor downloadable gives one line saying how to fix it, never a traceback.
 from __future__ import annotations
 
 import os
+import pickle
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -265,7 +266,12 @@ def load_model(spec, *, dtype: str = "float32", device: str = "auto", device_map
     if device_map is not None:
         kwargs["device_map"] = device_map
     model_class = transformers.AutoModel if family == "bert" else transformers.AutoModelForCausalLM
-    model = _from_pretrained(model_class.from_pretrained, resolved, **kwargs)
+    try:
+        model = _from_pretrained(model_class.from_pretrained, resolved, **kwargs)
+    except (OSError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as error:
+        if not resolved.is_local or isinstance(error, ModelNotFoundError):
+            raise
+        raise _unreadable_weights(Path(resolved.source), error) from None
     if device_map is None:
         model = model.to(device)
     if resolved.checkpoint is not None:
@@ -311,6 +317,27 @@ def _has_windtunnel_revisions(spec: str) -> bool:
     return info.hub_id.startswith("windtunnel:") if info is not None else Path(name).expanduser().is_dir()
 
 
+def _unreadable_weights(directory: Path, error: Exception) -> ModelNotFoundError:
+    """One line for a local model directory whose weights transformers cannot load: damaged, foreign,
+    or a pickle that weights_only=True refuses (it would run code)."""
+    names = sorted(p.name for p in directory.iterdir()
+                   if p.suffix in (".safetensors", ".bin", ".pt", ".pth") or p.name.endswith(".index.json")) \
+        if directory.is_dir() else []
+    first = _first_line(error)
+    weights = f"{directory}/{names[0]}" if len(names) == 1 else f"the weights in {directory}" + \
+        (f" ({', '.join(names[:4])})" if names else " (none found)")
+    return ModelNotFoundError(f"{weights} cannot be loaded ({first}): they are damaged, "
+                              "not a model's weights, or a pickle that would run code; replace them "
+                              "(save_pretrained writes model.safetensors)")
+
+
+def _first_line(error: Exception) -> str:
+    """What went wrong, in a few words; never torch's advice to retry with weights_only=False."""
+    if isinstance(error, pickle.UnpicklingError):
+        return "a pickle that torch.load(weights_only=True) refuses: it holds more than tensors"
+    return f"{type(error).__name__}: " + (str(error).strip().splitlines() or [""])[0][:200]
+
+
 def _load_checkpoint(model, path: Path) -> None:
     """Put a wind-tunnel training checkpoint's weights (geomprobe.windtunnel.train saves the
     HFLogits wrapper's state_dict: the HF model's keys under `model.`) into the loaded final model,
@@ -320,8 +347,9 @@ def _load_checkpoint(model, path: Path) -> None:
     try:
         saved = torch.load(path, map_location="cpu", weights_only=True)
         state = {key.removeprefix("model."): value for key, value in saved["state_dict"].items()}
-    except (OSError, RuntimeError, KeyError, TypeError, AttributeError) as error:
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+    except (OSError, RuntimeError, KeyError, TypeError, AttributeError, ValueError, EOFError,
+            pickle.UnpicklingError) as error:  # weights_only=True refuses a pickle that would run code
+        first = _first_line(error)
         raise ModelNotFoundError(f"{path} cannot be read as a wind-tunnel checkpoint ({first}): it is damaged, or "
                                  "not written by `geomprobe windtunnel train`") from None
     try:

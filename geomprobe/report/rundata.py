@@ -120,6 +120,8 @@ def load_run(path: str | Path, name: str | None = None) -> RunData:
             run.notes.append(f"{suite} suite: status {status or 'unknown'}; drawn from the results.json on disk")
     _attach_windtunnel(run)
     if not run.results and run.windtunnel is None and run.curves is None:
+        if run.notes:  # something was there but could not be read: say what, and how to fix it
+            raise RunDirectoryError(f"{path} has nothing to report: {run.notes[0]}")
         raise RunDirectoryError(f"{path} has nothing to report (no <suite>/results.json, no metrics.json): run "
                                 f"`geomprobe run --suite geometry --out {path}` or pass a `geomprobe windtunnel "
                                 "train` directory")
