@@ -19,7 +19,6 @@ GPU name where the plan is for a GPU):
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import time
 from datetime import datetime, timezone
@@ -49,13 +48,6 @@ def machine_key(device_name: str | None = None) -> str:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _write_json(path: Path, data) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 def _read_json(path: Path) -> dict:
@@ -105,8 +97,11 @@ def cpu_rates(dtype: str = "float32", recalibrate: bool = False) -> dict:
     entry = {"flops": flops, "bandwidth": bandwidth, "measured": _now()}
     data.setdefault(key, {})[dtype] = entry
     try:
-        _write_json(path, data)
-    except OSError:  # a read-only cache: use the measurement, keep nothing
+        from geomprobe.errors import GeomprobeError
+        from geomprobe.rundir import atomic_write_json
+
+        atomic_write_json(path, data)
+    except (OSError, GeomprobeError):  # a read-only cache: use the measurement, keep nothing
         pass
     return {**entry, "key": key, "new": True}
 
