@@ -35,6 +35,7 @@ import math
 
 import numpy as np
 
+from geomprobe.analysis.bootstrap import resample_chunks
 from geomprobe.analysis.estimate import Estimate, estimate
 from geomprobe.analysis.sula_metrics import _constant, _rowwise_pearson, correlation, mean_ci, spearman_or_none
 from geomprobe.errors import AnalysisError
@@ -135,8 +136,9 @@ def pearson_change(H_bayes, H_base, H_edit, n_boot: int = 1000, seed: int = 0) -
     if np.array_equal(H_base, H_edit):
         return estimate(0.0, [0.0, 0.0], "Pearson(H_edit, H_bayes) - Pearson(H_base, H_bayes); H_edit equals H_base, "
                                          "so the change and its CI are 0", len(H_bayes))
-    idx = np.random.default_rng(seed).integers(0, len(H_bayes), size=(n_boot, len(H_bayes)))
-    boot = _rowwise_pearson(H_edit[idx], H_bayes[idx]) - _rowwise_pearson(H_base[idx], H_bayes[idx])
+    boot = np.concatenate([_rowwise_pearson(H_edit[idx], H_bayes[idx]) - _rowwise_pearson(H_base[idx], H_bayes[idx])
+                           for idx in resample_chunks(np.random.default_rng(seed), len(H_bayes), n_boot, 3)]
+                          or [np.zeros(0)])
     boot = boot[np.isfinite(boot)]
     ci = [float(v) for v in np.percentile(boot, [2.5, 97.5])] if len(boot) else [None, None]
     return estimate(after - before, ci, method, len(H_bayes))

@@ -54,6 +54,34 @@ from geomprobe.errors import AnalysisError
 BCA, PERCENTILE, JACKKNIFE = "BCa", "percentile", "jackknife"
 NO_INTERVAL = "none"  # no finite resample: the interval is [None, None]
 JACKKNIFE_GROUPS = 100  # at most this many leave-out groups for BCa's acceleration (grouped_jackknife)
+# at most this many resampled values held at once by a bootstrap (resample_chunks): 2M, 16 MiB of
+# float64, so that memory stays flat in the number of units (a [1000, 100k] draw would be 800 MB)
+RESAMPLE_BUDGET = 1 << 21
+
+
+def chunk_rows(n_boot: int, elements_per_resample: int, budget: int | None = None) -> int:
+    """How many resamples of `elements_per_resample` values fit in `budget` (RESAMPLE_BUDGET): at
+    least 1, at most n_boot."""
+    budget = RESAMPLE_BUDGET if budget is None else budget
+    return max(1, min(max(n_boot, 1), budget // max(elements_per_resample, 1)))
+
+
+def resample_chunks(rng: np.random.Generator, n: int, n_boot: int, elements_per_unit: int = 1):
+    """Index arrays [c, n] into n units, c resamples at a time, such that their concatenation is
+    exactly rng.integers(0, n, size=(n_boot, n)) (numpy's bounded draws are sequential in the
+    generator's stream, so chunking does not change them): a bootstrap reduces each chunk before
+    drawing the next and never holds [n_boot, n]. `elements_per_unit`: values a resampled unit
+    carries (columns, layers), so that c * n * elements_per_unit stays within RESAMPLE_BUDGET."""
+    for rows in chunk_sizes(n_boot, n * elements_per_unit):
+        yield rng.integers(0, n, size=(rows, n))
+
+
+def chunk_sizes(n_boot: int, elements_per_resample: int):
+    """The sizes of the chunks n_boot resamples are drawn in (resample_chunks): chunk_rows each,
+    the last one the rest; sum n_boot."""
+    rows = chunk_rows(n_boot, elements_per_resample)
+    for start in range(0, n_boot, rows):
+        yield min(rows, n_boot - start)
 
 
 def _percentile(boot: np.ndarray, level: float) -> tuple[float | None, float | None, str]:
@@ -186,7 +214,8 @@ def bootstrap_rows(statistic: Callable[[np.ndarray], np.ndarray], n_rows: int, n
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # DegenerateDataWarning, 0/0 in the acceleration: handled below
         result = bootstrap((np.arange(n_rows),), on_rows, n_resamples=n_boot, method="BCa",
-                           confidence_level=level, vectorized=True, rng=rng)
+                           confidence_level=level, vectorized=True, rng=rng,
+                           batch=chunk_rows(n_boot, n_rows))  # resamples drawn a batch at a time
         values = on_rows(np.arange(n_rows))
     boot = np.atleast_2d(result.bootstrap_distribution)
     lows = np.atleast_1d(result.confidence_interval.low)
@@ -205,20 +234,38 @@ def bootstrap_mean_interval(samples, n_boot: int = 1000, seed: int = 0,
                             level: float = 0.95) -> tuple[float, float, float, str]:
     """(mean, low, high, method) for the mean of 1-d `samples`, resampling them with replacement
     (rng = np.random.default_rng(seed), indices [n_boot, n] drawn as scipy.stats.bootstrap draws
-    them). BCa with the closed-form jackknife of a mean, (sum - x_i) / (n - 1), so it equals
+    them, a chunk at a time: resample_chunks). BCa with the closed-form jackknife of a mean, (sum - x_i) / (n - 1), so it equals
     scipy.stats.bootstrap(method="BCa") with the same rng, about 3x faster; percentile where BCa is
     undefined (e.g. constant samples). NaN bounds when no resample is finite."""
-    samples = np.asarray(samples, dtype=np.float64)
-    if samples.ndim != 1:
-        raise AnalysisError(f"a bootstrap mean takes a 1-d array of samples, got shape {samples.shape}")
-    n = len(samples)
+    return bootstrap_mean_intervals([samples], n_boot=n_boot, seed=seed, level=level)[0]
+
+
+def bootstrap_mean_intervals(columns, n_boot: int = 1000, seed: int = 0,
+                             level: float = 0.95) -> list[tuple[float, float, float, str]]:
+    """bootstrap_mean_interval of each 1-d array of `columns` (the same length: paired samples of
+    the same units) with the same seed, from one draw of resampled units: each result is the
+    one bootstrap_mean_interval(column, n_boot, seed) gives, at the cost of one draw."""
+    columns = [np.asarray(samples, dtype=np.float64) for samples in columns]
+    for samples in columns:
+        if samples.ndim != 1:
+            raise AnalysisError(f"a bootstrap mean takes a 1-d array of samples, got shape {samples.shape}")
+    n = len(columns[0])
+    if any(len(samples) != n for samples in columns):
+        raise AnalysisError(f"paired bootstrap means need columns of one length, got {[len(c) for c in columns]}")
     if n < 2:
         raise AnalysisError(f"a bootstrap interval needs at least 2 samples, got {n}")
     rng = np.random.default_rng(seed)
-    means = samples[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
-    mean = samples.mean()
-    low, high, method = bca_interval(mean, means, (samples.sum() - samples) / (n - 1), level)
-    return float(mean), math.nan if low is None else low, math.nan if high is None else high, method
+    means = [[] for _ in columns]
+    for idx in resample_chunks(rng, n, n_boot, len(columns)):
+        for column, samples in zip(means, columns):
+            column.append(samples[idx].mean(axis=1))
+    out = []
+    for samples, boot in zip(columns, means):
+        mean = samples.mean()
+        low, high, method = bca_interval(mean, np.concatenate(boot) if boot else np.zeros(0),
+                                         (samples.sum() - samples) / (n - 1), level)
+        out.append((float(mean), math.nan if low is None else low, math.nan if high is None else high, method))
+    return out
 
 
 def bootstrap_mean_ci(samples, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> tuple[float, float, float]:

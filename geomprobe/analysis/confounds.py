@@ -21,15 +21,16 @@ from geomprobe.analysis.bootstrap import (
     JACKKNIFE_GROUPS,
     PERCENTILE,
     bootstrap_mean_estimate,
+    chunk_sizes,
     excludes_estimate_note,
     grouped_jackknife,
     jackknife_groups,
+    resample_chunks,
     stratified_bca_interval,
 )
 from geomprobe.analysis.estimate import Estimate, estimate
 from geomprobe.errors import AnalysisError
 
-CHUNK = 250  # bootstrap resamples per batched least-squares solve (memory: CHUNK * n * columns floats)
 # Values this close count as tied before ranking: H_bayes of n1 - n2 = +d and -d differ in the last
 # bits (6.226280147e-07 vs 6.226280161e-07 bits at d = 8), and ranking that rounding would order
 # prompts by the sign of their evidence.
@@ -181,8 +182,8 @@ def rank_partial_correlation(x, y, covariates=(), strata=None, names=None, n_boo
     entry.update(value=value, pvalue=float(2 * student_t.sf(abs(t_stat), df)))
     rng = np.random.default_rng(seed)
     boot = []
-    for start in range(0, n_boot, CHUNK):
-        idx = rng.integers(0, n, size=(min(CHUNK, n_boot - start), n))
+    levels = 0 if codes is None else int(codes.max()) + 1
+    for idx in resample_chunks(rng, n, n_boot, 2 + len(covs) + levels):
         ranks = [tie_ranks(c[idx], axis=1) for c in covs]
         boot_cov = np.stack(ranks, axis=-1) if ranks else np.zeros(idx.shape + (0,))
         boot.append(_partial_r(tie_ranks(x[idx], axis=1), tie_ranks(y[idx], axis=1), boot_cov,
@@ -279,11 +280,14 @@ def within_stratum_spearman(x, y, strata, n_perm: int = 999, n_boot: int = 1000,
     y_ranks = [tie_ranks(y[rows]) for rows in members]
     observed = _strata_rhos([r[None] for r in x_ranks], [r[None] for r in y_ranks])[0]
     rng = np.random.default_rng(seed)
-    null = _strata_rhos([rng.permuted(np.tile(r, (n_perm, 1)), axis=1) for r in x_ranks],
-                        [np.broadcast_to(r, (n_perm, len(r))) for r in y_ranks])
-    resampled = [rng.integers(0, len(rows), size=(n_boot, len(rows))) for rows in members]
-    boot = _strata_rhos([tie_ranks(x[rows][idx], axis=1) for rows, idx in zip(members, resampled)],
-                        [tie_ranks(y[rows][idx], axis=1) for rows, idx in zip(members, resampled)])
+    # stratum by stratum, a chunk of replicates at a time (resample_chunks: the generator's stream,
+    # and so every replicate, is what drawing all of them at once gives)
+    null = np.stack([np.concatenate([_rowwise_pearson(rng.permuted(np.tile(xr, (rows, 1)), axis=1), yr[None])
+                                     for rows in chunk_sizes(n_perm, 2 * len(xr))] or [np.zeros(0)])
+                     for xr, yr in zip(x_ranks, y_ranks)], axis=-1)
+    boot = np.stack([np.concatenate([_rowwise_pearson(tie_ranks(x[rows][idx], axis=1), tie_ranks(y[rows][idx], axis=1))
+                                     for idx in resample_chunks(rng, len(rows), n_boot, 2)] or [np.zeros(0)])
+                     for rows in members], axis=-1)
     # BCa's leave-out values: each stratum's own jackknife (at most JACKKNIFE_GROUPS / strata groups
     # within it, and leave-one-out up to 10 prompts); the pooled value without a group of stratum s
     # has that stratum's rho and weight replaced

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geomprobe.analysis.bootstrap import bca_interval
+from geomprobe.analysis.bootstrap import bca_interval, resample_chunks
 from geomprobe.errors import AnalysisError, NumericalError
 
 
@@ -71,10 +71,15 @@ def _largest_later(reduction: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(largest), largest, np.nan)
 
 
-def _profile(per_prompt: np.ndarray, boot_index: np.ndarray) -> dict:
-    """Statistics of a [n_prompts, n_layers] matrix of head-mean entropies (NaN = excluded cell)."""
+def _profile(per_prompt: np.ndarray, n_boot: int, seed: int) -> dict:
+    """Statistics of a [n_prompts, n_layers] matrix of head-mean entropies (NaN = excluded cell),
+    resampling prompts as bootstrap_mean_ci does (the same indices for the same seed)."""
     hbar = _masked_mean(per_prompt, axis=0)
-    boot_hbar = _masked_mean(per_prompt[boot_index], axis=1)  # [n_boot, L]
+    n, n_layers = per_prompt.shape
+    rng = np.random.default_rng(seed)
+    boot_hbar = np.concatenate([_masked_mean(per_prompt[idx], axis=1)
+                                for idx in resample_chunks(rng, n, n_boot, n_layers)]
+                               or [np.zeros((0, n_layers))])  # [n_boot, L]
     jack_hbar = _leave_one_out_means(per_prompt)  # [n, L]
     reduction = _relative_reductions(hbar)
     boot_reduction = _relative_reductions(boot_hbar)
@@ -161,8 +166,7 @@ def attention_focusing(attn_entropy_bits, n_visible_keys, n_boot: int = 1000, se
     with np.errstate(invalid="ignore", divide="ignore"):
         normalised = np.where(visible > 1, head_mean / np.log2(np.where(visible > 1, visible, 2.0)), np.nan)
 
-    boot_index = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))  # as bootstrap_mean_ci
-    bits = _profile(head_mean, boot_index)
+    bits = _profile(head_mean, n_boot, seed)
     return AttentionFocusing(
         n_prompts=n, n_layers=n_layers, n_heads=n_heads,
         hbar_bits=bits["hbar"], head_bits=entropy.mean(axis=0).tolist(), hbar_bits_ci95=bits["hbar_ci95"],
@@ -170,5 +174,5 @@ def attention_focusing(attn_entropy_bits, n_visible_keys, n_boot: int = 1000, se
         focusing=bits["focusing"], focusing_ci95=bits["focusing_ci95"],
         largest_reduction=bits["largest_reduction"], largest_reduction_layer=bits["largest_reduction_layer"],
         largest_reduction_ci95=bits["largest_reduction_ci95"], monotonicity=bits["monotonicity"],
-        normalised=_profile(normalised, boot_index), n_excluded_normalised=int((visible <= 1).sum()),
+        normalised=_profile(normalised, n_boot, seed), n_excluded_normalised=int((visible <= 1).sum()),
         ci_method=bits["ci_method"], n_boot=n_boot, seed=seed)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geomprobe.analysis.bootstrap import bca_interval
+from geomprobe.analysis.bootstrap import bca_interval, resample_chunks
 from geomprobe.errors import AnalysisError
 
 METRICS = ("attn_entropy_bits", "attn_entropy_normalised", "top_weight", "cos_mean", "cos_max", "evidence_mass",
@@ -154,7 +154,6 @@ def qk_alignment(probs, cosine, visible, evidence=None, sequence=None, layers=No
     sequence = np.arange(n_rows) if sequence is None else np.unique(np.asarray(sequence), return_inverse=True)[1]
     n_sequences = int(sequence.max()) + 1
     stats = _row_statistics(probs, cosine, visible, evidence)
-    boot = np.random.default_rng(seed).integers(0, n_sequences, size=(n_boot, n_sequences))
     method = ("per layer, the head average of each sequence's row mean, averaged over sequences; "
               + (f"BCa bootstrap 95% CI over sequences ({n_boot} resamples; percentile where BCa is undefined, "
                  f"per layer in ci_method)" if n_boot else "no CI (n_boot 0)"))
@@ -162,7 +161,9 @@ def qk_alignment(probs, cosine, visible, evidence=None, sequence=None, layers=No
     for name, values in stats.items():
         per_seq = _per_sequence(values, sequence, n_sequences)  # [S, L, H]
         head_mean = _nanmean(per_seq, 2)  # [S, L]
-        boot_means = np.stack([_nanmean(head_mean[index], 0) for index in boot]) if n_boot else None
+        boot_means = np.stack([_nanmean(head_mean[index], 0)  # the same resampled sequences for every metric
+                               for chunk in resample_chunks(np.random.default_rng(seed), n_sequences, n_boot)
+                               for index in chunk]) if n_boot else None
         layer_means = _nanmean(head_mean, 0)
         cis, ci_methods = [], []
         for layer in range(n_layers):

@@ -32,6 +32,7 @@ from geomprobe.analysis.bootstrap import (
     bootstrap_mean_estimate,
     excludes_estimate_note,
     grouped_jackknife,
+    resample_chunks,
 )
 from geomprobe.analysis.confounds import rank_partial_correlation, trivial_mae_baselines, within_stratum_spearman
 from geomprobe.analysis.estimate import Estimate, estimate
@@ -185,11 +186,13 @@ def correlation(x, y, method: str = "spearman", n_boot: int = 1000, seed: int = 
     from scipy.stats import pearsonr, rankdata, spearmanr
 
     value, pvalue = (spearmanr if method == "spearman" else pearsonr)(x, y)
-    idx = np.random.default_rng(seed).integers(0, len(x), size=(n_boot, len(x)))
-    xs, ys = x[idx], y[idx]
-    if method == "spearman":
-        xs, ys = rankdata(xs, axis=1), rankdata(ys, axis=1)
-    boot = _rowwise_pearson(xs, ys)
+    boot = []
+    for idx in resample_chunks(np.random.default_rng(seed), len(x), n_boot, 2):
+        xs, ys = x[idx], y[idx]
+        if method == "spearman":
+            xs, ys = rankdata(xs, axis=1), rankdata(ys, axis=1)
+        boot.append(_rowwise_pearson(xs, ys))
+    boot = np.concatenate(boot) if boot else np.zeros(0)
     boot = boot[np.isfinite(boot)]
     entry.update(value=_finite(value), pvalue=_finite(pvalue))
     if len(boot):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from geomprobe.analysis.bootstrap import bootstrap_mean_ci, bootstrap_mean_estimate
+from geomprobe.analysis.bootstrap import bootstrap_mean_estimate, bootstrap_mean_intervals
 from geomprobe.analysis.estimate import estimate
 from geomprobe.console import table_console
 from geomprobe.extraction import extract
@@ -26,11 +26,12 @@ class ExtractConfig(SuiteConfig):
     """The extract suite has no options of its own: RunConfig says what to extract."""
 
 
-def _mean_ci(samples, n_boot: int, seed: int) -> tuple[float, float | None, float | None]:
-    """(mean, low, high); one prompt has a mean and no interval."""
-    if len(samples) < 2:
-        return float(np.mean(samples)), None, None
-    return bootstrap_mean_ci(samples, n_boot=n_boot, seed=seed)
+def _mean_cis(columns, n_boot: int, seed: int) -> list[tuple[float, float | None, float | None]]:
+    """(mean, low, high) of each column (paired: one draw of resampled prompts for all, as
+    bootstrap_mean_ci of each with this seed); one prompt has a mean and no interval."""
+    if len(columns[0]) < 2:
+        return [(float(np.mean(samples)), None, None) for samples in columns]
+    return [entry[:3] for entry in bootstrap_mean_intervals(columns, n_boot=n_boot, seed=seed)]
 
 
 def summarise(extraction, n_boot: int = 1000) -> dict:
@@ -40,8 +41,7 @@ def summarise(extraction, n_boot: int = 1000) -> dict:
     norm = head_mean / np.log2(np.maximum(visible, 2))
     layers = []
     for column, layer in enumerate(extraction.layers):  # flat, as geomprobe.results.LayerEntropy
-        mean, low, high = _mean_ci(head_mean[:, column], n_boot, column)
-        nmean, nlow, nhigh = _mean_ci(norm[:, column], n_boot, column)
+        (mean, low, high), (nmean, nlow, nhigh) = _mean_cis([head_mean[:, column], norm[:, column]], n_boot, column)
         layers.append({"layer": layer, "attn_entropy_bits": mean, "ci95": [low, high],
                        "attn_entropy_normalised": nmean, "normalised_ci95": [nlow, nhigh]})
     results = {"n_prompts": len(extraction.prompt_ids), "layers": layers,
