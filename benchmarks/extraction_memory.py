@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/extraction_memory.py                  # N = 1,000 and 100,000 (~3-5 min)
     .venv/bin/python benchmarks/extraction_memory.py --n 1000,20000   # other sizes
     .venv/bin/python benchmarks/extraction_memory.py --json out.json  # also keep the raw figures
+    .venv/bin/python benchmarks/extraction_memory.py --cli --n 1000,20000,100000   # the whole command
 
 Each N runs in a fresh child process: it loads the built-in `tiny-neox` (random init, 4 layers,
 8 heads, d_model 128; built into ~/.cache/geomprobe on first use), synthesises N short prompts
@@ -18,7 +19,13 @@ It then reports:
                 memory, twice, before writing)
   time          wall seconds of extract()
 
-and the ratio of the largest N's peak RSS to the smallest N's. Target: within 1.2x, i.e. memory
+and the ratio of the largest N's peak RSS to the smallest N's.
+
+With --cli each N runs `geomprobe run --model tiny-neox --suite extract --prompts FILE --out DIR
+--quiet` instead (the N prompts written to a .txt file, one per line), and peak RSS is the
+command's own ru_maxrss (os.wait4): extraction plus the suite's summary, its bootstraps and the
+results written, as a user runs it. PYTHONPATH=<checkout> runs another checkout's geomprobe the
+same way (the before/after figures in RESULTS.md). Target: within 1.2x, i.e. memory
 does not grow with N (the arrays are streamed to shards and assembled on disk; see
 geomprobe/extraction.py).
 """
@@ -78,6 +85,29 @@ def child(n: int, batch_size: int, threads: int) -> dict:
             "rss_before_mib": before, "array_mib": sum(arrays.values()) / 2**20, "arrays": arrays, "tokens": n_tokens}
 
 
+def cli_child(n: int, batch_size: int, threads: int) -> dict:
+    """`geomprobe run --suite extract` on n prompts in a child process: its peak RSS and seconds."""
+    with tempfile.TemporaryDirectory(prefix="gp-extraction-memory-cli-") as work:
+        path = Path(work) / "prompts.txt"
+        path.write_text("".join(p.text + "\n" for p in make_prompts(n)))
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "false"}
+        start = time.perf_counter()
+        with open(Path(work) / "stderr.txt", "w") as err:
+            process = subprocess.Popen([sys.executable, "-m", "geomprobe", "run", "--model", "tiny-neox", "--suite",
+                                        "extract", "--prompts", str(path), "--out", str(Path(work) / "run"),
+                                        "--quiet", "--batch-size", str(batch_size)],
+                                       env=env, stdout=subprocess.DEVNULL, stderr=err)
+            _, status, usage = os.wait4(process.pid, 0)  # the child's own rusage (Popen.wait would discard it)
+            process.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - start
+        if process.returncode:
+            sys.exit(f"geomprobe run on N={n} failed:\n{(Path(work) / 'stderr.txt').read_text()}")
+        arrays = sum(p.stat().st_size for p in (Path(work) / "run" / "extraction").glob("*.npy"))
+    peak = usage.ru_maxrss / 1024  # KiB on Linux
+    return {"n": n, "batch_size": batch_size, "threads": threads, "seconds": seconds, "peak_rss_mib": peak,
+            "rss_before_mib": float("nan"), "array_mib": arrays / 2**20, "tokens": 0}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", default="1000,100000", help="comma-separated numbers of prompts")
@@ -86,6 +116,7 @@ def main() -> None:
                         help="torch threads per child (1: a tiny model's small kernels gain nothing from 2, and "
                              "lose a lot when other jobs share the cores)")
     parser.add_argument("--json", help="write the raw figures here")
+    parser.add_argument("--cli", action="store_true", help="time the whole `geomprobe run --suite extract` command")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
@@ -95,6 +126,12 @@ def main() -> None:
     env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "TOKENIZERS_PARALLELISM": "false"}
     rows = []
     for n in sizes:
+        if args.cli:
+            row = cli_child(n, args.batch_size, args.threads)
+            rows.append(row)
+            print(f"N={n:>7,}: geomprobe run --suite extract peak RSS {row['peak_rss_mib']:7.1f} MiB, "
+                  f"arrays {row['array_mib']:6.1f} MiB, {row['seconds']:6.1f} s", flush=True)
+            continue
         done = subprocess.run([sys.executable, __file__, "--child", str(n), "--batch-size", str(args.batch_size),
                                "--threads", str(args.threads)], capture_output=True, text=True, env=env)
         if done.returncode != 0:
