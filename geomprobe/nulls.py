@@ -9,9 +9,14 @@ network's activations too). `--null` says which copies a suite measures:
                     of power is printed beside every result (the minimum detectable effect)
     init:auto       the same
     init:3          three fresh initialisations (torch seeds 1000, 1001, 1002) from the model's own
-                    config, by the library's own initialiser (transformers' `_init_weights`); the
-                    seeds start at 1000 so that a random-init model built with a small seed (0 is
-                    the usual one) is never one of its own nulls
+                    config, by the library's own initialiser (transformers' `_init_weights`) alone:
+                    built on the meta device, then each weight drawn once; the seeds start at 1000
+                    so that a random-init model built with a small seed (0 is the usual one) is
+                    never one of its own nulls
+    init-legacy:3   the same seeds built as geomprobe did before 2026-12-03: `from_config`, which
+                    draws every weight twice (torch's default init, then `_init_weights`). Same
+                    distributions, other draws (the second draw starts where the first left the
+                    generator); kept to reproduce earlier results bit for bit
     step0           the family's published untrained checkpoint (Pythia's revision step0)
     SPEC            any model spec (alias@revision, hub id, local directory) of the same architecture
     off             no null: verdicts then say they had none
@@ -58,15 +63,18 @@ class NullSpec:
     kind: str  # "init" | "checkpoint"
     seed: int | None = None  # init: the torch seed of the fresh initialisation
     spec: str | None = None  # checkpoint: the model spec loaded
+    build: str = "own-init"  # init: "own-init" (each weight drawn once) | "legacy" (from_config: twice)
 
     def describe(self) -> str:
         if self.kind == "init":
-            return f"fresh initialisation from the model's config (torch seed {self.seed})"
+            how = ("the model's own initialiser only" if self.build == "own-init"
+                   else "legacy build: torch's default init, then the model's")
+            return f"fresh initialisation from the model's config (torch seed {self.seed}; {how})"
         return f"checkpoint {self.spec}"
 
     def to_dict(self) -> dict:
         return {"name": self.name, "kind": self.kind, "seed": self.seed, "spec": self.spec,
-                "description": self.describe()}
+                **({"build": self.build} if self.kind == "init" else {}), "description": self.describe()}
 
 
 def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[NullSpec]:
@@ -78,16 +86,19 @@ def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[Nu
         return []
     specs: list[NullSpec] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
-        match = re.fullmatch(r"init(?::(\d+|auto))?|auto", part)
+        match = re.fullmatch(r"init(-legacy)?(?::(\d+|auto))?|auto", part)
         if match:
-            count = match.group(1) or ("auto" if part == "auto" else "3")
+            legacy = bool(match.group(1))
+            count = match.group(2) or ("auto" if part == "auto" else "3")
             if count == "auto":
                 n = default_null_count(n_params if n_params is not None else _n_params(loaded))
             else:
                 n = int(count)
             if n < 1:
                 raise ConfigError(f"--null {part}: init:N needs N >= 1 (or --null off)")
-            specs += [NullSpec(f"init-{seed}", "init", seed=seed) for seed in range(INIT_SEED0, INIT_SEED0 + n)]
+            prefix, build = ("init-legacy", "legacy") if legacy else ("init", "own-init")
+            specs += [NullSpec(f"{prefix}-{seed}", "init", seed=seed, build=build)
+                      for seed in range(INIT_SEED0, INIT_SEED0 + n)]
         elif part == "step0":
             if loaded is None:
                 specs.append(NullSpec("step0", "checkpoint", spec="step0"))
@@ -108,25 +119,58 @@ def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[Nu
     return specs
 
 
-def fresh_copy(loaded, seed: int):
+def _own_init(model_class, config, dtype, attn_implementation: str):
+    """The model from its config with every weight drawn once, by the model's own initialiser:
+    built on the meta device (no memory, no draws), given CPU storage, then transformers'
+    `initialize_weights` (the `_init_weights` that `from_config` runs after torch's default init,
+    rotary and other computed buffers included) and the weight tying."""
+    import torch
+
+    with torch.device("meta"):
+        model = model_class.from_config(config, dtype=dtype, attn_implementation=attn_implementation)
+    model = model.to_empty(device="cpu")
+    for tensor in (*model.parameters(), *model.buffers()):  # meta construction may mark them done
+        tensor.__dict__.pop("_is_hf_initialized", None)
+    for module in model.modules():
+        module.__dict__.pop("_is_hf_initialized", None)
+    model.initialize_weights()
+    model.tie_weights()
+    return model
+
+
+def fresh_copy(loaded, seed: int, build: str = "own-init"):
     """The model's architecture at full depth, freshly initialised from its config with `seed`,
-    in the model's dtype and device, with its tokenizer: a LoadedModel."""
+    in the model's dtype and device, with its tokenizer: a LoadedModel. build: "own-init" (each
+    weight drawn once, by the model's initialiser: _own_init) or "legacy" (`from_config`, which
+    draws torch's default init first; the weights of geomprobe before 2026-12-03). Both draw on
+    the CPU, then move to the model's device, so a seed gives the same weights on any device."""
     import torch
     import transformers
 
     from geomprobe.models.loading import LoadedModel
 
+    if build not in ("own-init", "legacy"):
+        raise ConfigError(f"an untrained copy's build is 'own-init' or 'legacy', not {build!r}")
     config = copy.deepcopy(loaded.model.config)
     config._attn_implementation = loaded.attn_implementation
     model_class = transformers.AutoModel if loaded.family == "bert" else transformers.AutoModelForCausalLM
     torch.manual_seed(seed)
     dtype = getattr(torch, loaded.dtype)
-    model = model_class.from_config(config, dtype=dtype, attn_implementation=loaded.attn_implementation)
+    if build == "legacy":
+        model = model_class.from_config(config, dtype=dtype, attn_implementation=loaded.attn_implementation)
+    else:
+        model = _own_init(model_class, config, dtype, loaded.attn_implementation)
     model = model.to(loaded.device if loaded.device_map is None else "cpu").eval()
-    return LoadedModel(model=model, tokenizer=loaded.tokenizer, spec=f"{loaded.spec} [init seed {seed}]",
-                       source=loaded.source, revision=None, commit=None, family=loaded.family, dtype=loaded.dtype,
-                       device=str(loaded.device if loaded.device_map is None else "cpu"), device_map=None,
-                       quantize=None, attn_implementation=loaded.attn_implementation)
+    label = f"init seed {seed}" + (", legacy build" if build == "legacy" else "")
+    out = LoadedModel(model=model, tokenizer=loaded.tokenizer, spec=f"{loaded.spec} [{label}]",
+                      source=loaded.source, revision=None, commit=None, family=loaded.family, dtype=loaded.dtype,
+                      device=str(loaded.device if loaded.device_map is None else "cpu"), device_map=None,
+                      quantize=None, attn_implementation=loaded.attn_implementation)
+    if build != "legacy":  # an extraction of a legacy copy kept in a run directory is not this copy's
+        from geomprobe.extraction import _identity
+
+        out._extraction_identity = {**_identity(loaded), "null_build": build, "null_seed": seed}
+    return out
 
 
 def each_null(loaded, specs):
@@ -144,7 +188,7 @@ def each_null(loaded, specs):
 def null_model(loaded, null: NullSpec):
     """The null model as a LoadedModel, freed (and the GPU cache emptied) on exit."""
     if null.kind == "init":
-        model = fresh_copy(loaded, null.seed)
+        model = fresh_copy(loaded, null.seed, null.build)
     else:
         from geomprobe.models import load_model
 

@@ -22,10 +22,10 @@ def tracked(monkeypatch):
     alive_at_build, refs = [], []
     real = nulls.fresh_copy
 
-    def fresh_copy(loaded, seed):
+    def fresh_copy(loaded, seed, build="own-init"):
         gc.collect()
         alive_at_build.append(sum(ref() is not None for ref in refs))
-        copy = real(loaded, seed)
+        copy = real(loaded, seed, build)
         refs.append(weakref.ref(copy.model))
         return copy
 

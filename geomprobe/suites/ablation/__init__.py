@@ -755,8 +755,9 @@ def ablation_null_count(n_params: float | None) -> int:
 def resolve_null(text: str, n_params: float | None) -> str:
     """--null with `auto` (or init:auto) replaced by init:N, N = ablation_null_count(n_params)."""
     parts = [part.strip() for part in (text or "").split(",") if part.strip()]
-    return ",".join(f"init:{ablation_null_count(n_params)}" if part in ("auto", "init:auto") else part
-                    for part in parts)
+    count = ablation_null_count(n_params)
+    return ",".join(f"init:{count}" if part in ("auto", "init:auto") else
+                    f"init-legacy:{count}" if part == "init-legacy:auto" else part for part in parts)
 
 
 def ablation_nulls(text: str, loaded=None, n_params: float | None = None):
