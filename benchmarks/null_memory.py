@@ -9,14 +9,15 @@ Model: a randomly initialised GPT-NeoX of Pythia-410M's published shape (24 laye
 tokenizer fits (benchmarks/suite_cost.py's build_model), saved to a temporary directory.
 
 For each suite, `geomprobe run --model DIR --suite S --null N --device cpu` runs in a child
-process (torch 2 threads) with small workloads (sula --n-per-k 4, geometry --n-per-quintile 4,
---n-boot 100), and its peak RSS is the child's ru_maxrss (os.wait4). The plan of the same
+process (torch 2 threads) with small workloads (sula --n-per-k 4, geometry --n-per-quintile 4 on the
+254 candidates of the math corpus, --n-boot 100), and its peak RSS is the child's ru_maxrss (os.wait4). The plan of the same
 command (geomprobe.plan.plan, the same options) gives its memory phases; the one with a null copy
-beside the model is what the run should peak at, plus the process's own footprint (Python, torch
-and the libraries: the RSS of a child that imports geomprobe and torch and loads nothing, measured
-here too). Reported: peak RSS, the plan's phase, the baseline, and (peak - baseline) / phase: 1.0
-when the plan is exact; target within 10%. A second copy alive would add the model's weights again
-(1.2 GiB here).
+beside the model is what the run should peak at. On a CPU a phase includes the process itself
+(geomprobe.plan.PROCESS_BYTES); the baseline measured here is the RSS of a child that imports
+torch, transformers, geomprobe's suites and the model's modeling code and loads no weights, which
+is what that constant stands for. Reported: peak RSS, the plan's phase, peak / phase (1.0 when the
+plan is exact; target within 10%), and the baseline beside PROCESS_BYTES. A second copy alive
+would add the model's weights again (1.2 GiB here).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 THREADS = 2
 WORKLOADS = {"sula": ["--n-per-k", "4", "--n-boot", "100"],
-             "geometry": ["--n-per-quintile", "4", "--n-boot", "100", "--n-null", "20"]}
-PLAN_OPTIONS = {"sula": {"n_per_k": 4, "n_boot": 100}, "geometry": {"n_per_quintile": 4, "n_boot": 100, "n_null": 20}}
+             "geometry": ["--n-per-quintile", "4", "--n-boot", "100", "--n-null", "20", "--corpus", "math"]}
+PLAN_OPTIONS = {"sula": {"n_per_k": 4, "n_boot": 100}, "geometry": {"n_per_quintile": 4, "n_boot": 100, "n_null": 20,
+                                                                "corpus": "math"}}
 
 
 def _wait_rss(argv: list[str], env: dict, stderr_path: Path) -> tuple[float, float, int]:
@@ -54,10 +56,12 @@ def child(what: str, where: str, vocab: int) -> None:
 
         print(json.dumps(build_model(Path(where), vocab)))
         return
-    from geomprobe.plan import plan
+    from geomprobe.plan import cached_tokenizer, plan, resolve_target
 
     path, suite, null = where.split(",")
-    p = plan(path, suite, device="cpu", null=null, **PLAN_OPTIONS[suite])
+    # the prompts counted with the model's tokenizer, as `geomprobe plan` and the runner's preflight count them
+    p = plan(path, suite, device="cpu", null=null, tokenizer=cached_tokenizer(resolve_target(path)),
+             **PLAN_OPTIONS[suite])
     print(json.dumps({"phases": {phase.name: phase.device_bytes / 2**20 for phase in p.phases},
                       "weights_mib": p.weights_bytes / 2**20}))
 
@@ -83,9 +87,14 @@ def main() -> None:
                                           str(path)], env=env, check=True, capture_output=True, text=True)
                           .stdout.splitlines()[-1])
         baseline, _, code = _wait_rss([sys.executable, "-c", "import torch, transformers, geomprobe.runner, "
-                                       "geomprobe.suites.sula, geomprobe.suites.geometry"], env,
+                                       "geomprobe.suites.sula, geomprobe.suites.geometry, transformers.modeling_utils; "
+                                       "from transformers import AutoModelForCausalLM, GPTNeoXForCausalLM, "
+                                       f"AutoTokenizer; AutoTokenizer.from_pretrained({str(path)!r})"], env,
                                       Path(work) / "baseline.txt")
-        print(f"model: {info}; process baseline (imports only): {baseline:.0f} MiB", flush=True)
+        from geomprobe.plan import PROCESS_BYTES
+
+        print(f"model: {info}; process baseline (imports, modeling code, tokenizer): {baseline:.0f} MiB "
+              f"(geomprobe.plan.PROCESS_BYTES {PROCESS_BYTES / 2**20:.0f} MiB)", flush=True)
         for suite in args.suites.split(","):
             planned = json.loads(subprocess.run([sys.executable, __file__, "--child", "plan",
                                                  f"{path},{suite},{args.null}"], env=env, check=True,
@@ -98,13 +107,13 @@ def main() -> None:
             peak, seconds, code = _wait_rss(argv, env, Path(work) / f"{suite}.txt")
             if code:
                 sys.exit(f"{suite} failed:\n{(Path(work) / f'{suite}.txt').read_text()[-3000:]}")
-            ratio = (peak - baseline) / with_null
+            ratio = peak / with_null
             rows.append({"suite": suite, "null": args.null, "peak_rss_mib": peak, "baseline_mib": baseline,
                          "plan_phases_mib": phases, "plan_peak_mib": with_null, "ratio": ratio, "seconds": seconds,
                          "weights_mib": weights})
             print(f"{suite}: peak RSS {peak:.0f} MiB in {seconds:.0f} s; plan {with_null:.0f} MiB "
-                  f"(weights {weights:.0f}); (peak - baseline) / plan = {ratio:.3f}", flush=True)
-    print("\n| suite | --null | peak RSS MiB | baseline MiB | plan's peak phase MiB | (peak - baseline) / plan | s |")
+                  f"(weights {weights:.0f}); peak / plan = {ratio:.3f}", flush=True)
+    print("\n| suite | --null | peak RSS MiB | baseline MiB | plan's peak phase MiB | peak / plan | s |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['suite']} | {r['null']} | {r['peak_rss_mib']:.0f} | {r['baseline_mib']:.0f} | "

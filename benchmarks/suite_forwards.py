@@ -60,6 +60,8 @@ def suite_config(name: str, args):
     if name == "geometry":
         from geomprobe.suites.geometry import GeometryConfig
 
+        if args.geometry_prompts:  # the given prompts, all of them: no candidate scoring
+            return GeometryConfig(null=args.null, n_boot=args.n_boot, n_per_quintile=0)
         return GeometryConfig(null=args.null, n_boot=args.n_boot)
     raise SystemExit(f"unknown suite {name!r}: choose sula or geometry")
 
@@ -72,7 +74,7 @@ def child(args) -> None:
 
     warnings.filterwarnings("ignore")
     logging.getLogger("transformers").setLevel(logging.ERROR)
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(args.threads)
     import transformers
 
     import geomprobe.models as models
@@ -122,7 +124,9 @@ def child(args) -> None:
         inside["s"] = builds["s"] = 0.0
         out = Path(args.out) / f"round-{number}"
         w = time.perf_counter()
-        run(RunConfig(model=str(args.model_dir), out=str(out), batch_size=args.batch_size, seed=0),
+        prompts = args.prompts_file if args.suite == "geometry" and args.geometry_prompts else None
+        run(RunConfig(model=str(args.model_dir), out=str(out), batch_size=args.batch_size, seed=0, prompts=prompts,
+                      max_tokens=args.max_tokens if args.suite == "geometry" else None),
             suite_config(args.suite, args), progress=False)
         suite_s = time.perf_counter() - w
         w = time.perf_counter()
@@ -148,6 +152,13 @@ def main(argv=None) -> int:
     parser.add_argument("--null", default="init:3")
     parser.add_argument("--n-boot", type=int, default=200)
     parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=THREADS, help="torch threads of the child")
+    parser.add_argument("--geometry-prompts", type=int, default=0,
+                        help="geometry on the first N prompts of the mixed corpus, all of them (n_per_quintile 0): "
+                             "N x (1 + copies) sequences; default: the built-in demo prompts, scored and sampled")
+    parser.add_argument("--max-tokens", type=int, default=None,
+                        help="geometry: keep the last N tokens of each prompt (RunConfig.max_tokens)")
+    parser.add_argument("--prompts-file", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--vocab", type=int, default=1024)
     parser.add_argument("--json", type=Path, default=None)
@@ -168,14 +179,24 @@ def main(argv=None) -> int:
         if not (model_dir / "config.json").exists():
             log(f"[build] random Pythia-410M-shaped GPT-NeoX (vocab {args.vocab}) -> {model_dir}")
             build_model(model_dir, args.vocab)
+        prompts_file = Path(temp) / "geometry-prompts.jsonl"
+        if args.geometry_prompts:
+            from geomprobe.corpora import corpus_path
+
+            lines = corpus_path("mixed").read_text().splitlines()
+            if len(lines) < args.geometry_prompts:
+                raise SystemExit(f"--geometry-prompts {args.geometry_prompts}: the mixed corpus has {len(lines)}")
+            prompts_file.write_text("\n".join(lines[: args.geometry_prompts]) + "\n")
         for suite in args.suites.split(","):
             result = Path(temp) / f"{suite}.json"
             command = [sys.executable, __file__, "--child", "--suite", suite, "--model-dir", str(model_dir),
                        "--out", str(Path(temp) / f"runs-{suite}"), "--result", str(result),
                        "--n-per-k", str(args.n_per_k), "--k", ",".join(map(str, args.k)), "--null", args.null,
                        "--n-boot", str(args.n_boot), "--batch-size", str(args.batch_size),
-                       "--rounds", str(args.rounds)]
-            env = {**os.environ, "OMP_NUM_THREADS": str(THREADS), "HF_HUB_OFFLINE": "1",
+                       "--rounds", str(args.rounds), "--threads", str(args.threads),
+                       "--geometry-prompts", str(args.geometry_prompts), "--prompts-file", str(prompts_file),
+                       *(["--max-tokens", str(args.max_tokens)] if args.max_tokens else [])]
+            env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "HF_HUB_OFFLINE": "1",
                    "TOKENIZERS_PARALLELISM": "false"}
             subprocess.run(command, env=env, check=True)
             figures[suite] = json.loads(result.read_text())
@@ -184,7 +205,7 @@ def main(argv=None) -> int:
     from importlib.metadata import version
 
     print(f"suite wall time against the bare forwards it needs: random Pythia-410M-shaped GPT-NeoX (24 layers, vocab "
-          f"{args.vocab}), float32, CPU, torch threads {THREADS}; null {args.null}; least of {args.rounds} round(s)")
+          f"{args.vocab}), float32, CPU, torch threads {args.threads}; null {args.null}; least of {args.rounds} round(s)")
     print(f"{'suite':10}{'batches':>8}{'seqs':>6}{'suite s':>9}{'forwards s':>11}{'nulls s':>8}{'rest s':>8}{'bare s':>8}"
           f"{'ratio':>7}  target <= {TARGET}x")
     summary = {}
@@ -204,10 +225,11 @@ def main(argv=None) -> int:
               f"{'met' if ratio <= TARGET else 'NOT met'}")
     report = {"summary": summary, "raw": figures,
               "settings": {k: getattr(args, k) for k in ("suites", "n_per_k", "k", "null", "n_boot", "batch_size",
-                                                         "rounds", "vocab")},
+                                                         "rounds", "vocab", "threads", "geometry_prompts",
+                                                         "max_tokens")},
               "total_s": time.perf_counter() - started,
               "env": {"python": platform.python_version(), "torch": version("torch"),
-                      "transformers": version("transformers"), "cpus": os.cpu_count(), "threads": THREADS,
+                      "transformers": version("transformers"), "cpus": os.cpu_count(), "threads": args.threads,
                       "date": date.today().isoformat(), "load_average": os.getloadavg()},
               "command": " ".join([".venv/bin/python", "benchmarks/suite_forwards.py", *(argv or sys.argv[1:])])}
     if args.json:

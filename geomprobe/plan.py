@@ -48,7 +48,8 @@ What is estimated, and how (each figure carries its formula in `Plan.lines()`):
   models is added at assumed rates. That is each suite's estimate before calibration; where this
   machine has finished runs of a suite on a model within 10x the size (geomprobe.timing), the
   suite's time is its upper estimate times their median measured / estimated ratio, / and x 1.5.
-- fits: weights + activations + max(10%, 1 GiB) against the device's free memory (CUDA
+- fits: weights + activations (+ on a CPU the process itself, PROCESS_BYTES: Python, torch and
+  transformers, about 450 MiB) + max(10%, 1 GiB) against the device's free memory (CUDA
   mem_get_info; CPU: MemAvailable; --device-map: the visible GPUs plus the CPU), in every phase
   (the model alone; with a null model beside it; Pythia's step0 key baseline on the CPU).
 
@@ -93,6 +94,10 @@ DISK_BYTES_PER_S = (0.5e9, 2e9)  # loading weights from local disk (assumed rang
 PCIE_BYTES_PER_S = 10e9  # host -> GPU copies (offloaded layers, null models built on the CPU)
 OVERHEAD_S_PER_LAYER_BATCH = 1e-3  # python, hooks and small kernels, per layer and forward call (upper end)
 MAX_BATCH = 64
+# The process itself on a CPU run: Python 3.11, torch 2.13, transformers 5.24 with the model's
+# modeling code imported, the tokenizer and geomprobe: 439-456 MiB of RSS on Linux x86-64 before any
+# weight is read (benchmarks/null_memory.py measures it as its baseline)
+PROCESS_BYTES = 450 * 2**20
 CPU_DEFAULT_BATCH = 8
 
 # name fragment (lowercase, first match wins) -> (dense bf16 TFLOP/s, fp32 TFLOP/s, fp16 TFLOP/s, memory GB/s).
@@ -394,17 +399,19 @@ def _hf_cached_dir(hub_id: str) -> str | None:
     return str(Path(found).parent) if isinstance(found, str) else None
 
 
-def cached_tokenizer(target: ModelTarget):
+def cached_tokenizer(target: ModelTarget, quiet: bool = True):
     """The model's tokenizer when it is at hand without building, training or downloading anything
     (a local directory, a built or trained built-in, the Hugging Face cache), else None. Wind tunnels
-    need none: their word-level count is exact."""
+    need none: their word-level count is exact. quiet: set transformers' logging to errors only
+    (the command line's choice; the runner's preflight leaves the caller's logging alone)."""
     if target.tokenizer_dir is None or target.windtunnel is not None:
         return None
     try:
         from transformers import AutoTokenizer
         from transformers.utils import logging
 
-        logging.set_verbosity_error()
+        if quiet:
+            logging.set_verbosity_error()
         return AutoTokenizer.from_pretrained(target.tokenizer_dir, local_files_only=True)
     except Exception:  # noqa: BLE001 - without one the lengths are estimated
         return None
@@ -578,6 +585,7 @@ class Load:
     bytes: int
     where: str  # "device" | "cpu"
     note: str = ""
+    draws: int = 1  # init: times each weight is drawn (2 for --null init-legacy:N)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -705,9 +713,12 @@ class PlanContext:
         for spec in specs:
             kind = "init" if spec.kind == "init" else "checkpoint"
             what = f"null {spec.name}" + (f" ({spec.spec})" if spec.spec else "")
-            note = ("built from the config on the CPU, never quantised" if kind == "init"
-                    else "loaded from the Hugging Face cache or the hub, never quantised")
-            loads.append(Load(what, kind, self.arch.n_params, self.arch.n_params * weights_dtype_bytes, where, note))
+            legacy = kind == "init" and getattr(spec, "build", "own-init") == "legacy"
+            note = ("loaded from the Hugging Face cache or the hub, never quantised" if kind != "init"
+                    else "built from the config on the CPU, never quantised"
+                    + ("; legacy build: every weight drawn twice" if legacy else ""))
+            loads.append(Load(what, kind, self.arch.n_params, self.arch.n_params * weights_dtype_bytes, where, note,
+                              draws=2 if legacy else 1))
         return loads
 
 
@@ -948,6 +959,7 @@ class Phase:
     host_bytes: int  # CPU RAM needed beside it, when the device is a GPU
     weights_bytes: int
     activation_bytes: int
+    process_bytes: int = 0  # on a CPU: the Python process itself (PROCESS_BYTES), in device_bytes
 
 
 @dataclass
@@ -1092,7 +1104,9 @@ class Plan:
         for phase in self.phases:
             rows.append(("memory", _fmt_bytes(phase.device_bytes + _margin(phase.device_bytes)),
                          f"{phase.name}: weights {_fmt_bytes(phase.weights_bytes)} + activations "
-                         f"{_fmt_bytes(phase.activation_bytes)} + margin max(10%, 1 GiB)"
+                         f"{_fmt_bytes(phase.activation_bytes)}"
+                         + (f" + the process {_fmt_bytes(phase.process_bytes)} (Python, torch, transformers)"
+                            if phase.process_bytes else "") + " + margin max(10%, 1 GiB)"
                          + (f"; CPU RAM {_fmt_bytes(phase.host_bytes)}" if phase.host_bytes else "")))
         memory = info.memory if info else None
         rows.append(("fits", "yes" if self.fits else "NO", self.why or f"{_fmt_bytes(memory)} available"))
@@ -1305,7 +1319,17 @@ def _activation_peak(arch: Architecture, run, info: DeviceInfo, suite_plans: lis
 
 
 def _phases(arch: Architecture, run, info: DeviceInfo, weights: int, peak: int, loads: list[Load]) -> list[Phase]:
-    """The memory phases: the model alone; with each kind of load beside it."""
+    """The memory phases: the model alone; with each kind of load beside it. On a CPU each phase
+    also holds the process itself (PROCESS_BYTES): the run's RAM is all of it."""
+    phases = _device_phases(arch, run, info, weights, peak, loads)
+    if info.kind != "cpu":
+        return phases
+    return [replace(phase, device_bytes=phase.device_bytes + PROCESS_BYTES, process_bytes=PROCESS_BYTES)
+            for phase in phases]
+
+
+def _device_phases(arch: Architecture, run, info: DeviceInfo, weights: int, peak: int,
+                   loads: list[Load]) -> list[Phase]:
     tl_factor = 2 if run.backend == "tl" else 1
     null_weights = arch.n_params * DTYPE_BYTES[run.dtype]
     phases = [Phase("the model", weights * tl_factor + peak, 0, weights * tl_factor, peak)]
@@ -1336,7 +1360,8 @@ def _check_fits(phases: list[Phase], info: DeviceInfo) -> tuple[bool, str]:
         if info.memory is not None and not _fits(need, info.memory):
             return False, (f"{phase.name}: needs {_fmt_bytes(need + _margin(need))} (weights "
                            f"{_fmt_bytes(phase.weights_bytes)} + activations {_fmt_bytes(phase.activation_bytes)} + "
-                           f"margin {_fmt_bytes(_margin(need))}) but {info.name} has {_fmt_bytes(info.memory)}")
+                           + (f"the process {_fmt_bytes(phase.process_bytes)} + " if phase.process_bytes else "")
+                           + f"margin {_fmt_bytes(_margin(need))}) but {info.name} has {_fmt_bytes(info.memory)}")
         host_limit = info.host_memory
         if phase.host_bytes and host_limit is not None and info.kind != "cpu" and \
                 phase.host_bytes + MARGIN_MIN > host_limit:
@@ -1440,7 +1465,7 @@ def _load_time(weights: int, loads: list[Load], info: DeviceInfo, init_rate: flo
     load_low, load_high = weights / DISK_BYTES_PER_S[1], weights / DISK_BYTES_PER_S[0]
     for load in loads:
         if load.kind == "init":
-            build = 2 * load.n_params / init_rate  # torch's default init, then transformers' _init_weights
+            build = 2 * load.draws * load.n_params / init_rate  # high end: twice normal_'s rate per draw
             move = load.bytes / PCIE_BYTES_PER_S if load.where == "device" and info.kind == "cuda" else 0.0
             load_low, load_high = load_low + build / 2 + move, load_high + build + 2 * move
         else:
@@ -1459,7 +1484,7 @@ def _time_how(run, suite_plans: list[SuitePlan], sweeps: _SweepTime, load_s: tup
             + ")), 2 x (compute + reads) + 1 ms per layer and call]"
             + (f" at {QUANT_SLOWDOWN[run.quantize]} x the dense rate for {run.quantize} kernels" if run.quantize else "")
             + f"; + loads {_fmt_range(*load_s)} (weights from disk at 0.5-2 GB/s; null "
-              f"copies initialised on the CPU at a measured {init_rate / 1e6:.0f}M params/s, twice)")
+              f"copies initialised on the CPU at a measured {init_rate / 1e6:.0f}M params/s per draw)")
 
 
 def _plan_notes(target: ModelTarget, run, info: DeviceInfo, weights: int) -> list[str]:
@@ -1504,10 +1529,15 @@ def _init_rate() -> float:
 def preflight(model_spec: str, run_config=None, suite_configs=None, device: str | None = None) -> Plan:
     """The runner's check before it loads a model: the plan of these suites (refuse the run when
     `not plan.fits`; plan.why says why). Cheap (no weights, no download, no meta-device build) and
-    never raises: a plan that cannot be made comes back with fits=True and the reason in why."""
+    never raises: a plan that cannot be made comes back with fits=True and the reason in why. The
+    prompts are counted with the model's tokenizer when it is at hand (cached_tokenizer), as
+    `geomprobe plan` counts them: an estimate from characters misses the longest prompt, which sets
+    the activation peak, by up to 2x on byte-level tokenizers."""
     try:
+        spec = model_spec if model_spec is not None else getattr(run_config, "model", None)
+        tokenizer = cached_tokenizer(resolve_target(spec), quiet=False) if spec is not None else None
         return plan(model_spec, suite_configs if suite_configs is not None else "extract", run_config=run_config,
-                    device=device)
+                    device=device, tokenizer=tokenizer)
     except Exception as error:  # noqa: BLE001 - a preflight must never stop a run by itself
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
         return Plan.unavailable(str(model_spec), text)

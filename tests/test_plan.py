@@ -239,6 +239,35 @@ def test_null_copies_are_unquantised_and_resident_beside_the_model():
                 **A100).fits
 
 
+def test_a_cpu_plan_holds_the_process_and_a_gpu_plan_does_not():
+    """On a CPU the run's RAM is the whole process: every phase adds PROCESS_BYTES (Python, torch,
+    transformers); on a GPU the device holds weights and activations only."""
+    from geomprobe.plan import PROCESS_BYTES
+
+    cpu = plan("pythia-410m", "sula", device="cpu", device_memory=80 * GiB, null="init:2")
+    gpu = plan("pythia-410m", "sula", device_memory=80 * GiB, null="init:2", **A100)
+    assert [p.process_bytes for p in cpu.phases] == [PROCESS_BYTES] * 2
+    assert all(p.device_bytes == p.weights_bytes + p.activation_bytes + PROCESS_BYTES for p in cpu.phases)
+    assert all(p.process_bytes == 0 and p.device_bytes == p.weights_bytes + p.activation_bytes for p in gpu.phases)
+    assert any("the process" in line for line in cpu.lines())
+    tight = cpu.phases[1].device_bytes - PROCESS_BYTES  # fits only without the process
+    need = tight + max(int(0.1 * tight), GiB)
+    assert plan("pythia-410m", "sula", device="cpu", device_memory=need, null="init:2").fits is False
+
+
+def test_preflight_counts_prompts_with_the_models_tokenizer(load_tiny):
+    """The runner's preflight counts tokens as `geomprobe plan` does, with the model's tokenizer when
+    it is at hand: the longest prompt sets the activation peak."""
+    source = str(load_tiny("tiny-neox").source)
+    config = RunConfig(model=source)
+    counted = plan(source, "geometry", run_config=config, device="cpu",
+                   tokenizer=cached_tokenizer(resolve_target(source)))
+    estimated = plan(source, "geometry", run_config=config, device="cpu")
+    checked = preflight(source, config, "geometry", "cpu")
+    assert checked.tokens_how == "the model's tokenizer" != estimated.tokens_how
+    assert checked.activation_bytes == counted.activation_bytes
+
+
 @pytest.mark.slow
 def test_recommended_batch_size_is_monotone_in_memory(tmp_path):
     prompts = tmp_path / "long.txt"
