@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from geomprobe import allocator
 from geomprobe.console import ProgressReport
 from geomprobe.errors import ConfigError, NumericalError, RunDirectoryError
 from geomprobe.prompts import Prompt, prompts_hash
@@ -655,6 +656,8 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
                 result = backend.run_batch(input_ids, attention_mask, final_index)
             _check_finite(result, [prompts[i].id for i in batch], loaded, layers, module, index=batch)
             sink.add(batch, result)
+            del result
+            allocator.release()  # the batch's activations back to the system: the peak stays one batch's
             report.advance(len(batch))
 
     arrays = sink.finish()

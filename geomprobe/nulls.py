@@ -204,6 +204,9 @@ def null_model(loaded, null: NullSpec):
     finally:
         del model
         gc.collect()
+        from geomprobe import allocator
+
+        allocator.release()  # the copy's heap-allocated tensors back to the system before the next is built
         try:
             import torch
 
