@@ -4,7 +4,7 @@ torch allocates CPU tensors with the C library's malloc. glibc raises its mmap t
 a large block is freed, so after the first batches the activations of later ones (tens of MiB per
 tensor) come from the heap, and the heap keeps every page it ever held: over a run of batches of
 varying length the process's RSS grew to 1.2-1.5x the largest batch's live activations on a
-Pythia-410M-shaped model (benchmarks/RESULTS.md, issue 29), above what `geomprobe plan` counts.
+Pythia-410M-shaped model (benchmarks/RESULTS.md), above what `geomprobe plan` counts.
 `release()` calls glibc's malloc_trim(0) after each batch, which returns the free pages (top of the
 heap and inside it) to the system: the peak is then the largest batch, as planned. The next batch
 faults its pages in once (not once per layer, as a fixed low mmap threshold would).
