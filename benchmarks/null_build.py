@@ -1,5 +1,5 @@
-"""Building an untrained copy: one draw per weight (`--null init:N`) against the legacy from_config
-build (`--null init-legacy:N`: torch's default init, then the model's own).
+"""Building an untrained copy: one draw per weight (`--null init-once:N`) against the default
+from_config build (`--null init:N`: torch's default init, then the model's own).
 
     .venv/bin/python benchmarks/null_build.py                 # 6 and 24 layers of the 410M shape
     .venv/bin/python benchmarks/null_build.py --layers 24 --rounds 5

@@ -9,14 +9,14 @@ network's activations too). `--null` says which copies a suite measures:
                     of power is printed beside every result (the minimum detectable effect)
     init:auto       the same
     init:3          three fresh initialisations (torch seeds 1000, 1001, 1002) from the model's own
-                    config, by the library's own initialiser (transformers' `_init_weights`) alone:
-                    built on the meta device, then each weight drawn once; the seeds start at 1000
+                    config, by `from_config`: torch's default init of every layer, then the library's
+                    own initialiser (transformers' `_init_weights`) over it; the seeds start at 1000
                     so that a random-init model built with a small seed (0 is the usual one) is
                     never one of its own nulls
-    init-legacy:3   the same seeds built as geomprobe did before 2026-12-03: `from_config`, which
-                    draws every weight twice (torch's default init, then `_init_weights`). Same
-                    distributions, other draws (the second draw starts where the first left the
-                    generator); kept to reproduce earlier results bit for bit
+    init-once:3     the same seeds with each weight drawn once: built on the meta device, then the
+                    model's own initialiser alone (0.655x the CPU time). Same distributions, other
+                    draws (from_config's second draw starts where the first left the generator), so
+                    not the default until every CPU's recorded outputs are recorded again
     step0           the family's published untrained checkpoint (Pythia's revision step0)
     SPEC            any model spec (alias@revision, hub id, local directory) of the same architecture
     off             no null: verdicts then say they had none
@@ -63,18 +63,19 @@ class NullSpec:
     kind: str  # "init" | "checkpoint"
     seed: int | None = None  # init: the torch seed of the fresh initialisation
     spec: str | None = None  # checkpoint: the model spec loaded
-    build: str = "own-init"  # init: "own-init" (each weight drawn once) | "legacy" (from_config: twice)
+    build: str = "legacy"  # init: "legacy" (from_config: drawn twice) | "own-init" (each weight drawn once)
 
     def describe(self) -> str:
         if self.kind == "init":
-            how = ("the model's own initialiser only" if self.build == "own-init"
-                   else "legacy build: torch's default init, then the model's")
-            return f"fresh initialisation from the model's config (torch seed {self.seed}; {how})"
+            if self.build == "own-init":
+                return (f"fresh initialisation from the model's config (torch seed {self.seed}; each weight drawn "
+                        "once, by the model's own initialiser)")
+            return f"fresh initialisation from the model's config (torch seed {self.seed})"
         return f"checkpoint {self.spec}"
 
     def to_dict(self) -> dict:
         return {"name": self.name, "kind": self.kind, "seed": self.seed, "spec": self.spec,
-                **({"build": self.build} if self.kind == "init" else {}), "description": self.describe()}
+                **({"build": self.build} if self.build == "own-init" else {}), "description": self.describe()}
 
 
 def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[NullSpec]:
@@ -86,9 +87,9 @@ def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[Nu
         return []
     specs: list[NullSpec] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
-        match = re.fullmatch(r"init(-legacy)?(?::(\d+|auto))?|auto", part)
+        match = re.fullmatch(r"init(-once)?(?::(\d+|auto))?|auto", part)
         if match:
-            legacy = bool(match.group(1))
+            once = bool(match.group(1))
             count = match.group(2) or ("auto" if part == "auto" else "3")
             if count == "auto":
                 n = default_null_count(n_params if n_params is not None else _n_params(loaded))
@@ -96,7 +97,7 @@ def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[Nu
                 n = int(count)
             if n < 1:
                 raise ConfigError(f"--null {part}: init:N needs N >= 1 (or --null off)")
-            prefix, build = ("init-legacy", "legacy") if legacy else ("init", "own-init")
+            prefix, build = ("init-once", "own-init") if once else ("init", "legacy")
             specs += [NullSpec(f"{prefix}-{seed}", "init", seed=seed, build=build)
                       for seed in range(INIT_SEED0, INIT_SEED0 + n)]
         elif part == "step0":
@@ -138,11 +139,11 @@ def _own_init(model_class, config, dtype, attn_implementation: str):
     return model
 
 
-def fresh_copy(loaded, seed: int, build: str = "own-init"):
+def fresh_copy(loaded, seed: int, build: str = "legacy"):
     """The model's architecture at full depth, freshly initialised from its config with `seed`,
     in the model's dtype and device, with its tokenizer: a LoadedModel. build: "own-init" (each
-    weight drawn once, by the model's initialiser: _own_init) or "legacy" (`from_config`, which
-    draws torch's default init first; the weights of geomprobe before 2026-12-03). Both draw on
+    weight drawn once, by the model's initialiser: _own_init; --null init-once:N) or "legacy"
+    (`from_config`, which draws torch's default init first; --null init:N, the default). Both draw on
     the CPU, then move to the model's device, so a seed gives the same weights on any device."""
     import torch
     import transformers
@@ -161,7 +162,7 @@ def fresh_copy(loaded, seed: int, build: str = "own-init"):
     else:
         model = _own_init(model_class, config, dtype, loaded.attn_implementation)
     model = model.to(loaded.device if loaded.device_map is None else "cpu").eval()
-    label = f"init seed {seed}" + (", legacy build" if build == "legacy" else "")
+    label = f"init seed {seed}" + (", drawn once" if build == "own-init" else "")
     out = LoadedModel(model=model, tokenizer=loaded.tokenizer, spec=f"{loaded.spec} [{label}]",
                       source=loaded.source, revision=None, commit=None, family=loaded.family, dtype=loaded.dtype,
                       device=str(loaded.device if loaded.device_map is None else "cpu"), device_map=None,

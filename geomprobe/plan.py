@@ -585,7 +585,7 @@ class Load:
     bytes: int
     where: str  # "device" | "cpu"
     note: str = ""
-    draws: int = 1  # init: times each weight is drawn (2 for --null init-legacy:N)
+    draws: int = 1  # init: times each weight is drawn (2 for --null init:N, 1 for init-once:N)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -713,7 +713,7 @@ class PlanContext:
         for spec in specs:
             kind = "init" if spec.kind == "init" else "checkpoint"
             what = f"null {spec.name}" + (f" ({spec.spec})" if spec.spec else "")
-            legacy = kind == "init" and getattr(spec, "build", "own-init") == "legacy"
+            legacy = kind == "init" and getattr(spec, "build", "legacy") == "legacy"
             note = ("loaded from the Hugging Face cache or the hub, never quantised" if kind != "init"
                     else "built from the config on the CPU, never quantised"
                     + ("; legacy build: every weight drawn twice" if legacy else ""))

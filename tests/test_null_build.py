@@ -1,5 +1,6 @@
-"""Untrained copies drawn once (issue 29): `init:N` builds each copy on the meta device and runs the
-model's own initialiser alone; `init-legacy:N` is the from_config build of earlier versions.
+"""Untrained copies drawn once: `init-once:N` builds each copy on the meta device and runs the
+model's own initialiser alone; `init:N` (the default) is the from_config build, which draws
+torch's default init first.
 
 What must hold, on every family and the wind tunnels: the computed buffers (rotary frequencies,
 position ids) and every weight the initialiser sets to a constant are identical to the legacy
@@ -30,7 +31,7 @@ def _random(name: str, tensor: torch.Tensor) -> bool:
 def test_one_draw_matches_the_legacy_build_in_law(load_tiny, name):
     loaded = load_tiny(name)
     legacy = fresh_copy(loaded, 1000, "legacy").model
-    own = fresh_copy(loaded, 1000).model
+    own = fresh_copy(loaded, 1000, "own-init").model
     for (key, a), (_, b) in zip(legacy.named_buffers(), own.named_buffers(), strict=True):
         assert torch.equal(a, b), key
     drawn = 0
@@ -63,14 +64,14 @@ def _first_draw_matches(model, seed: int, std: float) -> list[str]:
 def test_nothing_is_drawn_before_the_model_initialiser(load_tiny, name):
     loaded = load_tiny(name)
     std = loaded.model.config.initializer_range
-    assert len(_first_draw_matches(fresh_copy(loaded, 1000).model, 1000, std)) == 1
+    assert len(_first_draw_matches(fresh_copy(loaded, 1000, "own-init").model, 1000, std)) == 1
     # the legacy build draws torch's default init first: no tensor starts the generator's stream
     assert _first_draw_matches(fresh_copy(loaded, 1000, "legacy").model, 1000, std) == []
 
 
 def test_a_seed_is_one_copy_and_another_seed_another(load_tiny):
     loaded = load_tiny("tiny-phi")
-    a, b, c = (fresh_copy(loaded, seed).model.state_dict() for seed in (1000, 1000, 1001))
+    a, b, c = (fresh_copy(loaded, seed, "own-init").model.state_dict() for seed in (1000, 1000, 1001))
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert any(not torch.equal(a[k], c[k]) for k in a)
 
@@ -85,25 +86,27 @@ def test_tied_embeddings_stay_tied(tmp_path, load_tiny):
     loaded.tokenizer.save_pretrained(tmp_path / "tied")
     from geomprobe.models import load_model
 
-    model = fresh_copy(load_model(str(tmp_path / "tied"), device="cpu"), 1000).model
+    model = fresh_copy(load_model(str(tmp_path / "tied"), device="cpu"), 1000, "own-init").model
     assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
 
 
 def test_the_null_spec_names_its_build():
-    own, legacy = null_specs("init:1")[0], null_specs("init-legacy:1")[0]
-    assert (own.name, own.build) == ("init-1000", "own-init")
-    assert (legacy.name, legacy.build) == ("init-legacy-1000", "legacy")
-    assert "legacy build" in legacy.describe() and legacy.to_dict()["build"] == "legacy"
-    assert [s.name for s in null_specs("init:1,init-legacy:1")] == ["init-1000", "init-legacy-1000"]
-    assert len(null_specs("init-legacy:auto", n_params=1e6)) == 19
+    own, legacy = null_specs("init-once:1")[0], null_specs("init:1")[0]
+    assert (own.name, own.build) == ("init-once-1000", "own-init")
+    assert (legacy.name, legacy.build) == ("init-1000", "legacy")
+    assert "drawn once" in own.describe() and own.to_dict()["build"] == "own-init"
+    assert "build" not in legacy.to_dict()  # results of the default build read as before
+    assert [s.name for s in null_specs("init:1,init-once:1")] == ["init-1000", "init-once-1000"]
+    assert len(null_specs("init-once:auto", n_params=1e6)) == 19
     with pytest.raises(ConfigError, match="N >= 1"):
-        null_specs("init-legacy:0")
+        null_specs("init-once:0")
 
 
 def test_a_copy_of_either_build_is_its_own_extraction_identity(load_tiny):
     from geomprobe.extraction import _identity
 
     loaded = load_tiny("tiny-neox")
-    own, other, legacy = fresh_copy(loaded, 1000), fresh_copy(loaded, 1001), fresh_copy(loaded, 1000, "legacy")
+    own, other, legacy = (fresh_copy(loaded, 1000, "own-init"), fresh_copy(loaded, 1001, "own-init"),
+                          fresh_copy(loaded, 1000))
     assert len({str(_identity(m)) for m in (loaded, own, other)}) == 3
     assert _identity(legacy) == _identity(loaded)  # as before: a legacy run directory resumes

@@ -67,11 +67,11 @@ def test_step0_needs_a_family_that_publishes_one(load_tiny):
         null_specs("step0", load_tiny("tiny-llama"))
 
 
-def test_a_legacy_copy_is_the_library_initialisation(load_tiny):
-    """The legacy build at seed 0 rebuilds the built-in model exactly (from_config with seed 0, as
-    every copy was built before 2026-12-03); another seed gives other weights of the same shapes."""
+def test_a_fresh_copy_is_the_library_initialisation(load_tiny):
+    """Seed 0 rebuilds the built-in model exactly (from_config with seed 0, the default build of
+    init:N); another seed gives other weights of the same shapes."""
     loaded = load_tiny("tiny-llama")
-    same, other = fresh_copy(loaded, 0, "legacy"), fresh_copy(loaded, 1, "legacy")
+    same, other = fresh_copy(loaded, 0), fresh_copy(loaded, 1)
     reference = loaded.model.state_dict()
     assert all(torch.equal(reference[k], v) for k, v in same.model.state_dict().items())
     assert any(not torch.equal(reference[k], v) for k, v in other.model.state_dict().items())
