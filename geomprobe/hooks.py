@@ -11,13 +11,15 @@ Hook points, named "blocks.{layer}.{point}" or (layer, point); layer may be nega
     values    [batch, pos, n_kv_heads, d_head]  v = W_V x + b_V, before attention mixes them
                                                 (GPT-NeoX: the value part of the fused q/k/v output)
     z         [batch, pos, n_heads, d_head]     each head's attention mix, the input of the output projection
-    attn_out  [batch, pos, d_model]             output of the attention output projection, W_O z + b_O:
-                                                what the attention adds to the residual stream
-    mlp_out   [batch, pos, d_model]             output of the MLP (Mixtral: the mixture-of-experts block)
+    attn_out  [batch, pos, d_model]             what the attention adds to the residual stream: the
+                                                output projection W_O z + b_O (Gemma: its post-norm)
+    mlp_out   [batch, pos, d_model]             what the MLP adds to the residual stream (Mixtral: the
+                                                mixture-of-experts block; Gemma: the MLP's post-norm)
     resid     [batch, pos, d_model]             the block's output, the residual stream after the layer
 
 How the block combines them: Llama, Mistral, Mixtral and Qwen2 are sequential pre-norm blocks,
-mid = x + attn_out, resid = mid + mlp_out (the MLP reads norm(mid)); GPT-NeoX (parallel residual)
+mid = x + attn_out, resid = mid + mlp_out (the MLP reads norm(mid)); Gemma 3 too, with attn_out
+= post_norm(W_O z) and mlp_out = post_norm(MLP(pre_norm(mid))); GPT-NeoX (parallel residual)
 and Phi run both off the block input x, resid = x + attn_out + mlp_out; BERT is post-norm,
 resid = LN2(mlp_out + LN1(attn_out + x)). The adapter (geomprobe.adapters) says where each
 module lives.
@@ -139,7 +141,7 @@ def _point_hook(adapter, layer: int, point: str, fn: Callable, editing: bool) ->
             return None if edited is None else (edited.reshape(mixed.shape).to(mixed.dtype), *args[1:])
 
         return Hook(adapter.output_projection(layer), on_z, pre=True, prepend=editing)
-    module = {"attn_out": adapter.output_projection, "mlp_out": adapter.mlp_output,
+    module = {"attn_out": adapter.attention_residual, "mlp_out": adapter.mlp_output,
               "resid": lambda layer: adapter.layers()[layer]}[point](layer)
 
     def on_output(module, args, output):

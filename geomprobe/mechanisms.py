@@ -162,9 +162,9 @@ def layer0_token_keys(loaded_or_model, token_ids) -> np.ndarray:
     layer's full pre-attention norm. float32 [n_kv_heads, n_tokens, d_head]."""
     model = _model(loaded_or_model)
     adapter = adapter_for(model)
-    embedding = model.get_input_embeddings().weight
-    ids = torch.as_tensor(np.asarray(token_ids), dtype=torch.long, device=embedding.device)
-    hidden = embedding[ids]
+    embedding = model.get_input_embeddings()
+    ids = torch.as_tensor(np.asarray(token_ids), dtype=torch.long, device=embedding.weight.device)
+    hidden = embedding(ids)  # the module, so a scaled embedding (Gemma: x sqrt(d_model)) is scaled
     norm = adapter.attention_input_norm(0)
     if norm is not None:
         hidden = norm(hidden)

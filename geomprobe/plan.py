@@ -219,7 +219,7 @@ def parameter_groups(fields: dict) -> dict:
         else:
             g["linear"] += L * 3 * D * F
             g["linear_rows"] += L * (2 * F + D)
-            g["small"] = L * (2 * D + bias + mlp_bias) + D
+            g["small"] = L * (row.block_norms * D + bias + mlp_bias) + D
     elif t == "phi":
         attn = D * dh * (2 * H + 2 * KV)
         g["linear"] = L * (attn + 2 * D * F)
@@ -329,6 +329,7 @@ def _windtunnel_fields(task: str) -> tuple[dict, dict]:
 def resolve_target(spec: str) -> ModelTarget:
     """An alias, alias@revision, a local model directory, or a hub id whose config.json is in the
     local Hugging Face cache -> its shape, without loading or downloading anything."""
+    from geomprobe.models.gguf import PACKAGED, cached_packaged
     from geomprobe.models.published import PUBLISHED
     from geomprobe.models.registry import MODELS, closest_aliases, parse_model_spec
 
@@ -354,9 +355,17 @@ def resolve_target(spec: str) -> ModelTarget:
         entry = PUBLISHED[name]
         arch = architecture_from_fields(entry.config, entry.n_params,
                                         source=f"published config.json of {entry.hub_id}, published parameter count")
+        tokenizer_dir = _hf_cached_dir(entry.hub_id)
+        if tokenizer_dir is None and name in PACKAGED:  # a packaged GGUF already dequantized into the cache
+            converted = cached_packaged(name)
+            tokenizer_dir = None if converted is None else str(converted)
         return ModelTarget(spec, name, "hub", entry.hub_id, arch, pythia=name.startswith("pythia-"),
-                           tokenizer_dir=_hf_cached_dir(entry.hub_id))
+                           tokenizer_dir=tokenizer_dir)
     path = Path(name).expanduser()
+    from geomprobe.models.gguf import ensure_gguf, is_gguf_path
+
+    if is_gguf_path(name):  # planned on its dequantized folder (converted once, on first use)
+        path = ensure_gguf(path)
     if path.is_dir():
         if not (path / "config.json").exists():
             raise ConfigError(f"'{name}' is a directory but has no config.json: point --model at a Hugging Face "

@@ -390,6 +390,12 @@ def model_identity(loaded) -> dict:
     tokenizer = sorted(p for p in source.iterdir() if p.is_file() and p.name in TOKENIZER_FILES)
     if tokenizer:  # the same weights with another tokenizer give other token ids: another model
         identity.update(tokenizer_files=[p.name for p in tokenizer], tokenizer_sha256=hashed(tokenizer))
+    from geomprobe.models.gguf import read_info
+
+    converted = read_info(source)
+    if converted is not None:  # dequantized from a GGUF: which file, its hash and quantisation
+        identity["gguf"] = {key: converted.get(key) for key in ("gguf_file", "gguf_sha256", "file_type", "tensor_types",
+                                                                "source", "converted_by")}
     checkpoint = getattr(loaded, "checkpoint", None)
     if checkpoint:
         path = Path(checkpoint)

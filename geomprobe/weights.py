@@ -20,9 +20,8 @@ from geomprobe.errors import ConfigError
 
 
 def _norm_scale(adapter, layer: int) -> np.ndarray | None:
-    norm = adapter.attention_input_norm(layer)
-    weight = getattr(norm, "weight", None)
-    return None if weight is None else weight.detach().float().cpu().numpy()
+    scale = adapter.norm_scale(adapter.attention_input_norm(layer))
+    return None if scale is None else scale.cpu().numpy()
 
 
 def key_weight_stack(loaded_or_model, fold_ln: bool = False) -> list[np.ndarray]:

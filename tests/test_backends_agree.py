@@ -14,12 +14,13 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import ExtractionConfig, extract
 from geomprobe.models import load_model
 from geomprobe.models.builtin import demo_prompts_path
-from geomprobe.prompts import read_prompts
+from geomprobe.prompts import Prompt, read_prompts
 
-CAUSAL_BUILTINS = ["tiny-neox", "tiny-llama", "tiny-mistral", "tiny-mixtral", "tiny-phi"]
+CAUSAL_BUILTINS = ["tiny-neox", "tiny-llama", "tiny-mistral", "tiny-mixtral", "tiny-phi", "tiny-gemma3"]
 TOKENS = [" the", " is", "."]  # single tokens of the built-in tokenizer
 READOUTS = ("values", "z", "resid", "hidden")
 FLOAT_ARRAYS = ["values", "z", "resid", "hidden", "attn_entropy_bits", "next_entropy_bits"]
+SHORT_TEXTS = ["The cat is here.", "It is the end.", "A dog", "The sea is", "So it is."]  # within tiny-gemma3's window
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -41,6 +42,13 @@ def prompts():
 @pytest.mark.parametrize("name", CAUSAL_BUILTINS)
 def test_hf_and_tl_backends_agree(name, prompts):
     loaded = load_model(name)
+    kinds = loaded.adapter.attention_kinds()
+    if len(set(kinds)) > 1:  # sliding and global layers (Gemma 3): TransformerLens windows both
+        with pytest.raises(ConfigError, match="sliding window"):
+            extract(loaded, prompts[:2], ExtractionConfig(backend="tl"), progress=False)
+        window = loaded.adapter.shape.sliding_window
+        prompts = [Prompt(f"short-{i}", text) for i, text in enumerate(SHORT_TEXTS)]
+        assert max(len(loaded.tokenizer(p.text)["input_ids"]) for p in prompts) <= window
     for token in TOKENS:
         assert len(loaded.tokenizer.encode(token, add_special_tokens=False)) == 1, token
     hf = extract(loaded, prompts, ExtractionConfig(backend="hf", readouts=READOUTS, tokens=TOKENS, batch_size=4),
@@ -55,8 +63,8 @@ def test_hf_and_tl_backends_agree(name, prompts):
     assert hf["values"].shape == (len(prompts), shape.n_layers, shape.n_kv_heads, shape.d_head)
 
     np.testing.assert_array_equal(tl["n_visible_keys"], hf["n_visible_keys"])
-    window = shape.sliding_window or np.inf
-    expected_visible = np.minimum(hf["n_tokens"], window)[:, None].repeat(shape.n_layers, 1)
+    windows = np.array([shape.sliding_window if kind == "sliding" else np.inf for kind in kinds])
+    expected_visible = np.minimum(hf["n_tokens"][:, None], windows[None, :])
     np.testing.assert_array_equal(tl["n_visible_keys"], expected_visible)
 
     for key in FLOAT_ARRAYS:
@@ -87,6 +95,8 @@ def test_backends_agree_on_hidden_after_a_non_trivial_final_norm(name, prompts, 
     loaded.model.save_pretrained(tmp_path)
     loaded.tokenizer.save_pretrained(tmp_path)
     edited = load_model(str(tmp_path))
+    if len(set(edited.adapter.attention_kinds())) > 1:  # Gemma 3: TransformerLens windows the global layers too
+        prompts = [Prompt(f"short-{i}", text) for i, text in enumerate(SHORT_TEXTS)]
     config = dict(readouts=("hidden", "resid"), layers=[0, edited.adapter.shape.n_layers - 1])
     hf = extract(edited, prompts[:4], ExtractionConfig(backend="hf", batch_size=4, **config), progress=False)
     tl = extract(edited, prompts[:4], ExtractionConfig(backend="tl", batch_size=3, **config), progress=False)

@@ -1,6 +1,7 @@
 """Every architecture family geomprobe claims has a built-in tiny model, so every family-parametrised
 test runs on it (the checklist in README "Adding a model family")."""
 
+import pytest
 import transformers
 
 from geomprobe.adapters import ADAPTERS, adapter_for
@@ -44,12 +45,14 @@ def test_the_family_table_is_the_one_source(load_tiny):
         assert (getattr(loaded.adapter, "key_norm", lambda layer: None)(0) is not None) == row.key_norm
 
 
-def test_qwen3_key_frame_folds_the_key_norm_scale(load_tiny):
-    """Qwen3: attention reads k = g * (W_K x) / rms per head, so key_weights(l) (W_K with g folded in)
-    gives each head's key up to one positive scalar per token; without the fold it would not."""
+@pytest.mark.parametrize("name", ["tiny-qwen3", "tiny-gemma3"])
+def test_key_frame_folds_the_key_norm_scale(load_tiny, name):
+    """Qwen3: attention reads k = g * (W_K x) / rms per head; Gemma 3: (1 + g) * (W_K x) / rms. So
+    key_weights(l) (W_K with the scale folded in) gives each head's key up to one positive scalar
+    per token; without the fold (or, for Gemma, folding g instead of 1 + g) it would not."""
     import torch
 
-    loaded = load_tiny("tiny-qwen3")
+    loaded = load_tiny(name)
     attn = loaded.adapter.attention(1)
     torch.manual_seed(0)
     with torch.no_grad():
@@ -64,5 +67,37 @@ def test_qwen3_key_frame_folds_the_key_norm_scale(load_tiny):
     cosine = torch.nn.functional.cosine_similarity(folded, actual, dim=-1)
     assert torch.allclose(cosine, torch.ones_like(cosine), atol=1e-5)
     assert (torch.nn.functional.cosine_similarity(raw, actual, dim=-1) < 0.999).any()  # the fold matters
+    if name == "tiny-gemma3":  # the offset matters: g alone is another frame
+        with torch.no_grad():
+            g = attn.k_norm.weight
+            wrong = torch.einsum("td,hde->the", x, weight / (1 + g) * g)
+        assert (torch.nn.functional.cosine_similarity(wrong, actual, dim=-1) < 0.999).any()
     ratio = folded.norm(dim=-1) / actual.norm(dim=-1)
     assert (ratio > 0).all()
+
+
+def test_gemma3_embeds_with_its_scale_and_sandwich_norms(load_tiny):
+    """Gemma 3 multiplies embeddings by sqrt(d_model) inside the embedding module, and what attention
+    and the MLP add to the residual is their post-norm's output: the adapter points there, and the
+    layer-0 keys geomprobe computes for single tokens match the model's own at position 0."""
+    import torch
+
+    from geomprobe.mechanisms import layer0_token_keys
+
+    loaded = load_tiny("tiny-gemma3")
+    adapter, model = loaded.adapter, loaded.model
+    block = adapter.layers()[1]
+    assert adapter.attention_residual(1) is block.post_attention_layernorm
+    assert adapter.mlp_output(1) is block.post_feedforward_layernorm
+    assert adapter.norm_scale(block.input_layernorm) is not None
+    embedding = model.get_input_embeddings()
+    ids = torch.tensor([5, 17, 40])
+    scale = loaded.model.config.hidden_size ** 0.5
+    torch.testing.assert_close(embedding(ids), embedding.weight[ids] * scale, rtol=1e-3, atol=1e-5)
+    seen = {}
+    handle = adapter.key_module(0).register_forward_hook(lambda m, a, out: seen.__setitem__("k", out.detach()))
+    with torch.no_grad():
+        model(input_ids=ids[None, :1])
+    handle.remove()
+    keys = layer0_token_keys(loaded, ids[:1].numpy())  # [G, 1, d], before the key norm
+    torch.testing.assert_close(torch.from_numpy(keys[:, 0]).flatten(), seen["k"][0, 0].float(), rtol=1e-4, atol=1e-5)

@@ -10,6 +10,7 @@ from conftest import ALL_TINY, CAUSAL_TINY
 from geomprobe.attention import capture_attention
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import _pad_id, pad_batch
+from geomprobe.families import FAMILIES
 from geomprobe.hooks import POINTS, capture, capture_final_token, edit, watch
 from geomprobe.mechanisms import skip_layers
 
@@ -154,7 +155,8 @@ def test_values_are_what_attention_reads_and_what_capture_final_token_keeps(load
 
 @pytest.mark.parametrize("name", ALL_TINY)
 def test_attn_out_is_the_output_projection_of_z(load_tiny, name):
-    """attn_out = W_O z + b_O, recomputed from the captured z; zeroing z leaves exactly b_O."""
+    """attn_out = W_O z + b_O, recomputed from the captured z; zeroing z leaves exactly b_O. With
+    sandwich norms (Gemma 3) attn_out is the post-attention norm of that, what joins the residual."""
     loaded = load_tiny(name)
     adapter = loaded.adapter
     input_ids, attention_mask, _ = _batch(loaded)
@@ -163,10 +165,17 @@ def test_attn_out_is_the_output_projection_of_z(load_tiny, name):
     projection = adapter.output_projection(2)
     with torch.no_grad():
         manual = torch.nn.functional.linear(acts["blocks.2.z"].flatten(-2), projection.weight, projection.bias)
+        post_norm = adapter.attention_residual(2)
+        if post_norm is not projection:
+            assert FAMILIES[loaded.model.config.model_type].block_norms == 4
+            manual = post_norm(manual)
     torch.testing.assert_close(acts["blocks.2.attn_out"], manual, atol=1e-6, rtol=1e-6)
     with edit(adapter, {"blocks.2.z": torch.zeros_like}), capture(adapter, ["blocks.2.attn_out"]) as zeroed:
         _run(loaded, input_ids, attention_mask)
     bias = torch.zeros(adapter.shape.d_model) if projection.bias is None else projection.bias.detach()
+    if post_norm is not projection:  # RMSNorm of 0 is 0; of a bias, the bias normalised
+        with torch.no_grad():
+            bias = post_norm(bias)
     assert torch.equal(zeroed["blocks.2.attn_out"], bias.expand_as(zeroed["blocks.2.attn_out"]))
 
 

