@@ -30,8 +30,8 @@ def candidates(tokenizer) -> dict[str, list[int]]:
         if token:
             out[f"{name} {token}"] = [tokenizer.convert_tokens_to_ids(token)]
     for token in ("<|endoftext|>", "<|im_start|>", "<bos>"):
-        ids = tokenizer.convert_tokens_to_ids(token)
-        if isinstance(ids, int) and ids != tokenizer.unk_token_id and [ids] not in out.values():
+        ids = tokenizer.convert_tokens_to_ids(token)  # SmolLM2's unknown token is <|endoftext|> itself
+        if isinstance(ids, int) and tokenizer.convert_ids_to_tokens(ids) == token and [ids] not in out.values():
             out[token] = [ids]
     return out
 
@@ -54,6 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", nargs="+", default=["smollm2-135m", "gemma3-270m"])
     parser.add_argument("--n", type=int, default=40, help="prompts per source (5 sources)")
+    parser.add_argument("--only", nargs="*", default=None, help="measure only these prefix labels")
     args = parser.parse_args()
     torch.set_num_threads(2)
     prompts = load_corpus("mixed")
@@ -69,6 +70,8 @@ def main() -> None:
         texts = [tok(p.text, add_special_tokens=False)["input_ids"] for p in chosen]
         default = tok("a")["input_ids"][: -len(tok("a", add_special_tokens=False)["input_ids"])]
         for label, prefix in candidates(tok).items():
+            if args.only is not None and label not in args.only:
+                continue
             start = time.time()
             loss = mean_loss(loaded.model, prefix, texts)
             row = {"model": alias, "prefix": label, "prefix_ids": prefix, "tokenizer_default": prefix == default,

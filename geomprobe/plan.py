@@ -488,6 +488,16 @@ class Lengths:
         return self.n * self.mean
 
 
+def _prepends_bos(target: ModelTarget) -> bool:
+    """Whether the target's tokenizer puts a BOS before every prompt, when the tokenizer is not at hand:
+    a packaged model's measured fact (SmolLM2's GGUF tokenizer adds none, though Llama's do), else
+    the family's (geomprobe.families Family.bos)."""
+    from geomprobe.models.gguf import PACKAGED
+
+    packaged = PACKAGED.get(target.name)
+    return packaged.prepends_bos if packaged is not None else target.arch.model_type in BOS_TYPES
+
+
 class TokenCounter:
     """Prompt lengths in tokens: a tokenizer's when one is at hand, the wind tunnels' word-level
     rule exactly, else an estimate: 1.3 tokens per word + 1 per punctuation mark + special tokens."""
@@ -499,7 +509,7 @@ class TokenCounter:
         elif tokenizer is not None:
             self.how = "the model's tokenizer"
         else:
-            special = 1 if target.arch.model_type in BOS_TYPES else 2 if target.arch.model_type == "bert" else 0
+            special = 2 if target.arch.model_type == "bert" else int(_prepends_bos(target))
             self.special = special
             self.how = ("estimated: 1.3 tokens per word + 1 per punctuation mark" +
                         (f" + {special} special" if special else ""))

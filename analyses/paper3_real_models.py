@@ -1,0 +1,101 @@
+"""Paper III's protocol on the real pretrained models geomprobe can load offline (SmolLM2-135M-Instruct
+and Gemma 3 270M, from their GGUF packages), one part at a time, resumable.
+
+Each part is one `geomprobe run` (a model and a suite with its options) into its own run directory
+under OUT (default runs/paper3); a run directory resumes where it stopped, and a finished part is
+skipped. When a part finishes, its suite's results.json is copied to
+analyses/results/paper3/<part>.json (small, committed) with the wall time and the command, so a
+later session continues from the parts already there. Parts run in the order below (cheapest first,
+the untrained copies last): pass --parts to choose, --list to see them.
+
+    .venv/bin/python analyses/paper3_real_models.py --list
+    .venv/bin/python analyses/paper3_real_models.py                      # every part not done yet
+    .venv/bin/python analyses/paper3_real_models.py --parts smollm2-geometry gemma3-geometry
+    .venv/bin/python analyses/paper3_real_models.py --table              # the table of what is done
+
+Budgets (CPU, 2 cores shared): geometry without copies about 10-20 min a model; sula about 20-40;
+each untrained copy costs about one more run of its suite (issue: the untrained comparison's cost).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "paper3"
+MODELS = {"smollm2": "smollm2-135m", "gemma3": "gemma3-270m"}
+
+# part -> (model key, suite, extra options); the untrained comparisons after the runs without copies
+PARTS: dict[str, tuple[str, str, list[str]]] = {}
+for key in MODELS:
+    PARTS[f"{key}-geometry"] = (key, "geometry", ["--null", "off", "--definitions", "paper-code"])
+for key in MODELS:
+    PARTS[f"{key}-domain"] = (key, "domain", ["--null", "off"])
+for key in MODELS:
+    PARTS[f"{key}-sula"] = (key, "sula", ["--null", "off"])
+for key in MODELS:
+    PARTS[f"{key}-geometry-copies"] = (key, "geometry", ["--null", "init:3"])
+for key in MODELS:
+    PARTS[f"{key}-sula-copies"] = (key, "sula", ["--null", "init:3"])
+for key in MODELS:
+    PARTS[f"{key}-ablation"] = (key, "ablation", ["--null", "off"])
+for key in MODELS:
+    PARTS[f"{key}-mechanisms"] = (key, "mechanisms", ["--null", "off"])
+
+
+def geomprobe() -> str:
+    return str(Path(sys.executable).with_name("geomprobe"))
+
+
+def run_part(name: str, out: Path) -> dict | None:
+    key, suite, options = PARTS[name]
+    saved = RESULTS / f"{name}.json"
+    if saved.exists():
+        print(f"{name}: done before ({saved.relative_to(HERE.parent)})", flush=True)
+        return json.loads(saved.read_text())
+    run_dir = out / name
+    command = [geomprobe(), "run", "--model", MODELS[key], "--suite", suite, "--out", str(run_dir), "--device", "cpu",
+               *options]
+    print(f"{name}: {' '.join(command[1:])}", flush=True)
+    start = time.time()
+    finished = subprocess.run(command).returncode == 0
+    wall = time.time() - start
+    results = run_dir / suite / "results.json"
+    if not finished or not results.exists():
+        print(f"{name}: stopped after {wall:.0f} s (rerun to continue)", flush=True)
+        return None
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    record = {"part": name, "model": MODELS[key], "suite": suite, "options": options, "wall_s_this_session": round(wall),
+              "command": "geomprobe " + " ".join(command[2:]), "model_identity": manifest.get("model_identity"),
+              "versions": manifest.get("versions"), "results": json.loads(results.read_text())}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(record, indent=1, default=str) + "\n")
+    print(f"{name}: finished in {wall:.0f} s -> {saved.relative_to(HERE.parent)}", flush=True)
+    return record
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parts", nargs="*", default=None, help="parts to run (default: all, in order)")
+    parser.add_argument("--out", default="runs/paper3", help="where the run directories go")
+    parser.add_argument("--list", action="store_true", help="list the parts and which are done")
+    args = parser.parse_args()
+    if args.list:
+        for name, (key, suite, options) in PARTS.items():
+            state = "done" if (RESULTS / f"{name}.json").exists() else "to do"
+            print(f"{name:28s} {state:6s} geomprobe run --model {MODELS[key]} --suite {suite} {' '.join(options)}")
+        return
+    unknown = sorted(set(args.parts or []) - set(PARTS))
+    if unknown:
+        parser.error(f"unknown parts {unknown}; --list shows them")
+    for name in args.parts or list(PARTS):
+        run_part(name, Path(args.out))
+
+
+if __name__ == "__main__":
+    main()
