@@ -30,22 +30,54 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "paper3"
 MODELS = {"smollm2": "smollm2-135m", "gemma3": "gemma3-270m"}
 
-# part -> (model key, suite, extra options); the untrained comparisons after the runs without copies
+# A model-independent sample for the comparisons with untrained copies: 15 prompts from each of the
+# mixed corpus's five sources, seeded (written by fixed_prompts(); committed). With it no copy scores
+# the 1,448 candidates for its own entropy-stratified sample, and model and copies meet the same
+# selection (METHODS.md section 5.1), so 19 copies cost minutes.
+ROOT = HERE.parent  # parts run from the repository root, so the commands below hold on any checkout
+FIXED = HERE / "data" / "paper3-mixed-75.jsonl"
+FIXED_OPTIONS = ["--prompts", str(FIXED.relative_to(ROOT)), "--n-per-quintile", "0"]
+
+# part -> (model key, suite, extra options): the protocol as paper III ran it (stratified by the
+# model's own entropy, no copies), then each statistic against untrained copies (--null auto: 19
+# copies up to 200M parameters, 10 above)
 PARTS: dict[str, tuple[str, str, list[str]]] = {}
 for key in MODELS:
     PARTS[f"{key}-geometry"] = (key, "geometry", ["--null", "off", "--definitions", "paper-code"])
 for key in MODELS:
-    PARTS[f"{key}-domain"] = (key, "domain", ["--null", "off"])
+    PARTS[f"{key}-geometry-copies"] = (key, "geometry", [*FIXED_OPTIONS, "--null", "auto"])
 for key in MODELS:
     PARTS[f"{key}-sula"] = (key, "sula", ["--null", "off"])
 for key in MODELS:
-    PARTS[f"{key}-geometry-copies"] = (key, "geometry", ["--null", "init:3"])
+    PARTS[f"{key}-sula-copies"] = (key, "sula", ["--n-per-k", "50", "--null", "auto"])
 for key in MODELS:
-    PARTS[f"{key}-sula-copies"] = (key, "sula", ["--null", "init:3"])
+    PARTS[f"{key}-domain"] = (key, "domain", ["--null", "off"])
+for key in MODELS:
+    PARTS[f"{key}-mechanisms"] = (key, "mechanisms", ["--prompts", str(FIXED.relative_to(ROOT)), "--null", "auto"])
 for key in MODELS:
     PARTS[f"{key}-ablation"] = (key, "ablation", ["--null", "off"])
-for key in MODELS:
-    PARTS[f"{key}-mechanisms"] = (key, "mechanisms", ["--null", "off"])
+
+
+def fixed_prompts() -> Path:
+    """FIXED, written once: the first 15 prompts of each mixed-corpus source after a seeded shuffle."""
+    if FIXED.exists():
+        return FIXED
+    import random
+
+    from geomprobe.corpora import load_corpus
+
+    by_source: dict[str, list] = {}
+    for prompt in load_corpus("mixed"):
+        by_source.setdefault(prompt.source, []).append(prompt)
+    rng = random.Random(38)
+    chosen = []
+    for source in sorted(by_source):
+        group = list(by_source[source])
+        rng.shuffle(group)
+        chosen += group[:15]
+    FIXED.parent.mkdir(parents=True, exist_ok=True)
+    FIXED.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in chosen))
+    return FIXED
 
 
 def geomprobe() -> str:
@@ -58,12 +90,12 @@ def run_part(name: str, out: Path) -> dict | None:
     if saved.exists():
         print(f"{name}: done before ({saved.relative_to(HERE.parent)})", flush=True)
         return json.loads(saved.read_text())
-    run_dir = out / name
+    run_dir = out / name if out.is_absolute() else ROOT / out / name
     command = [geomprobe(), "run", "--model", MODELS[key], "--suite", suite, "--out", str(run_dir), "--device", "cpu",
                *options]
     print(f"{name}: {' '.join(command[1:])}", flush=True)
     start = time.time()
-    finished = subprocess.run(command).returncode == 0
+    finished = subprocess.run(command, cwd=ROOT).returncode == 0
     wall = time.time() - start
     results = run_dir / suite / "results.json"
     if not finished or not results.exists():
@@ -93,6 +125,7 @@ def main() -> None:
     unknown = sorted(set(args.parts or []) - set(PARTS))
     if unknown:
         parser.error(f"unknown parts {unknown}; --list shows them")
+    fixed_prompts()
     for name in args.parts or list(PARTS):
         run_part(name, Path(args.out))
 
