@@ -287,9 +287,9 @@ def wk_column_orthogonality(w_k) -> float:
     |cos| between the d columns (vectors in R^D) of each head's W_K
     (`geomprobe.analysis.key_orthogonality.orth_statistic`, METHODS.md section 3). None of the
     released scripts for LLMs computes it."""
-    from geomprobe.analysis.key_orthogonality import orth_statistic
+    from geomprobe.analysis.key_orthogonality import head_orth
 
-    return float(np.mean(orth_statistic(np.asarray(w_k, dtype=np.float64))))
+    return float(np.mean(head_orth(np.asarray(w_k, dtype=np.float64))[0]))  # all-zero columns left out
 
 
 # ----------------------------------------------------------------------------------------------

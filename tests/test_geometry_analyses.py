@@ -431,3 +431,20 @@ def test_planted_rank_one_share_is_recovered():
     expected = (d2 / (d2 + 1)).sum() / p + (1 / (d2 + 1)).sum() / p / p
     vm = value_manifold(matrix, n_boot=5, n_null=5)
     assert vm.pc1 == pytest.approx(expected, abs=0.03)
+
+
+def test_key_columns_switched_off_are_left_out_and_counted():
+    """A key dimension whose folded scale is exactly 0 (Gemma 3's key norm has such channels) is an
+    all-zero column: left out of its head's cosines and counted, the rest measured as without it."""
+    from geomprobe.analysis.key_orthogonality import key_orthogonality, orth_statistic
+
+    rng = np.random.default_rng(0)
+    heads = rng.normal(size=(2, 64, 8))
+    with_off = heads.copy()
+    with_off[0, :, [1, 5]] = 0.0
+    result = key_orthogonality([heads, with_off])
+    assert result.n_zero_columns == [0, 2]
+    assert result.per_head[1][0] == pytest.approx(orth_statistic(np.delete(heads[0], [1, 5], axis=1)))
+    assert result.per_head[1][1] == pytest.approx(orth_statistic(heads[1]))
+    with pytest.raises(Exception, match="all zeros"):
+        orth_statistic(with_off[0])  # the bare statistic still refuses them

@@ -116,8 +116,10 @@ def _is_weight_list(values) -> bool:
 
 def _layer_means(weights, mode: str) -> np.ndarray:
     """Mean orth over heads for each layer of a list of [n_heads, D, d] arrays."""
-    return np.array([np.mean(orth_statistic(np.swapaxes(np.asarray(w, dtype=np.float64), -1, -2)
-                                            if mode == "token_keys" else w)) for w in weights])
+    if mode == "token_keys":
+        return np.array([np.mean(orth_statistic(np.swapaxes(np.asarray(w, dtype=np.float64), -1, -2)))
+                         for w in weights])
+    return np.array([np.mean(head_orth(np.asarray(w, dtype=np.float64))[0]) for w in weights])
 
 
 def summarise_baseline(values, threshold: float = 0.20, mode: str = "columns") -> dict:
@@ -168,9 +170,20 @@ class KeyOrthogonality:
     analytic_gaussian: float
     empirical_gaussian: dict
     baselines: dict  # name -> summarise_baseline(...): "init" over seeds, "step0", ...
+    n_zero_columns: list = dataclasses.field(default_factory=list)  # [L] key columns left out as all zeros
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def head_orth(w: np.ndarray) -> tuple[np.ndarray, int]:
+    """orth of each head of w [n_heads, D, d], leaving out columns that are all zeros (a key dimension
+    the model switched off: Gemma 3's key norm has channels of scale exactly 0, so the folded frame
+    has zero columns whose direction is undefined), and how many were left out."""
+    zero = np.linalg.norm(w, axis=-2) == 0  # [n_heads, d]
+    if not zero.any():
+        return np.atleast_1d(orth_statistic(w)), 0
+    return np.array([orth_statistic(head[:, ~off]) for head, off in zip(w, zero)]), int(zero.sum())
 
 
 def key_orthogonality(weights, threshold: float = 0.20, baselines: dict | None = None, ln_folded: bool = False,
@@ -179,12 +192,14 @@ def key_orthogonality(weights, threshold: float = 0.20, baselines: dict | None =
     mode="token_keys": list over layers of [n_heads, n_tokens, d_head] projected token keys instead.
     baselines: optional name -> per-layer means or key weights, one model or several seeds (see
     summarise_baseline), e.g. {"init": [weights_seed0, weights_seed1, ...], "step0": weights}.
-    ln_folded: record that the caller applied fold_ln first (the statistic itself does not fold)."""
+    ln_folded: record that the caller applied fold_ln first (the statistic itself does not fold).
+    A key column that is all zeros (a dimension the model switched off) is left out of its head's
+    cosines and counted in n_zero_columns; a head needs two columns that are not."""
     if mode not in ("columns", "token_keys"):
         raise AnalysisError(f"mode must be 'columns' or 'token_keys', got {mode!r}")
     if len(weights) == 0:
         raise AnalysisError("key_orthogonality needs at least one layer of weights")
-    per_head, shape = [], None
+    per_head, shape, n_zero = [], None, []
     for layer, w in enumerate(weights):
         w = np.asarray(w, dtype=np.float64)
         if w.ndim != 3:
@@ -195,7 +210,13 @@ def key_orthogonality(weights, threshold: float = 0.20, baselines: dict | None =
             shape = w.shape[-2:]
         elif w.shape[-2:] != shape:
             raise AnalysisError(f"layer {layer}: vectors of shape {w.shape[-2:]} differ from layer 0's {shape}")
-        per_head.append(np.atleast_1d(orth_statistic(w)))
+        if mode == "columns":
+            orth, zero = head_orth(w)
+            per_head.append(orth)
+            n_zero.append(zero)
+        else:
+            per_head.append(np.atleast_1d(orth_statistic(w)))
+            n_zero.append(0)
     D, d = (int(s) for s in shape)
     means = np.array([h.mean() for h in per_head])
     percentiles = np.array([np.percentile(h, [10, 50, 90]) for h in per_head])
@@ -208,4 +229,4 @@ def key_orthogonality(weights, threshold: float = 0.20, baselines: dict | None =
         n_layers_below=int((means < threshold).sum()), fraction_below=float((means < threshold).mean()),
         analytic_gaussian=analytic_gaussian(D),
         empirical_gaussian=empirical_gaussian(D, d, n_heads=len(per_head[0]), n_draws=gaussian_draws, seed=seed),
-        baselines=baselines)
+        baselines=baselines, n_zero_columns=n_zero)
