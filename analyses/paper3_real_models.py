@@ -111,12 +111,93 @@ def run_part(name: str, out: Path) -> dict | None:
     return record
 
 
+# paper III's values (shared protocol's reference values), for comparison only
+PAPER = {
+    "pc12_mixed": "Pythia-410M 99.7%, Phi-2 60.6%, Llama-3.2-1B 51.4%, Mistral-7B 15-20%",
+    "pc12_math": "Pythia 99.9%, Phi-2 63.5%, Llama 73.6%, Mistral ~80%",
+    "keys": "claims 0.034-0.18; the released code's 0.0297 (Pythia) is embeddings, not W_K",
+    "focusing": "Phi-2 86%, Pythia 82%, Llama 31%, Mistral 20-30% (non-monotone)",
+    "sula_mae": "Pythia 0.44, Llama 0.36, Phi-2 0.31 bits",
+    "sula_rho": "|rho(PC1, H_bayes)| 0.65-0.80 (over all k)",
+}
+
+
+def _load(name: str) -> dict | None:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _vs(comparison: dict | None, spec: str = ".3f") -> str:
+    """'copies 0.084 +- 0.009, rank 20/20 (below untrained)' from an untrained_null comparison."""
+    if not comparison:
+        return "-"
+    rank = f", rank {comparison['rank']}/{comparison['of']}" if comparison.get("rank") is not None else ""
+    status = comparison["status"]
+    if comparison.get("higher_is_better") is False and status in ("below untrained", "above untrained"):
+        status = "less orthogonal than untrained" if status == "below untrained" else "more orthogonal than untrained"
+    return (f"copies {comparison['null_mean']:{spec}} +- {comparison['null_sd']:{spec}} (n {comparison['n_nulls']})"
+            f"{rank}: {status}")
+
+
+def table() -> str:
+    """A markdown table of every finished part: each statistic per model, its untrained comparison,
+    n, copies and wall time, beside paper III's values."""
+    lines = ["| statistic | model | measured (n, wall) | against untrained copies (fixed 75-prompt sample) | paper III |",
+             "|---|---|---|---|---|"]
+    for key, alias in MODELS.items():
+        stratified, fixed = _load(f"{key}-geometry"), _load(f"{key}-geometry-copies")
+        if stratified:
+            r, wall = stratified["results"], stratified["wall_s_this_session"]
+            vm, keys, focus = r["value_manifold"], r["key_orthogonality"], r["attention_focusing"]
+            cmp = ((fixed or {}).get("results", {}).get("untrained_null") or {}).get("comparisons", {})
+            fvm = (fixed or {}).get("results", {}).get("value_manifold", {})
+            ffocus = (fixed or {}).get("results", {}).get("attention_focusing", {})
+            fkeys = (fixed or {}).get("results", {}).get("key_orthogonality", {})
+            n = f"n {vm['n_prompts']} stratified, {wall} s"
+            lines.append(f"| value PC1, mixed | {alias} | {vm['pc1']:.3f} ({n}) | "
+                         f"{fvm.get('pc1', float('nan')):.3f} vs {_vs(cmp.get('pc1'))} | - |")
+            lines.append(f"| value PC1+PC2, mixed | {alias} | {vm['pc12']:.3f} ({n}) | "
+                         f"{fvm.get('pc12', float('nan')):.3f} vs {_vs(cmp.get('pc12'))} | {PAPER['pc12_mixed']} |")
+            lines.append(f"| rho(PC1, next-token entropy) | {alias} | {vm['rho_pc1_entropy']:+.3f} "
+                         f"(p {vm['rho_pc1_entropy_pvalue']:.2f}) | - | - |")
+            for row in (r.get("paper_code") or {}).get("rows", []):
+                if row.get("quantity") in ("value_pc1_fraction", "key_orthogonality") and row.get("paper_code") is not None:
+                    label = row["label"].replace("|", "")
+                    lines.append(f"| {label}, as the released code defines it ({row['paper_code_how'].split(':')[0]}) "
+                                 f"| {alias} | {row['paper_code']:.3f} | - | "
+                                 f"{'-' if row.get('published') is None else row['published']} |")
+            lines.append(f"| keys mean abs cos (Gaussian {keys['analytic_gaussian']:.3f}) | {alias} | {keys['mean']:.3f} | "
+                         f"{fkeys.get('mean', float('nan')):.3f} vs {_vs(cmp.get('keys'))} | {PAPER['keys']} |")
+            lines.append(f"| focusing | {alias} | {focus['focusing']:.3f} | {ffocus.get('focusing', float('nan')):.3f} "
+                         f"vs {_vs(cmp.get('focusing'))} | {PAPER['focusing']} |")
+            if fixed:
+                lines.append(f"| verdict | {alias} | {r['verdict']['label']} (thresholds only) | "
+                             f"{fixed['results']['verdict']['label']} ({fixed['wall_s_this_session']} s with copies) | - |")
+        sula = _load(f"{key}-sula")
+        if sula:
+            main = sula["results"]["conditions"]["main"]
+            lines.append(f"| SULA MAE (bits) | {alias} | {_num(main, 'mae_bits')} ({sula['wall_s_this_session']} s) | - | "
+                         f"{PAPER['sula_mae']} |")
+    return "\n".join(lines)
+
+
+def _num(entry: dict, key: str) -> str:
+    value = entry.get(key)
+    if isinstance(value, dict):
+        value = value.get("value")
+    return "-" if value is None else f"{value:.3f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", nargs="*", default=None, help="parts to run (default: all, in order)")
     parser.add_argument("--out", default="runs/paper3", help="where the run directories go")
     parser.add_argument("--list", action="store_true", help="list the parts and which are done")
+    parser.add_argument("--table", action="store_true", help="print the markdown table of the finished parts")
     args = parser.parse_args()
+    if args.table:
+        print(table())
+        return
     if args.list:
         for name, (key, suite, options) in PARTS.items():
             state = "done" if (RESULTS / f"{name}.json").exists() else "to do"

@@ -42,14 +42,13 @@ def headlines(results: dict) -> dict:
             "keys_mean_abs_cos": keys["mean"], "focusing": focus["focusing"]}
 
 
+COMPARED = {"pc1": "pc1", "pc12": "pc12", "keys_mean_abs_cos": "keys", "focusing": "focusing"}
+
+
 def copies_of(results: dict) -> dict:
-    """headline -> the untrained copies' values, from the part with copies (its untrained_null)."""
-    null = results.get("untrained_null") or {}
-    found = {}
-    for key, entry in null.items():
-        if isinstance(entry, dict) and isinstance(entry.get("null_values"), list):
-            found[key] = entry["null_values"]
-    return found
+    """headline -> the untrained copies' values, from the part with copies (untrained_null.comparisons)."""
+    comparisons = (results.get("untrained_null") or {}).get("comparisons") or {}
+    return {headline: comparisons[key]["nulls"] for headline, key in COMPARED.items() if key in comparisons}
 
 
 def main() -> None:
