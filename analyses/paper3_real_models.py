@@ -142,10 +142,19 @@ def _vs(comparison: dict | None, spec: str = ".3f") -> str:
 def table() -> str:
     """A markdown table of every finished part: each statistic per model, its untrained comparison,
     n, copies and wall time, beside paper III's values."""
-    lines = ["| statistic | model | measured (n, wall) | against untrained copies (fixed 75-prompt sample) | paper III |",
-             "|---|---|---|---|---|"]
+    lines = ["| statistic | model | measured (n, wall) | against untrained copies (fixed 75-prompt sample) | "
+             "moves under quantisation (max of 3) | paper III |", "|---|---|---|---|---|---|"]
     for key, alias in MODELS.items():
         stratified, fixed = _load(f"{key}-geometry"), _load(f"{key}-geometry-copies")
+        bound = (_load(f"quantisation-{key}") or {}).get("rows", {})
+
+        def q(name: str) -> str:
+            row = bound.get(name)
+            if not row:
+                return "-"
+            verdict = "" if row["resolvable"] is None else (": resolvable" if row["resolvable"] else ": NOT resolvable")
+            return f"{row['max_move']:.4f}{verdict}"
+
         if stratified:
             r, wall = stratified["results"], stratified["wall_s_this_session"]
             vm, keys, focus = r["value_manifold"], r["key_orthogonality"], r["attention_focusing"]
@@ -155,30 +164,58 @@ def table() -> str:
             fkeys = (fixed or {}).get("results", {}).get("key_orthogonality", {})
             n = f"n {vm['n_prompts']} stratified, {wall} s"
             lines.append(f"| value PC1, mixed | {alias} | {vm['pc1']:.3f} ({n}) | "
-                         f"{fvm.get('pc1', float('nan')):.3f} vs {_vs(cmp.get('pc1'))} | - |")
+                         f"{fvm.get('pc1', float('nan')):.3f} vs {_vs(cmp.get('pc1'))} | {q('pc1')} | - |")
             lines.append(f"| value PC1+PC2, mixed | {alias} | {vm['pc12']:.3f} ({n}) | "
-                         f"{fvm.get('pc12', float('nan')):.3f} vs {_vs(cmp.get('pc12'))} | {PAPER['pc12_mixed']} |")
+                         f"{fvm.get('pc12', float('nan')):.3f} vs {_vs(cmp.get('pc12'))} | {q('pc12')} | {PAPER['pc12_mixed']} |")
             lines.append(f"| rho(PC1, next-token entropy) | {alias} | {vm['rho_pc1_entropy']:+.3f} "
-                         f"(p {vm['rho_pc1_entropy_pvalue']:.2f}) | - | - |")
+                         f"(p {vm['rho_pc1_entropy_pvalue']:.2f}) | - | {q('abs_rho_pc1_entropy')} | - |")
             for row in (r.get("paper_code") or {}).get("rows", []):
                 if row.get("quantity") in ("value_pc1_fraction", "key_orthogonality") and row.get("paper_code") is not None:
                     label = row["label"].replace("|", "")
                     lines.append(f"| {label}, as the released code defines it ({row['paper_code_how'].split(':')[0]}) "
-                                 f"| {alias} | {row['paper_code']:.3f} | - | "
+                                 f"| {alias} | {row['paper_code']:.3f} | - | - | "
                                  f"{'-' if row.get('published') is None else row['published']} |")
             lines.append(f"| keys mean abs cos (Gaussian {keys['analytic_gaussian']:.3f}) | {alias} | {keys['mean']:.3f} | "
-                         f"{fkeys.get('mean', float('nan')):.3f} vs {_vs(cmp.get('keys'))} | {PAPER['keys']} |")
+                         f"{fkeys.get('mean', float('nan')):.3f} vs {_vs(cmp.get('keys'))} | {q('keys_mean_abs_cos')} | "
+                         f"{PAPER['keys']} |")
             lines.append(f"| focusing | {alias} | {focus['focusing']:.3f} | {ffocus.get('focusing', float('nan')):.3f} "
-                         f"vs {_vs(cmp.get('focusing'))} | {PAPER['focusing']} |")
+                         f"vs {_vs(cmp.get('focusing'))} | {q('focusing')} | {PAPER['focusing']} |")
+            kinds = _layer_kinds(alias)
+            hbar = focus["hbar_bits"]
+            profile = " ".join(f"{h:.2f}" + ("*" if kinds[i] == "global" and len(set(kinds)) > 1 else "")
+                               for i, h in enumerate(hbar))
+            split = ""
+            if len(set(kinds)) > 1:
+                local = [h for h, k in zip(hbar, kinds) if k == "sliding"]
+                glob = [h for h, k in zip(hbar, kinds) if k == "global"]
+                split = (f"; mean over sliding-window layers {sum(local) / len(local):.2f}, over global layers (*) "
+                         f"{sum(glob) / len(glob):.2f}")
+            copies_hbar = [m["hbar_bits"] for m in ((fixed or {}).get("results", {}).get("untrained_null") or {})
+                           .get("models", []) if m.get("hbar_bits")]
+            copies_text = "-" if not copies_hbar else (
+                f"copies' layer 0 {sum(c[0] for c in copies_hbar) / len(copies_hbar):.2f}, last "
+                f"{sum(c[-1] for c in copies_hbar) / len(copies_hbar):.2f} bits")
+            lines.append(f"| attention entropy per layer, bits (layer 0 to {len(hbar) - 1}{split}) | {alias} | "
+                         f"{profile} | {copies_text} | - | Llama, Mistral: weak, non-monotone focusing |")
             if fixed:
                 lines.append(f"| verdict | {alias} | {r['verdict']['label']} (thresholds only) | "
-                             f"{fixed['results']['verdict']['label']} ({fixed['wall_s_this_session']} s with copies) | - |")
+                             f"{fixed['results']['verdict']['label']} ({fixed['wall_s_this_session']} s with copies) | - | - |")
         sula = _load(f"{key}-sula")
         if sula:
             main = sula["results"]["conditions"]["main"]
-            lines.append(f"| SULA MAE (bits) | {alias} | {_num(main, 'mae_bits')} ({sula['wall_s_this_session']} s) | - | "
+            lines.append(f"| SULA MAE (bits) | {alias} | {_num(main, 'mae_bits')} ({sula['wall_s_this_session']} s) | - | - | "
                          f"{PAPER['sula_mae']} |")
     return "\n".join(lines)
+
+
+def _layer_kinds(alias: str) -> list[str]:
+    """sliding | global per layer, from the published config (no weights loaded)."""
+    from geomprobe.models.published import config_for
+
+    config = config_for(alias)
+    types = getattr(config, "layer_types", None) or []
+    n = config.num_hidden_layers
+    return ["sliding" if "sliding" in str(t) else "global" for t in types] if len(types) == n else ["global"] * n
 
 
 def _num(entry: dict, key: str) -> str:

@@ -352,6 +352,22 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_ma
                    "vocab.json", "vocab.txt", "merges.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
 
 
+GGUF_INFO = "gguf.json"  # what geomprobe.models.gguf writes beside a model it dequantized from a GGUF
+
+
+def read_gguf_info(directory: str | Path) -> dict | None:
+    """gguf.json of a folder geomprobe dequantized from a GGUF file (the file, its SHA-256 and
+    quantisation), or None for any other folder or an unreadable file."""
+    path = Path(directory) / GGUF_INFO
+    if not path.is_file():
+        return None
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
 def model_identity(loaded) -> dict:
     """What the model is, beyond its name: the resolved hub commit, or for a local directory (a
     built-in or wind-tunnel cache included) a hash of its config and weight files, and of its
@@ -390,9 +406,7 @@ def model_identity(loaded) -> dict:
     tokenizer = sorted(p for p in source.iterdir() if p.is_file() and p.name in TOKENIZER_FILES)
     if tokenizer:  # the same weights with another tokenizer give other token ids: another model
         identity.update(tokenizer_files=[p.name for p in tokenizer], tokenizer_sha256=hashed(tokenizer))
-    from geomprobe.models.gguf import read_info
-
-    converted = read_info(source)
+    converted = read_gguf_info(source)
     if converted is not None:  # dequantized from a GGUF: which file, its hash and quantisation
         identity["gguf"] = {key: converted.get(key) for key in ("gguf_file", "gguf_sha256", "file_type", "tensor_types",
                                                                 "source", "converted_by")}

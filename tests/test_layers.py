@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("analysis", ["analysis", "analysis.*"]),
     ("hooks and adapters", ["hooks", "attention", "adapters", "adapters.*"]),
     ("wind-tunnel tasks and training", ["windtunnel", "windtunnel.*"]),
-    ("models", ["models", "models.*", "config", "backends", "backends.*", "weights"]),
+    ("models", ["models", "models.*", "config", "backends", "backends.*", "weights", "quantization"]),
     ("extraction and nulls", ["extraction", "prefix", "interventions", "nulls", "paper_code"]),
     ("domain modules", ["sula", "mechanisms", "gradient_dynamics"]),
     ("suites", ["suites", "suites.*"]),

@@ -35,9 +35,9 @@ from pathlib import Path
 
 from geomprobe.errors import ConfigError, ModelNotFoundError
 from geomprobe.paths import cache_dir
+from geomprobe.rundir import GGUF_INFO, read_gguf_info
 
 CONVERSION_VERSION = "1"  # bump when the conversion changes what it writes
-GGUF_INFO = "gguf.json"
 
 
 @dataclass(frozen=True)
@@ -264,16 +264,7 @@ def convert(gguf_path: Path, out_dir: Path, sha: str, source: dict) -> dict:
             "dtype": "float32"}
 
 
-def read_info(directory: str | Path) -> dict | None:
-    """gguf.json of a converted folder, or None for any other folder."""
-    path = Path(directory) / GGUF_INFO
-    if not path.is_file():
-        return None
-    try:
-        info = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return info if isinstance(info, dict) else None
+read_info = read_gguf_info  # gguf.json of a converted folder, or None (geomprobe.rundir)
 
 
 def cached_packaged(alias: str) -> Path | None:
