@@ -810,12 +810,16 @@ def geometry_side_by_side(hidden_last, next_entropy_bits, embeddings, manifold: 
                          same_definition=True, released_file="experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py"),
     ]
     if token_keys is not None:
-        per_layer = final_token_key_orthogonality(token_keys)
+        one_head = np.shape(token_keys)[2] < 2  # one kv head (Gemma 3 270M): no pair of keys to take a cosine of
+        per_layer = None if one_head else final_token_key_orthogonality(token_keys)
         rows.append(side_by_side_row(
-            "key_orthogonality", "key orthogonality, final-token keys of the heads", None, float(np.mean(per_layer)),
+            "key_orthogonality", "key orthogonality, final-token keys of the heads", None,
+            None if one_head else float(np.mean(per_layer)),
             "not a geomprobe number (geomprobe measures W_K, not one prompt's keys)",
             "analyze_icl_sula.py: mean |cos| between the heads' final-token keys, per prompt, mean over prompts and "
-            "layers (the model's own split here)", released_file="experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py"))
+            "layers (the model's own split here)" + ("; undefined here: the model has one kv head, so no pair"
+                                                     if one_head else ""),
+            released_file="experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py"))
     if last_w_k is not None:
         rows.append(side_by_side_row(
             "key_orthogonality", "signed mean cosine of E W_K over the vocabulary, last layer", None,

@@ -789,3 +789,22 @@ def test_geometry_as_released_adds_the_final_token_keys_of_the_released_split(tm
     assert 0.0 < released["paper_code"] < 1.0 and released["paper_code"] != pytest.approx(own["paper_code"])
     assert "read as (3, H, d)" in released["paper_code_how"]
     assert released["released_file"] == "experiments/paper3_llm/sula_pipeline/analyze_icl_sula.py"
+
+
+def test_final_token_key_row_is_undefined_with_one_kv_head():
+    """Gemma 3 270M has one kv head: the released 'cosine between the heads' final-token keys' has no
+    pair to take, so its row is None with the reason, and the other rows are still computed."""
+    from geomprobe.paper_code import geometry_side_by_side
+
+    rng = np.random.default_rng(0)
+    n, L, d, D = 12, 3, 8, 16
+    table = geometry_side_by_side(rng.normal(size=(n, D)), rng.uniform(1, 5, size=n), rng.normal(size=(50, D)),
+                                  {"pc1": 0.2, "rho_pc1_entropy": 0.1, "pr": 3.0}, {"mean": 0.05}, {"focusing": 0.3},
+                                  seed=0, token_keys=rng.normal(size=(n, L, 1, d)))
+    row = next(r for r in table["rows"] if r["label"] == "key orthogonality, final-token keys of the heads")
+    assert row["paper_code"] is None and "one kv head" in row["paper_code_how"]
+    assert all(r["paper_code"] is not None for r in table["rows"] if r["label"].startswith("PC1 fraction"))
+    two = geometry_side_by_side(rng.normal(size=(n, D)), rng.uniform(1, 5, size=n), rng.normal(size=(50, D)),
+                                {"pc1": 0.2}, {"mean": 0.05}, {"focusing": 0.3}, seed=0,
+                                token_keys=rng.normal(size=(n, L, 2, d)))
+    assert next(r for r in two["rows"] if r["label"].startswith("key orthogonality, final"))["paper_code"] is not None
