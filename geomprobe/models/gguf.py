@@ -200,6 +200,8 @@ def _ensure(files: list[Path], file_name: str, sha: str, label: str, source: dic
         from geomprobe.windtunnel.train import share_modes
 
         share_modes(staging / "model")
+        if target.exists() and not (target / GGUF_INFO).is_file():  # a folder left half-written: ours to replace
+            shutil.rmtree(target, ignore_errors=True)
         try:
             os.replace(staging / "model", target)
         except OSError:  # another process converted it first
