@@ -200,11 +200,29 @@ def table() -> str:
             if fixed:
                 lines.append(f"| verdict | {alias} | {r['verdict']['label']} (thresholds only) | "
                              f"{fixed['results']['verdict']['label']} ({fixed['wall_s_this_session']} s with copies) | - | - |")
-        sula = _load(f"{key}-sula")
+        sula, sula_copies = _load(f"{key}-sula"), _load(f"{key}-sula-copies")
         if sula:
-            main = sula["results"]["conditions"]["main"]
-            lines.append(f"| SULA MAE (bits) | {alias} | {_num(main, 'mae_bits')} ({sula['wall_s_this_session']} s) | - | - | "
+            conditions = sula["results"]["conditions"]
+            main = conditions["main"]
+            n = f"n {main['n_prompts']}, labels {','.join(main.get('labels') or [])}, {sula['wall_s_this_session']} s"
+            ucmp = (((sula_copies or {}).get("results", {}).get("untrained_null") or {}).get("comparisons") or {})
+            base = main["mae_baselines"]
+            lines.append(f"| SULA MAE (bits) | {alias} | {_num(main, 'mae_bits')} ({n}) | {_vs(ucmp.get('mae_bits'))} | - | "
                          f"{PAPER['sula_mae']} |")
+            lines.append(f"| SULA MAE on held-out half: model, best function of k alone, constant | {alias} | "
+                         f"{_num(base, 'model')}, {_num(base, 'k_only')}, {_num(base, 'constant')} | - | - | "
+                         "paper III's 0.31-0.44 is about what a constant scores here |")
+            lines.append(f"| SULA label mass (probability on the two labels) | {alias} | {_num(main, 'label_mass')} | - | - "
+                         "| - |")
+            lines.append(f"| r(H_model, H_bayes) | {alias} | {_num(main, 'pearson_H_model_H_bayes')} | - | - | - |")
+            lines.append(f"| abs rho(PC1, H_bayes), all k (confounded) | {alias} | "
+                         f"{abs(main['rho_pc1_H_bayes']['value']):.3f}; rho(k, PC1) {_num(main, 'rho_k_pc1')} | - | - | "
+                         f"{PAPER['sula_rho']}; rho(k, PC1) Pythia 0.86, Phi-2 0.60, Llama 0.32 |")
+            lines.append(f"| rho(PC1, H_bayes) given k; within k | {alias} | {_num(main, 'rho_pc1_H_bayes_given_k')}; "
+                         f"{_num(main, 'rho_pc1_H_bayes_within_k')} | "
+                         f"{_vs(ucmp.get('abs_rho_pc1_H_bayes_given_k'))} | - | - |")
+            controls = ", ".join(f"{name} {_num(c, 'mae_bits')}" for name, c in conditions.items() if name != "main")
+            lines.append(f"| SULA controls, MAE (bits) | {alias} | {controls} | - | - | - |")
     return "\n".join(lines)
 
 
