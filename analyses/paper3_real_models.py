@@ -131,7 +131,10 @@ def _vs(comparison: dict | None, spec: str = ".3f") -> str:
     """'copies 0.084 +- 0.009, rank 20/20 (below untrained)' from an untrained_null comparison."""
     if not comparison:
         return "-"
-    rank = f", rank {comparison['rank']}/{comparison['of']}" if comparison.get("rank") is not None else ""
+    if comparison.get("rule") == "rank":
+        rank = f", rank {comparison['rank']}/{comparison['of']}"
+    else:  # the Gaussian t rule (fewer than 19 copies, normality not rejected)
+        rank = f", t {comparison['t']:+.2f}, p {comparison['p_value']:.3f}" if comparison.get("t") is not None else ""
     status = comparison["status"]
     if comparison.get("higher_is_better") is False and status in ("below untrained", "above untrained"):
         status = "less orthogonal than untrained" if status == "below untrained" else "more orthogonal than untrained"
@@ -155,14 +158,15 @@ def table() -> str:
             verdict = "" if row["resolvable"] is None else (": resolvable" if row["resolvable"] else ": NOT resolvable")
             return f"{row['max_move']:.4f}{verdict}"
 
-        if stratified:
-            r, wall = stratified["results"], stratified["wall_s_this_session"]
+        measured = stratified or fixed  # the fixed sample's own figures until the stratified part is done
+        if measured:
+            r, wall = measured["results"], measured["wall_s_this_session"]
             vm, keys, focus = r["value_manifold"], r["key_orthogonality"], r["attention_focusing"]
             cmp = ((fixed or {}).get("results", {}).get("untrained_null") or {}).get("comparisons", {})
             fvm = (fixed or {}).get("results", {}).get("value_manifold", {})
             ffocus = (fixed or {}).get("results", {}).get("attention_focusing", {})
             fkeys = (fixed or {}).get("results", {}).get("key_orthogonality", {})
-            n = f"n {vm['n_prompts']} stratified, {wall} s"
+            n = f"n {vm['n_prompts']} {'stratified' if stratified else 'fixed sample'}, {wall} s"
             lines.append(f"| value PC1, mixed | {alias} | {vm['pc1']:.3f} ({n}) | "
                          f"{fvm.get('pc1', float('nan')):.3f} vs {_vs(cmp.get('pc1'))} | {q('pc1')} | - |")
             lines.append(f"| value PC1+PC2, mixed | {alias} | {vm['pc12']:.3f} ({n}) | "
@@ -198,7 +202,7 @@ def table() -> str:
             lines.append(f"| attention entropy per layer, bits (layer 0 to {len(hbar) - 1}{split}) | {alias} | "
                          f"{profile} | {copies_text} | - | Llama, Mistral: weak, non-monotone focusing |")
             if fixed:
-                lines.append(f"| verdict | {alias} | {r['verdict']['label']} (thresholds only) | "
+                lines.append(f"| verdict | {alias} | {r['verdict']['label'] if stratified else '-'} (thresholds only) | "
                              f"{fixed['results']['verdict']['label']} ({fixed['wall_s_this_session']} s with copies) | - | - |")
         sula, sula_copies = _load(f"{key}-sula"), _load(f"{key}-sula-copies")
         if sula:
