@@ -122,6 +122,9 @@ PAPER = {
 }
 
 
+TABLE_START, TABLE_END = "<!-- paper3 table: written by paper3_real_models.py --readme -->", "<!-- /paper3 table -->"
+
+
 def _load(name: str) -> dict | None:
     path = RESULTS / f"{name}.json"
     return json.loads(path.read_text()) if path.exists() else None
@@ -253,9 +256,17 @@ def main() -> None:
     parser.add_argument("--out", default="runs/paper3", help="where the run directories go")
     parser.add_argument("--list", action="store_true", help="list the parts and which are done")
     parser.add_argument("--table", action="store_true", help="print the markdown table of the finished parts")
+    parser.add_argument("--readme", action="store_true", help="write that table into analyses/README.md")
     args = parser.parse_args()
     if args.table:
         print(table())
+        return
+    if args.readme:
+        readme = HERE / "README.md"
+        text = readme.read_text()
+        start, end = text.index(TABLE_START), text.index(TABLE_END)
+        readme.write_text(text[:start + len(TABLE_START)] + "\n" + table() + "\n" + text[end:])
+        print(f"wrote the table into {readme.relative_to(ROOT)}")
         return
     if args.list:
         for name, (key, suite, options) in PARTS.items():
