@@ -118,7 +118,7 @@ PAPER = {
     "keys": "claims 0.034-0.18; the released code's 0.0297 (Pythia) is embeddings, not W_K",
     "focusing": "Phi-2 86%, Pythia 82%, Llama 31%, Mistral 20-30% (non-monotone)",
     "sula_mae": "Pythia 0.44, Llama 0.36, Phi-2 0.31 bits",
-    "sula_rho": "|rho(PC1, H_bayes)| 0.65-0.80 (over all k)",
+    "sula_rho": "abs rho(PC1, H_bayes) 0.65-0.80 (over all k)",
 }
 
 
