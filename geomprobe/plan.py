@@ -329,7 +329,7 @@ def _windtunnel_fields(task: str) -> tuple[dict, dict]:
 def resolve_target(spec: str) -> ModelTarget:
     """An alias, alias@revision, a local model directory, or a hub id whose config.json is in the
     local Hugging Face cache -> its shape, without loading or downloading anything."""
-    from geomprobe.models.gguf import PACKAGED, cached_packaged
+    from geomprobe.models.gguf import PACKAGED, cached_packaged, ensure_gguf, is_gguf_path
     from geomprobe.models.published import PUBLISHED
     from geomprobe.models.registry import MODELS, closest_aliases, parse_model_spec
 
@@ -362,8 +362,6 @@ def resolve_target(spec: str) -> ModelTarget:
         return ModelTarget(spec, name, "hub", entry.hub_id, arch, pythia=name.startswith("pythia-"),
                            tokenizer_dir=tokenizer_dir)
     path = Path(name).expanduser()
-    from geomprobe.models.gguf import ensure_gguf, is_gguf_path
-
     if is_gguf_path(name):  # planned on its dequantized folder (converted once, on first use)
         path = ensure_gguf(path)
     if path.is_dir():

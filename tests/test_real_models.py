@@ -129,6 +129,20 @@ def test_conversion_records_the_gguf_and_is_byte_identical(real_cache, tmp_path,
     assert (second / "model.safetensors").read_bytes() == (first / "model.safetensors").read_bytes()
 
 
+def test_a_gguf_path_is_a_model_spec_for_planning_and_loading(real_cache):
+    """--model path/to/file.gguf: planned on its dequantized folder (exact parameter count) and resolved
+    to that folder by the loader."""
+    _need("smollm2-135m")
+    from geomprobe.models.loading import resolve
+    from geomprobe.plan import resolve_target
+
+    path = gguf.packaged_files(gguf.PACKAGED["smollm2-135m"])[0]
+    target = resolve_target(str(path))
+    assert target.arch.n_params == 134_515_008 and target.arch.n_kv_heads == 3
+    resolved = resolve(str(path))
+    assert resolved.is_local and gguf.read_info(resolved.source)["gguf_sha256"] == gguf.PACKAGED["smollm2-135m"].sha256
+
+
 def test_run_manifest_identity_names_the_gguf(real):
     from geomprobe.rundir import model_identity
 
