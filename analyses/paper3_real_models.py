@@ -130,17 +130,22 @@ def _load(name: str) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def _vs(comparison: dict | None, spec: str = ".3f") -> str:
+def _vs(comparison: dict | None, spec: str = ".3f", with_model: int | None = None, keys: bool = False) -> str:
     """'copies 0.084 +- 0.009, rank 20/20 (below untrained)' from an untrained_null comparison."""
     if not comparison:
         return "-"
+    if with_model:
+        return f"{comparison['model']:{spec}} (n {with_model}) vs " + _vs(comparison, spec, keys=keys)
     if comparison.get("rule") == "rank":
         rank = f", rank {comparison['rank']}/{comparison['of']}"
     else:  # the Gaussian t rule (fewer than 19 copies, normality not rejected)
         rank = f", t {comparison['t']:+.2f}, p {comparison['p_value']:.3f}" if comparison.get("t") is not None else ""
-    status = comparison["status"]
-    if comparison.get("higher_is_better") is False and status in ("below untrained", "above untrained"):
-        status = "less orthogonal than untrained" if status == "below untrained" else "more orthogonal than untrained"
+    # geomprobe's statuses say "above" for better and "below" for worse, whichever way the statistic
+    # points (a lower MAE is "above"): the table says better or worse, and what that means for keys
+    status = {"above untrained": "better than untrained", "below untrained": "worse than untrained"}.get(
+        comparison["status"], comparison["status"])
+    if keys and comparison["status"] in ("above untrained", "below untrained"):
+        status += " (more orthogonal)" if comparison["status"] == "above untrained" else " (less orthogonal)"
     return (f"copies {comparison['null_mean']:{spec}} +- {comparison['null_sd']:{spec}} (n {comparison['n_nulls']})"
             f"{rank}: {status}")
 
@@ -182,8 +187,9 @@ def table() -> str:
                     lines.append(f"| {label}, as the released code defines it ({row['paper_code_how'].split(':')[0]}) "
                                  f"| {alias} | {row['paper_code']:.3f} | - | - | "
                                  f"{'-' if row.get('published') is None else row['published']} |")
-            lines.append(f"| keys mean abs cos (Gaussian {keys['analytic_gaussian']:.3f}) | {alias} | {keys['mean']:.3f} | "
-                         f"{fkeys.get('mean', float('nan')):.3f} vs {_vs(cmp.get('keys'))} | {q('keys_mean_abs_cos')} | "
+            gaussian = keys["analytic_gaussian"]
+            lines.append(f"| keys mean abs cos (Gaussian {gaussian:.3f}) | {alias} | {keys['mean']:.3f} | "
+                         f"{fkeys.get('mean', float('nan')):.3f} vs {_vs(cmp.get('keys'), keys=True)} | {q('keys_mean_abs_cos')} | "
                          f"{PAPER['keys']} |")
             lines.append(f"| focusing | {alias} | {focus['focusing']:.3f} | {ffocus.get('focusing', float('nan')):.3f} "
                          f"vs {_vs(cmp.get('focusing'))} | {q('focusing')} | {PAPER['focusing']} |")
@@ -213,8 +219,10 @@ def table() -> str:
             main = conditions["main"]
             n = f"n {main['n_prompts']}, labels {','.join(main.get('labels') or [])}, {sula['wall_s_this_session']} s"
             ucmp = (((sula_copies or {}).get("results", {}).get("untrained_null") or {}).get("comparisons") or {})
+            copies_main = (sula_copies or {}).get("results", {}).get("conditions", {}).get("main", {})
+            n_copies_run = copies_main.get("n_prompts")
             base = main["mae_baselines"]
-            lines.append(f"| SULA MAE (bits) | {alias} | {_num(main, 'mae_bits')} ({n}) | {_vs(ucmp.get('mae_bits'))} | - | "
+            lines.append(f"| SULA MAE (bits) | {alias} | {_num(main, 'mae_bits')} ({n}) | {_vs(ucmp.get('mae_bits'), with_model=n_copies_run)} | - | "
                          f"{PAPER['sula_mae']} |")
             lines.append(f"| SULA MAE on held-out half: model, best function of k alone, constant | {alias} | "
                          f"{_num(base, 'model')}, {_num(base, 'k_only')}, {_num(base, 'constant')} | - | - | "
@@ -227,7 +235,7 @@ def table() -> str:
                          f"{PAPER['sula_rho']}; rho(k, PC1) Pythia 0.86, Phi-2 0.60, Llama 0.32 |")
             lines.append(f"| rho(PC1, H_bayes) given k; within k | {alias} | {_num(main, 'rho_pc1_H_bayes_given_k')}; "
                          f"{_num(main, 'rho_pc1_H_bayes_within_k')} | "
-                         f"{_vs(ucmp.get('abs_rho_pc1_H_bayes_given_k'))} | - | - |")
+                         f"abs: {_vs(ucmp.get('abs_rho_pc1_H_bayes_given_k'), with_model=n_copies_run)} | - | - |")
             controls = ", ".join(f"{name} {_num(c, 'mae_bits')}" for name, c in conditions.items() if name != "main")
             lines.append(f"| SULA controls, MAE (bits) | {alias} | {controls} | - | - | - |")
     return "\n".join(lines)
