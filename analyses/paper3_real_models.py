@@ -189,8 +189,8 @@ def table() -> str:
                                  f"{'-' if row.get('published') is None else row['published']} |")
             gaussian = keys["analytic_gaussian"]
             lines.append(f"| keys mean abs cos (Gaussian {gaussian:.3f}) | {alias} | {keys['mean']:.3f} | "
-                         f"{fkeys.get('mean', float('nan')):.3f} vs {_vs(cmp.get('keys'), keys=True)} | {q('keys_mean_abs_cos')} | "
-                         f"{PAPER['keys']} |")
+                         f"{fkeys.get('mean', float('nan')):.3f} vs {_vs(cmp.get('keys'), keys=True)} | "
+                         f"{q('keys_mean_abs_cos')} | {PAPER['keys']} |")
             lines.append(f"| focusing | {alias} | {focus['focusing']:.3f} | {ffocus.get('focusing', float('nan')):.3f} "
                          f"vs {_vs(cmp.get('focusing'))} | {q('focusing')} | {PAPER['focusing']} |")
             kinds = _layer_kinds(alias)
