@@ -222,8 +222,8 @@ def table() -> str:
             copies_main = (sula_copies or {}).get("results", {}).get("conditions", {}).get("main", {})
             n_copies_run = copies_main.get("n_prompts")
             base = main["mae_baselines"]
-            lines.append(f"| SULA MAE (bits) | {alias} | {_num(main, 'mae_bits')} ({n}) | {_vs(ucmp.get('mae_bits'), with_model=n_copies_run)} | - | "
-                         f"{PAPER['sula_mae']} |")
+            against = _vs(ucmp.get("mae_bits"), with_model=n_copies_run)
+            lines.append(f"| SULA MAE (bits) | {alias} | {_num(main, 'mae_bits')} ({n}) | {against} | - | {PAPER['sula_mae']} |")
             lines.append(f"| SULA MAE on held-out half: model, best function of k alone, constant | {alias} | "
                          f"{_num(base, 'model')}, {_num(base, 'k_only')}, {_num(base, 'constant')} | - | - | "
                          "paper III's 0.31-0.44 is about what a constant scores here |")
