@@ -213,6 +213,17 @@ def table() -> str:
             if fixed:
                 lines.append(f"| verdict | {alias} | {r['verdict']['label'] if stratified else '-'} (thresholds only) | "
                              f"{fixed['results']['verdict']['label']} ({fixed['wall_s_this_session']} s with copies) | - | - |")
+        domain = _load(f"{key}-domain")
+        if domain:
+            sets = domain["results"]["sets"]
+            cells = []
+            for label, row in sets.items():
+                gain = (row.get("gain_over_mixed") or {}).get("pc12") or {}
+                ci = gain.get("ci95") or [None, None]
+                gained = "" if not gain or ci[0] is None else f", gain {gain['value']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]"
+                cells.append(f"{label} {row['pc12']:.3f} (n {row['n']}{gained})")
+            lines.append(f"| value PC1+PC2 by domain (stratified, no copies) | {alias} | {'; '.join(cells)} "
+                         f"({domain['wall_s_this_session']} s) | - | - | math: {PAPER['pc12_math']} |")
         sula, sula_copies = _load(f"{key}-sula"), _load(f"{key}-sula-copies")
         if sula:
             conditions = sula["results"]["conditions"]
