@@ -224,6 +224,15 @@ def table() -> str:
                 cells.append(f"{label} {row['pc12']:.3f} (n {row['n']}{gained})")
             lines.append(f"| value PC1+PC2 by domain (stratified, no copies) | {alias} | {'; '.join(cells)} "
                          f"({domain['wall_s_this_session']} s) | - | - | math: {PAPER['pc12_math']} |")
+        mechanisms = _load(f"{key}-mechanisms")
+        if mechanisms:
+            focus_m = mechanisms["results"]["attention_focusing"]
+            mcmp = (mechanisms["results"].get("untrained_null") or {}).get("comparisons") or {}
+            lines.append(f"| mechanisms: focusing; monotonicity rho(layer, Hbar); largest reduction | {alias} | "
+                         f"{focus_m['focusing']:.3f}; {focus_m['monotonicity']:+.3f}; {focus_m['largest_reduction']:.3f} "
+                         f"at layer {focus_m['largest_reduction_layer']} (n {focus_m['n_prompts']}, "
+                         f"{mechanisms['wall_s_this_session']} s) | {_vs(mcmp.get('focusing'))} | - | "
+                         f"{PAPER['focusing']} |")
         sula, sula_copies = _load(f"{key}-sula"), _load(f"{key}-sula-copies")
         if sula:
             conditions = sula["results"]["conditions"]
