@@ -257,11 +257,9 @@ def convert(gguf_path: Path, out_dir: Path, sha: str, source: dict) -> dict:
         del loaded
         plain.save_pretrained(str(out_dir))
         tokenizer.save_pretrained(str(out_dir))
-    import gguf as gguf_reader
-
     return {"gguf_file": gguf_path.name, "gguf_sha256": sha, **gguf_metadata(gguf_path), "source": source,
             "converted_by": {"geomprobe_conversion": CONVERSION_VERSION, "transformers": transformers.__version__,
-                             "gguf": getattr(gguf_reader, "__version__", None) or _version("gguf"),
+                             "gguf": _version("gguf"),
                              "torch": torch.__version__},
             "dtype": "float32"}
 
