@@ -23,7 +23,7 @@ from geomprobe.analysis.bootstrap import (
     bootstrap_mean_estimate,
     chunk_sizes,
     excludes_estimate_note,
-    grouped_jackknife,
+    grouped_jackknife_rows,
     jackknife_groups,
     resample_chunks,
     stratified_bca_interval,
@@ -192,13 +192,13 @@ def rank_partial_correlation(x, y, covariates=(), strata=None, names=None, n_boo
     if not np.isfinite(boot).any():
         return entry
 
-    def left_out(kept: np.ndarray) -> float:
-        ranks = [tie_ranks(c[kept]) for c in covs]
-        kept_cov = np.stack(ranks, axis=-1) if ranks else np.zeros((len(kept), 0))
-        return float(_partial_r(tie_ranks(x[kept]), tie_ranks(y[kept]), kept_cov,
-                                None if codes is None else _codes(codes[kept])))
+    def left_out(kept: np.ndarray) -> np.ndarray:  # [G, m] kept prompts -> [G] (a level left out: a zero column)
+        ranks = [tie_ranks(c[kept], axis=1) for c in covs]
+        kept_cov = np.stack(ranks, axis=-1) if ranks else np.zeros(kept.shape + (0,))
+        return _partial_r(tie_ranks(x[kept], axis=1), tie_ranks(y[kept], axis=1), kept_cov,
+                          None if codes is None else codes[kept])
 
-    return _with_interval(entry, boot, [grouped_jackknife(left_out, n)],
+    return _with_interval(entry, boot, [grouped_jackknife_rows(left_out, n)],
                           lambda ci_method: partial_method(given, n_boot, ci_method))
 
 
@@ -236,12 +236,12 @@ def _permutation_p(observed: float, null: np.ndarray) -> float | None:
 def _stratum_jackknife(x: np.ndarray, y: np.ndarray, n_groups: int) -> np.ndarray:
     """[G] the Spearman rho of one stratum with each of its jackknife groups left out (NaN where,
     as in the statistic itself, fewer than 3 prompts are left or a side is then constant)."""
-    def rho(kept: np.ndarray) -> float:
-        if len(kept) < 3 or not (_varies(x[kept]) and _varies(y[kept])):
-            return np.nan
-        return float(_rowwise_pearson(tie_ranks(x[kept])[None], tie_ranks(y[kept])[None])[0])
+    def rho(kept: np.ndarray) -> np.ndarray:  # [G, m] -> [G]; tied ranks span 0, which _rowwise_pearson makes NaN
+        if kept.shape[1] < 3:
+            return np.full(len(kept), np.nan)
+        return _rowwise_pearson(tie_ranks(x[kept], axis=1), tie_ranks(y[kept], axis=1))
 
-    return grouped_jackknife(rho, len(x), n_groups)
+    return grouped_jackknife_rows(rho, len(x), n_groups)
 
 
 def within_stratum_spearman(x, y, strata, n_perm: int = 999, n_boot: int = 1000,

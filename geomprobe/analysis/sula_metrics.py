@@ -31,7 +31,7 @@ from geomprobe.analysis.bootstrap import (
     bca_interval,
     bootstrap_mean_estimate,
     excludes_estimate_note,
-    grouped_jackknife,
+    grouped_jackknife_rows,
     resample_chunks,
 )
 from geomprobe.analysis.confounds import rank_partial_correlation, trivial_mae_baselines, within_stratum_spearman
@@ -196,7 +196,7 @@ def correlation(x, y, method: str = "spearman", n_boot: int = 1000, seed: int = 
     boot = boot[np.isfinite(boot)]
     entry.update(value=_finite(value), pvalue=_finite(pvalue))
     if len(boot):
-        jackknife = grouped_jackknife(lambda kept: _correlation_value(x[kept], y[kept], method), len(x))
+        jackknife = grouped_jackknife_rows(lambda kept: _correlation_values(x[kept], y[kept], method), len(x))
         low, high, ci_method = bca_interval(entry["value"], boot, jackknife)
         entry.update(ci95=[low, high], method=correlation_method(method, n_boot, ci_method))
         note = excludes_estimate_note(entry["value"], low, high)
@@ -205,14 +205,14 @@ def correlation(x, y, method: str = "spearman", n_boot: int = 1000, seed: int = 
     return entry
 
 
-def _correlation_value(x: np.ndarray, y: np.ndarray, method: str) -> float:
-    """The correlation as the bootstrap computes it (Pearson of the ranks for Spearman); NaN where
-    a side is constant."""
+def _correlation_values(x: np.ndarray, y: np.ndarray, method: str) -> np.ndarray:
+    """[b] the correlation of each row of x [b, m] with the same row of y, as the bootstrap computes
+    it (Pearson of the ranks for Spearman); NaN where a side is constant."""
     if method == "spearman":
         from scipy.stats import rankdata
 
-        x, y = rankdata(x), rankdata(y)
-    return float(_rowwise_pearson(x[None], y[None])[0])
+        x, y = rankdata(x, axis=-1), rankdata(y, axis=-1)
+    return _rowwise_pearson(x, y)
 
 
 def _finite(value) -> float | None:

@@ -25,6 +25,7 @@ independently across prompts (parallel analysis). Both go through the same stand
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -95,6 +96,65 @@ def resample_eigenvalues(z: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
     return covariance_eigenvalues(scaled)
 
 
+DENSE_SPECTRUM_MAX = 320  # above this size, spectra of one matrix are summarised from its top two eigenvalues
+
+
+def symmetric_statistics(matrix: np.ndarray, start: np.ndarray | None = None) -> np.ndarray:
+    """[pc1, pc12, pr] of the eigenvalues of a symmetric positive semi-definite matrix (a covariance
+    or a Gram matrix, any common factor): from the full spectrum up to DENSE_SPECTRUM_MAX rows, else
+    from the top two eigenvalues (Lanczos, to machine precision, started from `start` if given) with
+    sum(lambda) = trace and sum(lambda^2) = the squared Frobenius norm, which are exact."""
+    size = matrix.shape[0]
+    if size <= DENSE_SPECTRUM_MAX:
+        stats = spectrum_statistics(np.clip(np.linalg.eigvalsh(matrix)[::-1], 0.0, None))
+        return np.array([stats[name] for name in STATISTICS])
+    from scipy.sparse.linalg import eigsh
+
+    top = np.sort(eigsh(matrix, k=2, which="LA", v0=start, tol=0, return_eigenvectors=False))[::-1]
+    total = float(np.trace(matrix))
+    if total <= 0:
+        return np.full(len(STATISTICS), np.nan)
+    return np.array([top[0] / total, top.sum() / total, total**2 / float((matrix * matrix).sum())])
+
+
+def leave_one_out_statistics(z: np.ndarray) -> np.ndarray:
+    """[n, 3]: [pc1, pc12, pr] of standardise(X without row i) for each row i, given z = standardise(X);
+    row i equals _resampled_statistics(z, np.delete(np.arange(n), i)) to rounding (tested to 1e-9).
+
+    Re-fitting each leave-one-out spectrum from its rows costs about n p^2 + p^3 (n^2 p + n^3 in the
+    row space when p > n), so the jackknife grows like n^2 p^2. Here, when p < n - 1, the p x p
+    cross-product G = z'z is formed once: leaving out row i re-centres the columns by
+    m = (s1 - z_i) / (n - 1) and rescales them by 1 / sd_i, so its covariance is
+    D_i (G - z_i z_i' - (n - 1) m m') D_i, built in O(p^2) whatever n is. Otherwise each spectrum is
+    re-fitted in the row space. Large matrices give only their top two eigenvalues
+    (symmetric_statistics), started from the full sample's leading eigenvector."""
+    n, p = z.shape
+    out = np.full((n, len(STATISTICS)), np.nan)
+    s1, s2 = z.sum(axis=0), (z * z).sum(axis=0)
+    row_space = p >= n - 1
+    gram = z @ z.T if row_space else z.T @ z
+    leading = np.linalg.eigh(gram)[1][:, -1] if gram.shape[0] > DENSE_SPECTRUM_MAX else None
+    for row in range(n):
+        zi = z[row]
+        mean = (s1 - zi) / (n - 1)
+        var = (s2 - zi * zi) / (n - 1) - mean * mean
+        keep = var > 1e-10  # as resample_eigenvalues: a column constant without row i is dropped
+        if not keep.any():
+            continue
+        scale = 1.0 / np.sqrt(var[keep])
+        if row_space:
+            others = np.delete(np.arange(n), row)
+            scaled = (z[np.ix_(others, keep)] - mean[keep]) * scale
+            matrix, start = scaled @ scaled.T, None if leading is None else leading[others]
+        else:
+            cross = gram - np.outer(zi, zi) - (n - 1) * np.outer(mean, mean)
+            if not keep.all():
+                cross = cross[np.ix_(keep, keep)]
+            matrix, start = cross * scale[:, None] * scale[None, :], None if leading is None else leading[keep]
+        out[row] = symmetric_statistics(matrix, start)
+    return out
+
+
 def _null_summary(draws: list[dict[str, float]], spectra: list[np.ndarray], kind: str, shape) -> dict:
     summary = {"kind": kind, "n_draws": len(draws), "shape": [int(s) for s in shape]}
     for name in STATISTICS:
@@ -112,7 +172,27 @@ def _ratios(eig: np.ndarray) -> np.ndarray:
 
 def gaussian_null(n: int, p: int, n_null: int = 200, seed: int | np.random.SeedSequence = 0) -> dict:
     """pc1/pc12/pr of standardised i.i.d. Gaussian [n, p] matrices: median and 2.5/97.5 percentiles,
-    plus the median top-20 spectrum (ratios)."""
+    plus the median top-20 spectrum (ratios). It depends only on the shape and the seed, so it is
+    drawn once per (n, p, n_null, seed) in a process (every layer of a profile shares it)."""
+    if isinstance(seed, np.random.SeedSequence):
+        key = (n, p, n_null, repr(seed.entropy), tuple(seed.spawn_key), seed.pool_size)
+    else:
+        key = (n, p, n_null, repr(int(seed)), (), None)
+    return copy.deepcopy(_gaussian_null_once(key, seed))
+
+
+_GAUSSIAN_NULLS: dict = {}
+
+
+def _gaussian_null_once(key, seed) -> dict:
+    if key not in _GAUSSIAN_NULLS:
+        if len(_GAUSSIAN_NULLS) >= 64:
+            _GAUSSIAN_NULLS.pop(next(iter(_GAUSSIAN_NULLS)))
+        _GAUSSIAN_NULLS[key] = _draw_gaussian_null(*key[:3], seed)
+    return _GAUSSIAN_NULLS[key]
+
+
+def _draw_gaussian_null(n: int, p: int, n_null: int, seed) -> dict:
     rng = np.random.default_rng(seed)
     draws, spectra = [], []
     for _ in range(n_null):
@@ -241,7 +321,7 @@ def _intervals(z: np.ndarray, ci: str, n_boot: int, rng: np.random.Generator) ->
     n = z.shape[0]
     if ci == "jackknife":
         estimates = _resampled_statistics(z, np.arange(n))
-        leave_one_out = np.stack([_resampled_statistics(z, np.delete(np.arange(n), row)) for row in range(n)])
+        leave_one_out = leave_one_out_statistics(z)
         intervals = [jackknife_interval(value, column) for value, column in zip(estimates, leave_one_out.T)]
     elif n_boot < 1:
         intervals = [(None, None, "none")] * len(STATISTICS)
