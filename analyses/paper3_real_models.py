@@ -103,7 +103,8 @@ def run_part(name: str, out: Path) -> dict | None:
         return None
     manifest = json.loads((run_dir / "manifest.json").read_text())
     record = {"part": name, "model": MODELS[key], "suite": suite, "options": options, "wall_s_this_session": round(wall),
-              "command": "geomprobe " + " ".join(command[2:]), "model_identity": manifest.get("model_identity"),
+              "command": "geomprobe " + " ".join(command[2:]),
+              "model_identity": (manifest.get("config") or {}).get("model_identity"),
               "versions": manifest.get("versions"), "results": json.loads(results.read_text())}
     RESULTS.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(record, indent=1, default=str) + "\n")
@@ -119,10 +120,33 @@ PAPER = {
     "focusing": "Phi-2 86%, Pythia 82%, Llama 31%, Mistral 20-30% (non-monotone)",
     "sula_mae": "Pythia 0.44, Llama 0.36, Phi-2 0.31 bits",
     "sula_rho": "abs rho(PC1, H_bayes) 0.65-0.80 (over all k)",
+    "ablation": "single-layer true cut: axis r to about 0, random cut under 1% change; multi-layer cut: "
+                "axis r 0.27 -> 0.07, MAE and correlation under 1%",
 }
 
 
 TABLE_START, TABLE_END = "<!-- paper3 table: written by paper3_real_models.py --readme -->", "<!-- /paper3 table -->"
+
+
+def fill_identities() -> None:
+    """Parts saved before run_part read the identity from the right manifest key hold null: fill it
+    from the converted folder (conversions of one GGUF are byte-identical, and the identity hashes
+    the GGUF and the converted files), marked as filled in afterwards."""
+    from types import SimpleNamespace
+
+    from geomprobe.models.gguf import ensure_packaged
+    from geomprobe.rundir import model_identity
+
+    for path in sorted(RESULTS.glob("*.json")):
+        record = json.loads(path.read_text())
+        if "model" not in record or record.get("model_identity") is not None:
+            continue
+        source = ensure_packaged(record["model"])
+        identity = model_identity(SimpleNamespace(source=source, revision=None, checkpoint=None))
+        record["model_identity"] = {**identity, "recorded": "afterwards, from the converted folder (paper3_real_models.py "
+                                                             "--fill-identities)"}
+        path.write_text(json.dumps(record, indent=1, default=str) + "\n")
+        print(f"{path.name}: model identity filled in ({identity.get('sha256')})")
 
 
 def _load(name: str) -> dict | None:
@@ -258,7 +282,36 @@ def table() -> str:
                          f"abs: {_vs(ucmp.get('abs_rho_pc1_H_bayes_given_k'), with_model=n_copies_run)} | - | - |")
             controls = ", ".join(f"{name} {_num(c, 'mae_bits')}" for name, c in conditions.items() if name != "main")
             lines.append(f"| SULA controls, MAE (bits) | {alias} | {controls} | - | - | - |")
+        ablation = _load(f"{key}-ablation")
+        if ablation:
+            lines += _ablation_rows(alias, ablation)
     return "\n".join(lines)
+
+
+def _ablation_rows(alias: str, ablation: dict) -> list[str]:
+    """One row per edit (operation x layer set): the true axis's mean |dH| at the output against its
+    19 matched random axes (rank, one-sided p), the change of MAE and of r(H_model, H_bayes), and
+    the mean |change| of the axis-entropy rho downstream of the edit."""
+    r = ablation["results"]
+    base = r["baseline"]
+    n = base["mae_bits"]["n"]
+    rows = [f"| ablation baseline: SULA MAE; r(H_model, H_bayes) | {alias} | {_num(base, 'mae_bits')}; "
+            f"{_num(base, 'pearson_H_model_H_bayes')} (n {n}, {ablation['wall_s_this_session']} s, no copies) | "
+            "- | - | - |"]
+    for condition in r["conditions"]:
+        layers = ",".join(str(layer) for layer in condition["layers"])
+        primary = condition["primary"]["statistic"]
+        behaviour = condition["true"]["behaviour"]
+        moved = condition["vs_random"]["axis_r_mean_abs_change_downstream"]
+        rows.append(
+            f"| ablation {condition['id'].split('/')[0]} at layer {layers}: mean abs dH (bits) vs {primary['n_random']} matched "
+            f"random axes; dMAE; dr; mean abs change of downstream axis rho | {alias} | "
+            f"{primary['true']:.4f} vs {primary['random_mean']:.4f} +- {primary['random_sd']:.4f}, "
+            f"rank {primary['rank']}/{primary['of']} (p {primary['p_value']:.2f}); "
+            f"{behaviour['delta_mae_bits']['value']:+.4f}; {behaviour['delta_pearson']['value']:+.4f}; "
+            f"{moved['true']:.4f} (rank {moved['rank']}/{moved['of']}) | - | - | "
+            f"{PAPER['ablation'] if condition['op'] == 'cut' else '-'} |")
+    return rows
 
 
 def _layer_kinds(alias: str) -> list[str]:
@@ -285,7 +338,12 @@ def main() -> None:
     parser.add_argument("--list", action="store_true", help="list the parts and which are done")
     parser.add_argument("--table", action="store_true", help="print the markdown table of the finished parts")
     parser.add_argument("--readme", action="store_true", help="write that table into analyses/README.md")
+    parser.add_argument("--fill-identities", action="store_true",
+                        help="record the model identity in saved parts that lack it")
     args = parser.parse_args()
+    if args.fill_identities:
+        fill_identities()
+        return
     if args.table:
         print(table())
         return
