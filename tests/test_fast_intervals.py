@@ -16,6 +16,7 @@ from geomprobe.analysis.value_manifold import (
     DENSE_SPECTRUM_MAX,
     _resampled_statistics,
     gaussian_null,
+    leave_one_out_route,
     leave_one_out_statistics,
     value_manifold,
 )
@@ -40,13 +41,16 @@ def _direct(z):
     return np.stack([_resampled_statistics(z, np.delete(rows, row)) for row in rows])
 
 
-# n > p + 1 takes the cross-product route; p >= n - 1 the row space; sizes above DENSE_SPECTRUM_MAX
-# take the top two eigenvalues by Lanczos
-@pytest.mark.parametrize("n, p", [(6, 4), (40, 8), (30, 100), (120, 30), (21, 20),
-                                  (DENSE_SPECTRUM_MAX + 40, 12), (60, DENSE_SPECTRUM_MAX + 30),
-                                  pytest.param(DENSE_SPECTRUM_MAX + 120, DENSE_SPECTRUM_MAX + 10,
-                                               marks=pytest.mark.slow)])
-def test_leave_one_out_statistics_equal_refitting_each_sample(n, p):
+# every route leave_one_out_statistics can take (leave_one_out_route), with small and large spectra
+@pytest.mark.parametrize("n, p, route", [
+    (6, 4, "row space"), (30, 100, "row space"), (21, 20, "row space"), (60, DENSE_SPECTRUM_MAX + 30, "row space"),
+    (40, 8, "cross-product, formed"), (120, 30, "cross-product, formed"),
+    (DENSE_SPECTRUM_MAX + 40, 12, "cross-product, formed"),
+    (200, DENSE_SPECTRUM_MAX + 10, "cross-product, products"),
+    pytest.param(DENSE_SPECTRUM_MAX + 120, DENSE_SPECTRUM_MAX + 10, "cross-product, products",
+                 marks=pytest.mark.slow)])
+def test_leave_one_out_statistics_equal_refitting_each_sample(n, p, route):
+    assert leave_one_out_route(n, p) == route
     z = standardise(_values(np.random.default_rng(n * 1000 + p), n, p))[0]
     fast, direct = leave_one_out_statistics(z), _direct(z)
     assert np.isfinite(direct).all()

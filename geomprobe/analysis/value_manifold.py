@@ -117,29 +117,92 @@ def symmetric_statistics(matrix: np.ndarray, start: np.ndarray | None = None) ->
     return np.array([top[0] / total, top.sum() / total, total**2 / float((matrix * matrix).sum())])
 
 
+LANCZOS_VECTORS = 12  # eigsh's ncv for the top two eigenvalues, started near the answer (measured fastest)
+
+
+def _downdated_statistics(gram: np.ndarray, square: np.ndarray, a: np.ndarray, b: np.ndarray, d: np.ndarray,
+                          start: np.ndarray) -> np.ndarray:
+    """[pc1, pc12, pr] of C = D (G - a a' - b b') D, D = diag(d), without forming C: its top two
+    eigenvalues by Lanczos on products C v = d * (G (d v) - a a'(d v) - b b'(d v)), its trace
+    sum d^2 (diag G - a^2 - b^2), and its squared Frobenius norm, expanded with u = d^2 and
+    H = G * G (elementwise, `square`) as u'Hu - 2 (ua)'G(ua) - 2 (ub)'G(ub) + (u.a^2)^2
+    + 2 (u.ab)^2 + (u.b^2)^2. A zero d_j drops column j exactly."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    p = len(d)
+
+    def product(v):
+        dv = d * np.ravel(v)
+        return d * (gram @ dv - a * (a @ dv) - b * (b @ dv))
+
+    operator = LinearOperator((p, p), matvec=product, dtype=np.float64)
+    u = d * d
+    total = float(u @ (np.diag(gram) - a * a - b * b))
+    if total <= 0:
+        return np.full(len(STATISTICS), np.nan)
+    ua, ub = u * a, u * b
+    frobenius = float(u @ square @ u - 2 * ua @ gram @ ua - 2 * ub @ gram @ ub
+                      + (ua @ a) ** 2 + 2 * (ua @ b) ** 2 + (ub @ b) ** 2)
+    top = np.sort(eigsh(operator, k=2, which="LA", v0=start, tol=0, ncv=min(LANCZOS_VECTORS, p),
+                        return_eigenvectors=False))[::-1]
+    return np.array([top[0] / total, top.sum() / total, total**2 / frobenius])
+
+
+def _spectrum_ns(size: int) -> float:
+    """Measured nanoseconds (one core) for the top two eigenvalues of a size x size matrix: a dense
+    decomposition up to DENSE_SPECTRUM_MAX, else Lanczos, whose products with vectors dominate."""
+    return 0.22 * size**3 if size <= DENSE_SPECTRUM_MAX else 8.0 * size * size
+
+
+def _row_space_cheaper(n: int, p: int) -> bool:
+    """Whether re-fitting each leave-one-out spectrum from its n - 1 rows (an n x n Gram matrix by a
+    matrix product, about 0.05 ns per multiply-add) costs less than the downdate of the p x p
+    cross-product (_downdated_statistics, or a formed matrix up to DENSE_SPECTRUM_MAX). Either
+    gives the same non-zero eigenvalues; the constants were measured with
+    benchmarks/value_manifold_cost.py."""
+    return 0.05 * n * n * p + _spectrum_ns(n) < 4.0 * p * p + _spectrum_ns(p)
+
+
+def leave_one_out_route(n: int, p: int) -> str:
+    """How leave_one_out_statistics computes an n x p jackknife: "row space" (each spectrum re-fitted
+    from its rows), "cross-product, formed" (each downdated p x p matrix formed, full spectrum) or
+    "cross-product, products" (above DENSE_SPECTRUM_MAX columns: never formed)."""
+    if _row_space_cheaper(n, p):
+        return "row space"
+    return "cross-product, formed" if p <= DENSE_SPECTRUM_MAX else "cross-product, products"
+
+
 def leave_one_out_statistics(z: np.ndarray) -> np.ndarray:
     """[n, 3]: [pc1, pc12, pr] of standardise(X without row i) for each row i, given z = standardise(X);
     row i equals _resampled_statistics(z, np.delete(np.arange(n), i)) to rounding (tested to 1e-9).
 
     Re-fitting each leave-one-out spectrum from its rows costs about n p^2 + p^3 (n^2 p + n^3 in the
-    row space when p > n), so the jackknife grows like n^2 p^2. Here, when p < n - 1, the p x p
-    cross-product G = z'z is formed once: leaving out row i re-centres the columns by
-    m = (s1 - z_i) / (n - 1) and rescales them by 1 / sd_i, so its covariance is
-    D_i (G - z_i z_i' - (n - 1) m m') D_i, built in O(p^2) whatever n is. Otherwise each spectrum is
-    re-fitted in the row space. Large matrices give only their top two eigenvalues
-    (symmetric_statistics), started from the full sample's leading eigenvector."""
+    row space when p > n), so the jackknife grows like n^2 p^2. Here the p x p cross-product G = z'z
+    is formed once: leaving out row i re-centres the columns by m = (s1 - z_i) / (n - 1) and rescales
+    them by 1 / sd_i, so its covariance is D_i (G - z_i z_i' - (n - 1) m m') D_i, a function of G in
+    O(p^2) whatever n is (formed for a dense spectrum; above DENSE_SPECTRUM_MAX columns only
+    multiplied by vectors: _downdated_statistics). Only where re-fitting in the row space is cheaper
+    (few rows, many columns: _row_space_cheaper) is each spectrum re-fitted from its rows. Large
+    matrices give only their top two eigenvalues, started from the full sample's leading eigenvector."""
     n, p = z.shape
     out = np.full((n, len(STATISTICS)), np.nan)
     s1, s2 = z.sum(axis=0), (z * z).sum(axis=0)
-    row_space = p >= n - 1
+    route = leave_one_out_route(n, p)
+    row_space = route == "row space"
     gram = z @ z.T if row_space else z.T @ z
     leading = np.linalg.eigh(gram)[1][:, -1] if gram.shape[0] > DENSE_SPECTRUM_MAX else None
+    square = gram * gram if route == "cross-product, products" else None
     for row in range(n):
         zi = z[row]
         mean = (s1 - zi) / (n - 1)
         var = (s2 - zi * zi) / (n - 1) - mean * mean
         keep = var > 1e-10  # as resample_eigenvalues: a column constant without row i is dropped
         if not keep.any():
+            continue
+        if square is not None:
+            scale = np.zeros(p)
+            scale[keep] = 1.0 / np.sqrt(var[keep])
+            out[row] = _downdated_statistics(gram, square, zi, np.sqrt(n - 1) * mean, scale, leading)
             continue
         scale = 1.0 / np.sqrt(var[keep])
         if row_space:
@@ -150,7 +213,7 @@ def leave_one_out_statistics(z: np.ndarray) -> np.ndarray:
             cross = gram - np.outer(zi, zi) - (n - 1) * np.outer(mean, mean)
             if not keep.all():
                 cross = cross[np.ix_(keep, keep)]
-            matrix, start = cross * scale[:, None] * scale[None, :], None if leading is None else leading[keep]
+            matrix, start = cross * scale[:, None] * scale[None, :], None
         out[row] = symmetric_statistics(matrix, start)
     return out
 
