@@ -18,6 +18,13 @@ prompt sample where each copy draws its own), and no second gate is needed:
   freedom. When a Shapiro-Wilk test rejects normality of the null values (p < 0.05, N >= 3) the
   Gaussian rule is not trusted and the rank rule decides (which then cannot say "above").
 - N = 1: nothing can be decided (no spread); the result says so.
+- Sequentially (SequentialRank, Besag and Clifford 1991): with N >= 19 planned copies, the rank
+  rule says "above" only if no copy is at least as good as the model and "below" only if none is
+  at least as bad. Once one copy of each kind has been seen, neither can happen whatever the
+  remaining copies give: the decision ("indistinguishable") is fixed, and the suites stop building
+  copies there. The decision is the one the N copies would give, so the level and the power are
+  those of the full test; the p-value reported is Besag and Clifford's h / L (h copies at least as
+  good after L copies), valid for the stopped sample.
 "below untrained" is the mirror image, at the same alpha. Beside every decision the minimum
 detectable effect (mde): the difference, in units of the nulls' standard deviation and in the
 statistic's own units, that this rule detects with 50% probability when the nulls are Gaussian.
@@ -130,9 +137,13 @@ def _rule_for(nulls: np.ndarray) -> tuple[str, str]:
 
 
 def judge_against_nulls(model_value: float, null_values: Sequence[float], higher_is_better: bool = True,
-                        alpha: float = ALPHA) -> dict:
+                        alpha: float = ALPHA, sequential: dict | None = None) -> dict:
     """The exchangeability test of the module docstring on values already computed: model_value
-    one number, null_values one per untrained copy (non-finite ones are dropped and counted)."""
+    one number, null_values one per untrained copy (non-finite ones are dropped and counted).
+    sequential: SequentialRank.record(name) when the copies were stopped early (the rank rule over
+    the planned copies, whose decision was already fixed)."""
+    if sequential and sequential.get("stopped"):
+        return _judge_stopped(model_value, null_values, higher_is_better, alpha, sequential)
     model_value = float(model_value)
     values = np.array([float(v) for v in null_values], dtype=np.float64)
     finite = values[np.isfinite(values)]
@@ -179,6 +190,117 @@ def judge_against_nulls(model_value: float, null_values: Sequence[float], higher
     }
 
 
+class SequentialRank:
+    """Besag and Clifford's sequential rank test over `planned` copies, for several statistics at
+    once (the module docstring). Per copy: add(name, value) for each watched statistic, then
+    settled() says whether every decision is fixed (stop building copies). It is active only where
+    the planned copies use the rank rule (N >= 19) and `enabled`; a non-finite value of the model
+    or a copy switches it off (dropped copies could bring the count under 19 and change the rule).
+
+        tracker = SequentialRank(len(specs))
+        tracker.watch("pc1", model_pc1, higher_is_better=True)
+        for spec, copy in ctx.nulls(specs):
+            tracker.add("pc1", pc1_of(copy))
+            if tracker.settled():
+                break
+        compare_to_nulls(..., sequential=tracker.record("pc1"))
+    """
+
+    def __init__(self, planned: int, alpha: float = ALPHA, enabled: bool = True):
+        self.planned, self.alpha = int(planned), alpha
+        self.allowed = _rank_threshold(self.planned, alpha)
+        self.active = bool(enabled) and self.planned >= RANK_RULE_MIN and self.allowed >= 0
+        self.used = 0
+        self._model: dict[str, float] = {}
+        self._good: dict[str, int] = {}
+        self._bad: dict[str, int] = {}
+        self._fixed: dict[str, dict[str, int | None]] = {}
+        self._counted: dict[str, int] = {}
+        self._sign: dict[str, float] = {}
+
+    def watch(self, name: str, model_value: float, higher_is_better: bool = True) -> None:
+        value = float(model_value) if model_value is not None else math.nan
+        if not math.isfinite(value):
+            self.active = False
+        self._model[name] = value if higher_is_better else -value
+        self._good[name] = self._bad[name] = self._counted[name] = 0
+        self._fixed[name] = {"above": None, "below": None}
+        self._sign[name] = 1.0 if higher_is_better else -1.0
+
+    def add(self, name: str, value) -> None:
+        """One more copy's value of a watched statistic (call once per copy for each)."""
+        value = math.nan if value is None else float(value)
+        if not math.isfinite(value):
+            self.active = False
+            return
+        signed = self._sign[name] * value
+        self._counted[name] += 1
+        self.used = max(self.used, self._counted[name])
+        if signed >= self._model[name]:
+            self._good[name] += 1
+            if self._good[name] > self.allowed and self._fixed[name]["above"] is None:
+                self._fixed[name]["above"] = self._counted[name]
+        if signed <= self._model[name]:
+            self._bad[name] += 1
+            if self._bad[name] > self.allowed and self._fixed[name]["below"] is None:
+                self._fixed[name]["below"] = self._counted[name]
+
+    def settled(self) -> bool:
+        """Whether every watched decision is fixed and copies remain to be skipped."""
+        if not self.active or not self._model or self.used >= self.planned:
+            return False
+        return all(fixed["above"] is not None and fixed["below"] is not None for fixed in self._fixed.values())
+
+    def record(self, name: str) -> dict | None:
+        """What judge_against_nulls needs to judge the stopped sample (None: not stopped early)."""
+        if name not in self._model or not self.settled():
+            return None
+        return {"stopped": True, "planned": self.planned, "used": self.used, "allowed": self.allowed,
+                "above_fixed_at": self._fixed[name]["above"], "below_fixed_at": self._fixed[name]["below"]}
+
+    def summary(self) -> dict:
+        """For the results: how many copies were planned and used, and why the rest were skipped."""
+        stopped = self.settled()
+        return {"planned": self.planned, "used": self.used if stopped else self.planned, "stopped_early": stopped,
+                "rule": ("sequential rank test (Besag and Clifford): copies stop once no decision can change"
+                         if self.active or stopped else
+                         "every planned copy (the sequential stop needs the rank rule's 19+ copies and finite "
+                         "values)")}
+
+
+def _judge_stopped(model_value: float, null_values: Sequence[float], higher_is_better: bool, alpha: float,
+                   sequential: dict) -> dict:
+    """judge_against_nulls for copies stopped once the rank rule's decision over the planned copies
+    was fixed: indistinguishable, with Besag and Clifford's p-values h / L for each direction."""
+    values = np.array([float(v) for v in null_values], dtype=np.float64)
+    n = int(values.size)
+    sign = 1.0 if higher_is_better else -1.0
+    model_s, nulls_s = sign * float(model_value), sign * values
+    h = sequential["allowed"] + 1
+    p_above = h / sequential["above_fixed_at"]
+    p_below = h / sequential["below_fixed_at"]
+    planned = sequential["planned"]
+    mean = float(values.mean())
+    spread = float(values.std(ddof=1)) if n >= 2 else None
+    mde = mde_sd(planned, "rank", alpha)
+    return {
+        "model": float(model_value), "nulls": [float(v) for v in values], "n_nulls": n, "n_nulls_not_finite": 0,
+        "null_mean": mean, "null_sd": spread, "null_prediction_interval": None, "t": None,
+        "rank": int(1 + np.count_nonzero(nulls_s >= model_s)), "of": int(n + 1),
+        "rule": "rank",
+        "rule_note": (f"rank among {planned} planned untrained copies, stopped after {n}: copies at least as good and "
+                      "at least as bad as the model had both been seen, so neither 'better' nor 'worse' could "
+                      "follow (sequential rank test, Besag and Clifford; p = h / L)"),
+        "alpha": alpha, "higher_is_better": higher_is_better,
+        "p_value": float(p_above), "p_value_below": float(p_below), "p_rank": float(p_above),
+        "mde": {"sd": mde, "value": None if mde is None or spread is None else mde * spread, "power": 0.5,
+                "note": f"the model - null mean difference the rank rule over {planned} copies detects half the time "
+                        "(Gaussian nulls); stopping early changes no decision, so none of its power"},
+        "sequential": {key: sequential[key] for key in ("planned", "used", "above_fixed_at", "below_fixed_at")},
+        "status": SAME,
+    }
+
+
 def not_tested(name: str, why: str) -> dict:
     """The entry of a comparison that could not be computed (its criterion is then never met)."""
     return {"statistic": name, "status": NOT_TESTED, "note": why}
@@ -186,7 +308,7 @@ def not_tested(name: str, why: str) -> dict:
 
 def compare_to_nulls(statistic: Callable[[np.ndarray], float], model: np.ndarray, nulls: Sequence[np.ndarray],
                      higher_is_better: bool = True, unit: str = "prompts", name: str = "",
-                     alpha: float = ALPHA) -> dict:
+                     alpha: float = ALPHA, sequential: dict | None = None) -> dict:
     """statistic(rows) -> float for a [n_units, ...] array. model and each null: the units each was
     measured on (the same units, or each null's own sample drawn the same way: the lengths may
     differ). The statistic once on each, then judge_against_nulls (the module docstring)."""
@@ -197,7 +319,7 @@ def compare_to_nulls(statistic: Callable[[np.ndarray], float], model: np.ndarray
     if len(model) < 2 or any(len(x) < 2 for x in nulls):
         raise AnalysisError(f"model and nulls need >= 2 {unit} each, got {len(model)} and {[len(x) for x in nulls]}")
     judged = judge_against_nulls(float(statistic(model)), [_or_nan(statistic, x) for x in nulls],
-                                 higher_is_better=higher_is_better, alpha=alpha)
+                                 higher_is_better=higher_is_better, alpha=alpha, sequential=sequential)
     return {"statistic": name, **_with_difference(judged, len(model), unit)}
 
 

@@ -149,6 +149,8 @@ class NullOptions(SuiteConfig):
     (METHODS.md section 5.1): declared once, checked once; SuiteContext.nulls() loops over them."""
 
     null: str = option("auto", NULL_HELP)
+    null_stop: bool = option(True, "stop building untrained copies once no rank decision can change (19+ planned "
+                                   "fresh initialisations: Besag and Clifford's sequential test, the same decisions)")
 
     def check(self) -> None:
         super().check()
@@ -243,6 +245,14 @@ class SuiteContext:
         from geomprobe.nulls import each_null
 
         return each_null(self.loaded, self.null_specs() if specs is None else specs)
+
+    def sequential(self, specs):
+        """A SequentialRank over these copies (geomprobe.analysis.null_comparison): active with
+        --null-stop (the default) where every copy is a fresh initialisation and there are 19+."""
+        from geomprobe.analysis.null_comparison import SequentialRank
+
+        enabled = getattr(self.options, "null_stop", True) and all(spec.kind == "init" for spec in specs)
+        return SequentialRank(len(specs), enabled=enabled)
 
     @property
     def seed(self) -> int:

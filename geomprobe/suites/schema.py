@@ -61,14 +61,19 @@ class NullComparison(TypedDict, total=False):
     higher_is_better: bool  # False for key |cos| (lower: more orthogonal)
     status: str  # above untrained | indistinguishable from untrained | below untrained | not tested
     note: str  # why a comparison was not tested
+    sequential: dict  # planned, used, above_fixed_at, below_fixed_at: copies stopped once the decision was fixed
 
 
-class UntrainedNull(TypedDict):
+class _UntrainedNullRequired(TypedDict):
     spec: str  # the --null value
     description: str  # the null models' names
     models: list  # per null model: name, kind, seed or spec, pc1, pc12, focusing, key_layer_mean, ...
     comparisons: dict[str, NullComparison]  # pc1, pc12, keys, focusing
     note: str  # how the comparison is made
+
+
+class UntrainedNull(_UntrainedNullRequired, total=False):
+    copies: dict  # planned, used, stopped_early, rule: the sequential stop (SequentialRank.summary)
 
 
 class PaperCodeRow(TypedDict):

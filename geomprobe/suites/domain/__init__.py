@@ -129,7 +129,22 @@ def null_gains(ctx, sets: dict, matrices: dict) -> dict | None:
         return None
     last = ctx.loaded.adapter.shape.n_layers - 1
     null_matrices, per_null = [], []
-    for spec, copy in ctx.nulls(specs):
+
+    def stacked_for(label, sets):
+        return np.r_[np.c_[sets["mixed"], np.zeros(len(sets["mixed"]))], np.c_[sets[label], np.ones(len(sets[label]))]]
+
+    def gain_or_none(label, sets):
+        try:
+            return share_gain(2)(stacked_for(label, sets))
+        except ValueError:
+            return None
+
+    tracker = ctx.sequential(specs)  # copies stop once no domain's decision can change
+    for label in config.domains:
+        tracker.watch(label, gain_or_none(label, matrices))
+    for index, (spec, copy) in enumerate(ctx.nulls(specs)):
+        if tracker.settled():
+            break
         rows, sizes = {}, {}
         work = ctx.work / "nulls" / spec.name
         for label, corpus in sets.items():
@@ -142,20 +157,22 @@ def null_gains(ctx, sets: dict, matrices: dict) -> dict | None:
             rows[label], sizes[label] = matrix[:, -1].reshape(len(matrix), -1), len(prompts)
         null_matrices.append(rows)
         per_null.append({**spec.to_dict(), "n_prompts": sizes})
+        for label in config.domains:
+            tracker.add(label, gain_or_none(label, rows))
+        if tracker.settled() and ctx.progress:
+            print(f"domain: copy {index + 1}/{len(specs)}: no decision can change now; the other copies are not "
+                  "built (--no-null-stop builds them all)", flush=True)
     comparisons = {}
     for label in config.domains:
-        def stacked(sets):
-            return np.r_[np.c_[sets["mixed"], np.zeros(len(sets["mixed"]))], np.c_[sets[label], np.ones(len(sets[label]))]]
-
-        model = stacked(matrices)
+        model = stacked_for(label, matrices)
         try:
             comparisons[f"pc12_gain_{label}"] = compare_to_nulls(
-                share_gain(2), model, [stacked(rows) for rows in null_matrices], unit="prompts of both sets",
-                name=f"PC1+PC2 gain of {label} over mixed")
+                share_gain(2), model, [stacked_for(label, rows) for rows in null_matrices], unit="prompts of both sets",
+                name=f"PC1+PC2 gain of {label} over mixed", sequential=tracker.record(label))
         except ValueError as error:
             comparisons[f"pc12_gain_{label}"] = not_tested(f"PC1+PC2 gain of {label} over mixed", str(error))
     return {"spec": config.null, "description": ", ".join(s.name for s in specs), "models": per_null,
-            "comparisons": comparisons,
+            "comparisons": comparisons, "copies": tracker.summary(),
             "note": "every set on untrained copies, each drawing its own stratified samples from the same corpora; a "
                     "gain means one inference mode only if it exceeds the gain an untrained network shows from the "
                     "narrower vocabulary alone"}

@@ -250,7 +250,24 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
         return None
     model_rows = readout_matrix(extraction, config.readout)[:, -1]
     rows, entropies, key_means, per_null = [], [], [], []
-    for spec, copy in ctx.nulls(specs):
+    # copies stop their forwards once pc1, pc12 and focusing can no longer be decided otherwise; the
+    # keys (weights only, and the non-inferiority margin reads every copy) go on to the last copy
+    tracker = ctx.sequential(specs)
+    for name, statistic, model in (("pc1", explained_share(1), model_rows), ("pc12", explained_share(2), model_rows),
+                                   ("focusing", focusing_of, extraction["attn_entropy_bits"])):
+        try:
+            tracker.watch(name, statistic(model))
+        except ValueError:
+            tracker.watch(name, None)
+    for index, (spec, copy) in enumerate(ctx.nulls(specs)):
+        if tracker.settled():  # the weights' statistics only
+            keys = key_orthogonality(key_weight_stack(copy, fold_ln=config.fold_ln), threshold=config.orth_threshold,
+                                     ln_folded=config.fold_ln, seed=seed).to_dict()
+            key_means.append(np.asarray(keys["layer_mean"], dtype=np.float64))
+            per_null.append({**spec.to_dict(), "key_layer_mean": keys["layer_mean"],
+                             "key_fraction_below": keys["fraction_below"],
+                             "note": "weights only: the forwards stopped once no rank decision could change"})
+            continue
         work = ctx.work / "nulls" / spec.name
         prompts, sample = stratified_prompts(ctx, candidates, work, label="", loaded=copy)
         atomic_write_json(work / "sample.json", sample)
@@ -283,6 +300,11 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
         if "next_entropy_bits" in null_extraction.arrays:
             entry["next_entropy_bits_mean"] = float(np.mean(null_extraction["next_entropy_bits"]))
         per_null.append(entry)
+        for name in ("pc1", "pc12", "focusing"):
+            tracker.add(name, entry[name])
+        if tracker.settled() and ctx.progress:
+            print(f"geometry: copy {index + 1}/{len(specs)}: no rank decision can change now; the other copies give "
+                  "their keys only (--no-null-stop measures them all)", flush=True)
     comparisons = {}
     plan = [("pc1", explained_share(1), model_rows, rows, True, "prompts", "value manifold PC1"),
             ("pc12", explained_share(2), model_rows, rows, True, "prompts", "value manifold PC1+PC2"),
@@ -292,11 +314,13 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
              "attention focusing 1 - H(L-1)/H(0)")]
     for name, statistic, model, nulls, higher, unit, label in plan:
         try:
-            comparisons[name] = compare_to_nulls(statistic, model, nulls, higher_is_better=higher, unit=unit, name=label)
+            comparisons[name] = compare_to_nulls(statistic, model, nulls, higher_is_better=higher, unit=unit, name=label,
+                                                 sequential=tracker.record(name))
         except ValueError as error:
             comparisons[name] = not_tested(label, str(error))
     description = ", ".join(spec.name for spec in specs)
     return {"spec": config.null, "description": description, "models": per_null, "comparisons": comparisons,
+            "copies": tracker.summary(),
             "note": "each null is the same architecture untrained, run through the same pipeline: its own stratified "
                     "sample from the same candidates (by its own next-token entropy), the same extraction; a "
                     "criterion holds only when the model's value ranks above the copies' (keys: within a margin of "

@@ -138,7 +138,16 @@ def null_alignment(ctx, model_rows: dict, rows_of, last_only: bool) -> dict | No
         return None
     model_units = _null_units(model_rows, last_only)
     null_units, per_null = [], []
-    for spec, copy in ctx.nulls(specs):
+    tracker = ctx.sequential(specs)  # copies stop once no decision can change
+    for name, (statistic, _) in NULL_STATISTICS.items():
+        if name in model_units:
+            try:
+                tracker.watch(name, (statistic or focusing_of)(model_units[name]))
+            except ValueError:
+                tracker.watch(name, None)
+    for index, (spec, copy) in enumerate(ctx.nulls(specs)):
+        if tracker.settled():
+            break
         rows = rows_of(copy)
         _save_sample(ctx.work / "nulls" / spec.name / "qk_rows.npz", rows)
         units = _null_units(rows, last_only)
@@ -155,17 +164,24 @@ def null_alignment(ctx, model_rows: dict, rows_of, last_only: bool) -> dict | No
                                                for v in np.nanmean(units["evidence_mass"], axis=0)]
         null_units.append(units)
         per_null.append(entry)
+        for name in NULL_STATISTICS:
+            if name in model_units:
+                tracker.add(name, entry.get(name))
+        if tracker.settled() and ctx.progress:
+            print(f"mechanisms: copy {index + 1}/{len(specs)}: no decision can change now; the other copies are not "
+                  "built (--no-null-stop builds them all)", flush=True)
     comparisons = {}
     for name, (statistic, label) in NULL_STATISTICS.items():
         if name not in model_units:
             continue
         try:
             comparisons[name] = compare_to_nulls(statistic or focusing_of, model_units[name],
-                                                 [units[name] for units in null_units], unit="sequences", name=label)
+                                                 [units[name] for units in null_units], unit="sequences", name=label,
+                                                 sequential=tracker.record(name))
         except ValueError as error:
             comparisons[name] = not_tested(label, str(error))
     return {"spec": config.null, "description": ", ".join(spec.name for spec in specs), "models": per_null,
-            "comparisons": comparisons,
+            "comparisons": comparisons, "copies": tracker.summary(),
             "note": "the same sequences read from untrained copies of the same architecture; the model's value "
                     "is ranked among the copies' (geomprobe.analysis.null_comparison: exchangeability test)"}
 

@@ -337,7 +337,15 @@ def null_results(ctx, spec, choice, records, last: int, readout: str, model_erro
     k = np.array([r.k for r in records], dtype=np.float64)
     tokens = [choice.token_strings[w] for w in spec.pair("main")]
     errors, coords, per_null = [], [], []
-    for null, copy in ctx.nulls(specs):
+    tracker = ctx.sequential(specs)  # copies stop once neither decision can change
+    tracker.watch("mae_bits", mean_of(model_error), higher_is_better=False)
+    try:
+        tracker.watch("abs_rho_pc1_H_bayes_given_k", abs_rho_given_k(np.c_[model_pc1, H_bayes, k]))
+    except ValueError:
+        tracker.watch("abs_rho_pc1_H_bayes_given_k", None)
+    for index, (null, copy) in enumerate(ctx.nulls(specs)):
+        if tracker.settled():
+            break
         extraction = extract(copy, [r.to_prompt() for r in records],
                              ctx.extraction_config(layers=[last], readouts=(readout,), tokens=tokens),
                              out_dir=ctx.work / "nulls" / null.name / "extraction-main", progress=ctx.progress,
@@ -358,17 +366,23 @@ def null_results(ctx, spec, choice, records, last: int, readout: str, model_erro
         errors.append(np.abs(side["H_model"] - H_bayes))
         coords.append(np.c_[coordinate, H_bayes, k])
         per_null.append(entry)
+        tracker.add("mae_bits", entry["mae_bits"])
+        tracker.add("abs_rho_pc1_H_bayes_given_k", entry.get("abs_rho_pc1_H_bayes_given_k"))
+        if tracker.settled() and ctx.progress:
+            print(f"sula: copy {index + 1}/{len(specs)}: neither decision can change now; the other copies are not "
+                  "built (--no-null-stop builds them all)", flush=True)
     comparisons = {}
     plan = [("mae_bits", mean_of, model_error, errors, False, "SULA MAE |H_model - H_bayes| (bits; lower is better)"),
             ("abs_rho_pc1_H_bayes_given_k", abs_rho_given_k, np.c_[model_pc1, H_bayes, k], coords, True,
              "|Spearman partial rho(PC1, H_bayes) given k|, each model on its own axis")]
     for name, statistic, model, nulls, higher, label in plan:
         try:
-            comparisons[name] = compare_to_nulls(statistic, model, nulls, higher_is_better=higher, name=label)
+            comparisons[name] = compare_to_nulls(statistic, model, nulls, higher_is_better=higher, name=label,
+                                                 sequential=tracker.record(name))
         except ValueError as error:
             comparisons[name] = not_tested(label, str(error))
     return {"spec": ctx.options.null, "description": ", ".join(n.name for n in specs), "models": per_null,
-            "comparisons": comparisons,
+            "comparisons": comparisons, "copies": tracker.summary(),
             "note": "the main SULA prompts on untrained copies of the same architecture, through the same "
                     "extraction; each null's axis is fitted on its own vectors"}
 
