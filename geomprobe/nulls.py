@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import gc
 import re
 from dataclasses import dataclass
@@ -64,6 +65,13 @@ class NullSpec:
     seed: int | None = None  # init: the torch seed of the fresh initialisation
     spec: str | None = None  # checkpoint: the model spec loaded
     build: str = "legacy"  # init: "legacy" (from_config: drawn twice) | "own-init" (each weight drawn once)
+    index: int = dataclasses.field(default=0, compare=False)  # 1-based position among the run's copies
+    count: int = dataclasses.field(default=0, compare=False)  # how many copies the --null value names
+
+    @property
+    def label(self) -> str:
+        """How progress lines name the copy: 'copy 3/19 (init-1002)'."""
+        return f"copy {self.index}/{self.count} ({self.name})" if self.count else self.name
 
     def describe(self) -> str:
         if self.kind == "init":
@@ -117,7 +125,7 @@ def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[Nu
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ConfigError(f"--null {text}: the same null model is named twice")
-    return specs
+    return [dataclasses.replace(spec, index=i + 1, count=len(specs)) for i, spec in enumerate(specs)]
 
 
 def _own_init(model_class, config, dtype, attn_implementation: str):

@@ -979,7 +979,7 @@ def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, need
                                   backend="hf", max_tokens=ctx.run.max_tokens, batch_size=ctx.run.batch_size)
     main_dir = work / "sula-main" / "extraction-main"
     main = extract(copy, prompts, fit_config, out_dir=main_dir, progress=ctx.progress,
-                   label=f"ablation: {null.name}, SULA main")
+                   label=f"ablation: {null.label}, SULA main")
     H_model = restrict_to_labels(main["token_probs"])["H_model"]
     vectors = {layer: main["values"][:, column].reshape(len(records), -1) for column, layer in enumerate(main.layers)}
     entry = {**null.to_dict(), "conditions": {}, "not_measured": {}}
@@ -1004,7 +1004,7 @@ def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, need
     edit_base, controls = _edit_setup(copy, prompts, extraction_config, axes, edited, main_dir, config, ctx.seed, work)
     common = _common_key(prompts, extraction_config, axes, edit_base, controls, ctx, config.definitions)
     ran = run_passes(copy, prompts, extraction_config, axes, edit_base, controls, operations, usable, config,
-                     ctx.run, ctx.seed, work / "conditions", common, ctx.progress, f"ablation: {null.name}",
+                     ctx.run, ctx.seed, work / "conditions", common, ctx.progress, f"ablation: {null.label}",
                      ctx.batch_planner)
     base = restrict_to_labels(np.array(ran.passes["baseline"]["token_probs"]))["H_model"]
     for name, _, _ in operations:

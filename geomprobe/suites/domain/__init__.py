@@ -148,11 +148,12 @@ def null_gains(ctx, sets: dict, matrices: dict) -> dict | None:
         rows, sizes = {}, {}
         work = ctx.work / "nulls" / spec.name
         for label, corpus in sets.items():
-            prompts, sample = stratified_prompts(ctx, load_corpus(corpus), work, label=label, loaded=copy)
+            prompts, sample = stratified_prompts(ctx, load_corpus(corpus), work, label=label, loaded=copy,
+                                                 who=spec.label)
             atomic_write_json(work / f"sample-{label}.json", {"corpus": corpus, **sample})
             extraction = extract(copy, prompts, ctx.extraction_config(layers=[last]),
                                  out_dir=work / f"extraction-{label}", progress=ctx.progress,
-                                 label=f"domain: {spec.name}, {label}")
+                                 label=f"domain: {spec.label}, {label}")
             matrix = readout_matrix(extraction, config.readout)
             rows[label], sizes[label] = matrix[:, -1].reshape(len(matrix), -1), len(prompts)
         null_matrices.append(rows)

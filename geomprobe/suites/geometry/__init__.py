@@ -85,11 +85,11 @@ def candidate_prompts(ctx, corpus: str | None = None):
     return suite_prompts(ctx, n_windtunnel=N_WINDTUNNEL_CANDIDATES, corpus=corpus or ctx.options.corpus)
 
 
-def stratified_prompts(ctx, candidates, work_dir: Path, label: str, loaded=None):
+def stratified_prompts(ctx, candidates, work_dir: Path, label: str, loaded=None, who: str = ""):
     """The stratified-entropy sample of `candidates` (METHODS.md section 6) under `loaded` (default:
     the suite's model; an untrained null draws its own sample from the same candidates the same
     way) and what was done. With n_per_quintile 0 every candidate is kept; an encoder (no
-    next-token entropy) draws uniformly."""
+    next-token entropy) draws uniformly. who: the copy, for the progress lines ('copy 3/19 (init-1002)')."""
     config, seed = ctx.options, ctx.seed
     loaded = loaded or ctx.loaded
     n_layers = loaded.adapter.shape.n_layers
@@ -97,7 +97,7 @@ def stratified_prompts(ctx, candidates, work_dir: Path, label: str, loaded=None)
     if config.max_per_final_token:
         candidates, balanced = balance_final_tokens(loaded.tokenizer, candidates, config.max_per_final_token,
                                                     ctx.run.max_tokens, seed)
-    chosen, record = _stratified(ctx, loaded, candidates, work_dir, label, config, seed, n_layers)
+    chosen, record = _stratified(ctx, loaded, candidates, work_dir, label, config, seed, n_layers, who)
     if balanced is not None:
         record["final_token_balance"] = balanced
     return chosen, record
@@ -122,7 +122,7 @@ def balance_final_tokens(tokenizer, candidates, cap: int, max_tokens, seed: int)
                   "n_distinct_final_tokens": len(set(finals))}
 
 
-def _stratified(ctx, loaded, candidates, work_dir, label, config, seed, n_layers):
+def _stratified(ctx, loaded, candidates, work_dir, label, config, seed, n_layers, who=""):
     if config.n_per_quintile == 0:
         return candidates, {"stratified": False, "why": "--n-per-quintile 0: every candidate", "n": len(candidates)}
     if not loaded.adapter.has_next_token:  # an encoder: same sample size, drawn uniformly
@@ -134,7 +134,8 @@ def _stratified(ctx, loaded, candidates, work_dir, label, config, seed, n_layers
                         "why": "encoder: no next-token entropy to stratify by; drawn uniformly instead"}
     scores = extract(loaded, candidates, ctx.extraction_config(layers=[n_layers - 1], readouts=(), tokens=[]),
                      out_dir=work_dir / f"candidates-{label}" if label else work_dir / "candidates",
-                     progress=ctx.progress, label=f"{ctx.suite}: candidates" + (f" ({label})" if label else ""))
+                     progress=ctx.progress, label=f"{ctx.suite}: " + (f"{who}, " if who else "") + "candidates"
+                     + (f" ({label})" if label else ""))
     entropy = scores["next_entropy_bits"]
     try:
         sample = stratified_sample(entropy, n_per_bin=config.n_per_quintile, n_bins=5, seed=seed)
@@ -269,10 +270,10 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
                              "note": "weights only: the forwards stopped once no rank decision could change"})
             continue
         work = ctx.work / "nulls" / spec.name
-        prompts, sample = stratified_prompts(ctx, candidates, work, label="", loaded=copy)
+        prompts, sample = stratified_prompts(ctx, candidates, work, label="", loaded=copy, who=spec.label)
         atomic_write_json(work / "sample.json", sample)
         null_extraction = extract(copy, prompts, ctx.extraction_config(layers=None), out_dir=work / "extraction",
-                                  progress=ctx.progress, label=f"geometry: {spec.name}")
+                                  progress=ctx.progress, label=f"geometry: {spec.label}")
         keys = key_orthogonality(key_weight_stack(copy, fold_ln=config.fold_ln), threshold=config.orth_threshold,
                                  ln_folded=config.fold_ln, seed=seed).to_dict()
         stack = readout_matrix(null_extraction, config.readout)
@@ -281,7 +282,8 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
         entropies.append(null_extraction["attn_entropy_bits"])
         key_means.append(np.asarray(keys["layer_mean"], dtype=np.float64))
         entry = {**spec.to_dict(), "pc1": None, "pc12": None, "focusing": None, "n_prompts": len(prompts),
-                 "sample": "sample.json (its own stratified draw from the candidates)",
+                 "sample": ("sample.json (its own stratified draw from the candidates)" if sample.get("stratified")
+                            else f"sample.json ({sample.get('why', 'not stratified')})"),
                  "n_prompts_shared_with_model": len({p.id for p in prompts} & set(extraction.prompt_ids)),
                  "key_layer_mean": keys["layer_mean"], "key_fraction_below": keys["fraction_below"],
                  "hbar_bits": [float(v) for v in np.nanmean(null_extraction["attn_entropy_bits"].mean(axis=2), axis=0)]}

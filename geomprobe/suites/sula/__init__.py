@@ -349,7 +349,7 @@ def null_results(ctx, spec, choice, records, last: int, readout: str, model_erro
         extraction = extract(copy, [r.to_prompt() for r in records],
                              ctx.extraction_config(layers=[last], readouts=(readout,), tokens=tokens),
                              out_dir=ctx.work / "nulls" / null.name / "extraction-main", progress=ctx.progress,
-                             label=f"sula: {null.name}, main")
+                             label=f"sula: {null.label}, main")
         side = restrict_to_labels(extraction["token_probs"])
         vectors = extraction[readout][:, 0].reshape(len(records), -1)
         entry = {**null.to_dict(), "mae_bits": float(np.mean(np.abs(side["H_model"] - H_bayes))),
