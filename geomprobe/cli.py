@@ -17,6 +17,9 @@ app = typer.Typer(add_completion=True, no_args_is_help=True,  # --install-comple
                   help="Measure the geometry of Bayesian inference in language models (see README.md).")
 prompts_app = typer.Typer(no_args_is_help=True, help="Prompt files: list the built-in sets, validate a file.")
 app.add_typer(prompts_app, name="prompts")
+cache_app = typer.Typer(no_args_is_help=True, help="The untrained copies' extractions kept across runs "
+                                                   "(geomprobe.copycache): list them, clear them.")
+app.add_typer(cache_app, name="cache")
 windtunnel_app = typer.Typer(no_args_is_help=True, help="Wind tunnels: train models on tasks with exact posteriors.")
 app.add_typer(windtunnel_app, name="windtunnel")
 
@@ -391,6 +394,38 @@ def prompts_list():
         prompts = read_prompts(path)
         sources = sorted({p.source for p in prompts if p.source})
         typer.echo(f"{name:11} {len(prompts):5d} prompts  {path}  sources: {', '.join(sources)}")
+
+
+@cache_app.command("list")
+@user_errors
+def cache_list(as_json: bool = typer.Option(False, "--json", help=JSON_HELP)):
+    """The cached copy extractions: size, last use, the copy (class, build, seed) and the prompts."""
+    import json
+
+    from geomprobe import copycache
+
+    held = copycache.entries()
+    if as_json:
+        typer.echo(json.dumps({"root": str(copycache.root()), "limit_bytes": copycache.limit_bytes(),
+                               "entries": held}, indent=1))
+        return
+    total = sum(entry["bytes"] for entry in held)
+    typer.echo(f"{copycache.root()}: {len(held)} copy extractions, {total / 2**20:.1f} MB of "
+               f"{copycache.limit_bytes() / 2**20:.0f} MB ({copycache.LIMIT_ENV})")
+    for entry in sorted(held, key=lambda e: -e["last_used"]):
+        typer.echo(f"  {Path(entry['folder']).name}  {entry['bytes'] / 2**20:8.1f} MB  "
+                   f"{copycache.describe_age(entry['last_used']):>12}  {entry['class']} {entry['build']} seed "
+                   f"{entry['seed']}  prompts {str(entry['prompts_sha256'])[:12]}  {','.join(entry['readouts'] or [])}")
+
+
+@cache_app.command("clear")
+@user_errors
+def cache_clear():
+    """Remove every cached copy extraction (only <cache>/copies; converted models stay)."""
+    from geomprobe import copycache
+
+    removed, freed = copycache.clear()
+    typer.echo(f"removed {removed} copy extractions ({freed / 2**20:.1f} MB) from {copycache.root()}")
 
 
 class RecipeHelpCommand(typer.core.TyperCommand):

@@ -43,6 +43,7 @@ import io
 import json
 import os
 import shutil
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -632,11 +633,24 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
     sha256 = _prompts_sha256(prompts)
 
     identity = _identity(loaded)
+    copy_key = None  # an untrained copy's extraction, kept across runs (geomprobe.copycache)
     if out_dir is not None:
         out_dir = Path(out_dir)
         finished = _reopen(out_dir, prompts, config, sha256, identity)
         if finished is not None:
             return finished
+        from geomprobe import copycache
+
+        settings = {name: value for name, value in config.fingerprint_fields().items() if name != "layers"}
+        copy_key = copycache.key_of(loaded, {"prompts_sha256": sha256, "layers": layers, "token_ids": token_ids,
+                                             "batch_size": config.batch_size, **settings})
+        if copy_key is not None and copycache.restore(copy_key, out_dir, identity, loaded.spec):
+            finished = _finished(out_dir, prompts, config, sha256, identity)
+            if finished is not None:
+                if progress:
+                    print(f"{label or loaded.spec}: {len(prompts)} prompts from the copy cache "
+                          f"({copycache.root()})", file=sys.stderr, flush=True)
+                return finished
         request = {"prompts_sha256": sha256, "layers": layers, "model_identity": identity,
                    **config.fingerprint_fields()}
         sink = _ShardSink(out_dir, len(prompts), request)
@@ -669,6 +683,10 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
         arrays["n_tokens"] = n_tokens
         return Extraction([p.id for p in prompts], layers, arrays, token_ids, meta)
     _save_outputs(out_dir, prompts, n_tokens, shapes, meta, sink.shard_dir)
+    if copy_key is not None:
+        from geomprobe import copycache
+
+        copycache.store(copy_key, out_dir)
     return load_extraction(out_dir, prompt_ids=[p.id for p in prompts])
 
 

@@ -175,6 +175,9 @@ def fresh_copy(loaded, seed: int, build: str = "legacy"):
                       source=loaded.source, revision=None, commit=None, family=loaded.family, dtype=loaded.dtype,
                       device=str(loaded.device if loaded.device_map is None else "cpu"), device_map=None,
                       quantize=None, attn_implementation=loaded.attn_implementation)
+    from geomprobe.copycache import copy_identity
+
+    out._copy_identity = copy_identity(model, seed, build, loaded.dtype, out.device, loaded.attn_implementation)
     if build != "legacy":  # an extraction of a legacy copy kept in a run directory is not this copy's
         from geomprobe.extraction import _identity
 

@@ -12,6 +12,8 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Built-in wind tunnels train for a few steps only in tests (their cache key records it).
 os.environ["GEOMPROBE_WINDTUNNEL_STEPS"] = "20"
+# Untrained copies are computed in every test (tests/test_copy_cache.py turns the cache on).
+os.environ["GEOMPROBE_COPY_CACHE_MB"] = "0"
 
 from geomprobe.models.builtin import TINY_MODELS  # noqa: E402  (after the environment above)
 
