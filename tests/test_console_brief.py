@@ -14,8 +14,11 @@ from geomprobe.cli import app
 
 
 def _run(tmp_path, *extra):
+    from geomprobe.models.builtin import demo_prompts_path
+
+    # the 60 demo prompts as candidates: the model and each copy score them for their own samples
     args = ["run", "--model", "tiny-neox", "--suite", "geometry", "--null", "init:2", "--n-per-quintile", "3",
-            "--out", str(tmp_path / "run"), *extra]
+            "--prompts", str(demo_prompts_path()), "--out", str(tmp_path / "run"), *extra]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     return result.stdout, json.loads((tmp_path / "run" / "geometry" / "results.json").read_text())

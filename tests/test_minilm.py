@@ -64,7 +64,7 @@ def test_geometry_suite_runs_the_static_signatures_on_minilm(tmp_path, demo_prom
     prompts.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in demo_prompts))
     out = tmp_path / "run"
     run(RunConfig(model="all-minilm-l6-v2", prompts=str(prompts), out=str(out)),
-        GeometryConfig(n_per_quintile=8, n_boot=50, n_null=20, init_seeds=2), progress=False)
+        GeometryConfig(n_per_quintile=8, n_boot=50, n_null=20, init_seeds=2, null="init:3"), progress=False)
     results = json.loads((out / "geometry" / "results.json").read_text())
     sample = json.loads((out / "geometry" / "sample.json").read_text())
     assert sample["stratified"] is False and "encoder" in sample["why"] and sample["n"] == 40

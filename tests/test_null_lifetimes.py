@@ -68,7 +68,11 @@ def test_suites_hold_one_copy_at_a_time(suite, tmp_path, tracked):
                                          null="init:3"),
               "sula": SulaConfig(n_per_k=3, k_values="0,1,2", null="init:3", n_boot=20)}[suite]
     alive_at_build, refs = tracked
-    run(RunConfig(model="tiny-neox", out=str(tmp_path / "run")), config, progress=False)
+    from geomprobe.models.builtin import demo_prompts_path
+
+    # geometry draws from the 60 demo prompts (each copy scores them for its own sample), not the corpus
+    prompts = str(demo_prompts_path()) if suite == "geometry" else None
+    run(RunConfig(model="tiny-neox", out=str(tmp_path / "run"), prompts=prompts), config, progress=False)
     gc.collect()
     assert len(alive_at_build) == 3, alive_at_build
     assert set(alive_at_build) == {0}, alive_at_build
