@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "geomprobe"
 LAYERS: list[tuple[str, list[str]]] = [
     ("foundation", ["geomprobe", "errors", "families", "paths", "console", "locks", "options", "rundir", "prompts", "corpora",
                     "models.published", "windtunnel.evidence", "windtunnel.mamba", "windtunnel.tokenizer", "timing",
-                    "windtunnel.reference", "allocator"]),
+                    "windtunnel.reference", "allocator", "copycache"]),
     ("analysis", ["analysis", "analysis.*"]),
     ("hooks and adapters", ["hooks", "attention", "adapters", "adapters.*"]),
     ("wind-tunnel tasks and training", ["windtunnel", "windtunnel.*"]),
