@@ -54,8 +54,10 @@ for key in MODELS:
     PARTS[f"{key}-domain"] = (key, "domain", ["--null", "off"])
 for key in MODELS:
     PARTS[f"{key}-mechanisms"] = (key, "mechanisms", ["--prompts", str(FIXED.relative_to(ROOT)), "--null", "auto"])
-for key in MODELS:
-    PARTS[f"{key}-ablation"] = (key, "ablation", ["--null", "off"])
+# Gemma's ablation on 40 prompts per k (200 a pass, SmolLM2's 100 per k): its 241 passes at 500
+# prompts took about 35 s each on this machine (2.3 hours), more than a session
+PARTS["smollm2-ablation"] = ("smollm2", "ablation", ["--null", "off"])
+PARTS["gemma3-ablation"] = ("gemma3", "ablation", ["--n-per-k", "40", "--null", "off"])
 
 
 def fixed_prompts() -> Path:
