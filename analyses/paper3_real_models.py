@@ -58,6 +58,9 @@ for key in MODELS:
 # prompts took about 35 s each on this machine (2.3 hours), more than a session
 PARTS["smollm2-ablation"] = ("smollm2", "ablation", ["--null", "off"])
 PARTS["gemma3-ablation"] = ("gemma3", "ablation", ["--n-per-k", "40", "--null", "off"])
+# the ablation against untrained copies (--null auto: 3 for the ablation, each rerunning every pass
+# on its own axis), on 20 prompts per k (100 a pass) so that model and copies fit a session
+PARTS["smollm2-ablation-copies"] = ("smollm2", "ablation", ["--n-per-k", "20", "--null", "auto"])
 
 
 def fixed_prompts() -> Path:
