@@ -35,9 +35,11 @@ demo: $(STAMP)
 		--n-per-quintile 0 --null auto --out runs/demo-smollm2 --overwrite
 	$(BIN)/geomprobe report runs/demo runs/demo-smollm2 -o reports/demo.html
 
+# The whole suite in TEST_WORKERS processes (pytest-xdist; 1 runs it in this process).
+TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 # A contributor's loop (under a minute): ruff and every test not marked slow (pyproject markers).
 test-fast: $(STAMP)

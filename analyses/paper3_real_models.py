@@ -59,8 +59,8 @@ for key in MODELS:
 PARTS["smollm2-ablation"] = ("smollm2", "ablation", ["--null", "off"])
 PARTS["gemma3-ablation"] = ("gemma3", "ablation", ["--n-per-k", "40", "--null", "off"])
 # the ablation against untrained copies (--null auto: 3 for the ablation, each rerunning every pass
-# on its own axis), on 20 prompts per k (100 a pass) so that model and copies fit a session
-PARTS["smollm2-ablation-copies"] = ("smollm2", "ablation", ["--n-per-k", "20", "--null", "auto"])
+# on its own axis), paper III's cut only, on 20 prompts per k (100 a pass): model and copies fit a session
+PARTS["smollm2-ablation-copies"] = ("smollm2", "ablation", ["--n-per-k", "20", "--ops", "cut", "--null", "auto"])
 
 
 def fixed_prompts() -> Path:
@@ -290,6 +290,9 @@ def table() -> str:
         ablation = _load(f"{key}-ablation")
         if ablation:
             lines += _ablation_rows(alias, ablation)
+        ablation_copies = _load(f"{key}-ablation-copies")
+        if ablation_copies:
+            lines += _ablation_copies_rows(alias, ablation_copies)
     return "\n".join(lines)
 
 
@@ -316,6 +319,25 @@ def _ablation_rows(alias: str, ablation: dict) -> list[str]:
             f"{behaviour['delta_mae_bits']['value']:+.4f}; {behaviour['delta_pearson']['value']:+.4f}; "
             f"{moved['true']:.4f} (rank {moved['rank']}/{moved['of']}) | - | - | "
             f"{PAPER['ablation'] if condition['op'] == 'cut' else '-'} |")
+    return rows
+
+
+def _ablation_copies_rows(alias: str, ablation: dict) -> list[str]:
+    """One row per edit run against untrained copies: log2(true / mean matched random) of the mean
+    |dH|, the model's against each copy's on its own axis and its own random axes."""
+    r = ablation["results"]
+    n = r["baseline"]["mae_bits"]["n"]
+    rows = []
+    for condition in r["conditions"]:
+        layers = ",".join(str(layer) for layer in condition["layers"])
+        primary = condition["primary"]
+        against = primary.get("untrained") or {}
+        compared = "-" if "status" not in against or "model" not in against else (
+            f"{against['model']:+.3f} vs {_vs(against, '+.3f')}")
+        rows.append(f"| ablation {condition['id'].split('/')[0]} at layer {layers} against untrained copies: "
+                    f"log2(true / matched random) of mean abs dH | {alias} | {primary['statistic']['log2_ratio']:+.3f} "
+                    f"(n {n}, {ablation['wall_s_this_session']} s with copies) | {compared} | - | "
+                    f"{PAPER['ablation'] if condition['op'] == 'cut' else '-'} |")
     return rows
 
 

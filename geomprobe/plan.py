@@ -713,11 +713,16 @@ class PlanContext:
         text = options.null
         specs = options.null_specs(n_params=self.arch.n_params)
         if specs:
-            from geomprobe.analysis.null_comparison import power_note
+            from geomprobe.analysis.null_comparison import RANK_RULE_MIN, power_note
 
+            stops = (getattr(options, "null_stop", False) and len(specs) >= RANK_RULE_MIN
+                     and all(spec.kind == "init" for spec in specs) and suite != "ablation")
             self.null_notes[suite] = power_note(len(specs)) + (f" (--null {text}: chosen from the model's "
                                                                f"{self.arch.n_params / 1e6:.0f}M parameters)"
-                                                               if "auto" in text else "")
+                                                               if "auto" in text else "") + (
+                "; the copies stop once no decision can change (--null-stop: as few as 2 where the model is "
+                "indistinguishable from them, all where it differs), so the figures here are the most they cost"
+                if stops else "")
         for spec in specs:
             if spec.kind == "checkpoint" and spec.spec == "step0" and not self.target.pythia:
                 raise ConfigError(f"{suite} suite: --null step0: {self.target.spec} has no published untrained "
