@@ -333,7 +333,7 @@ def _ablation_copies_rows(alias: str, ablation: dict) -> list[str]:
         primary = condition["primary"]
         against = primary.get("untrained") or {}
         compared = "-" if "status" not in against or "model" not in against else (
-            f"{against['model']:+.3f} vs {_vs(against, '+.3f')}")
+            f"{against['model']:+.3f} vs {_vs(against)}")
         rows.append(f"| ablation {condition['id'].split('/')[0]} at layer {layers} against untrained copies: "
                     f"log2(true / matched random) of mean abs dH | {alias} | {primary['statistic']['log2_ratio']:+.3f} "
                     f"(n {n}, {ablation['wall_s_this_session']} s with copies) | {compared} | - | "
