@@ -261,10 +261,10 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
         except ValueError:
             tracker.watch(name, None)
     for index, (spec, copy) in enumerate(ctx.nulls(specs)):
+        keys = key_orthogonality(key_weight_stack(copy, fold_ln=config.fold_ln), threshold=config.orth_threshold,
+                                 ln_folded=config.fold_ln, seed=seed).to_dict()
+        key_means.append(np.asarray(keys["layer_mean"], dtype=np.float64))
         if tracker.settled():  # the weights' statistics only
-            keys = key_orthogonality(key_weight_stack(copy, fold_ln=config.fold_ln), threshold=config.orth_threshold,
-                                     ln_folded=config.fold_ln, seed=seed).to_dict()
-            key_means.append(np.asarray(keys["layer_mean"], dtype=np.float64))
             per_null.append({**spec.to_dict(), "key_layer_mean": keys["layer_mean"],
                              "key_fraction_below": keys["fraction_below"],
                              "note": "weights only: the forwards stopped once no rank decision could change"})
@@ -274,13 +274,10 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
         atomic_write_json(work / "sample.json", sample)
         null_extraction = extract(copy, prompts, ctx.extraction_config(layers=None), out_dir=work / "extraction",
                                   progress=ctx.progress, label=f"geometry: {spec.label}")
-        keys = key_orthogonality(key_weight_stack(copy, fold_ln=config.fold_ln), threshold=config.orth_threshold,
-                                 ln_folded=config.fold_ln, seed=seed).to_dict()
         stack = readout_matrix(null_extraction, config.readout)
         matrix = stack[:, -1]
         rows.append(matrix)
         entropies.append(null_extraction["attn_entropy_bits"])
-        key_means.append(np.asarray(keys["layer_mean"], dtype=np.float64))
         entry = {**spec.to_dict(), "pc1": None, "pc12": None, "focusing": None, "n_prompts": len(prompts),
                  "sample": ("sample.json (its own stratified draw from the candidates)" if sample.get("stratified")
                             else f"sample.json ({sample.get('why', 'not stratified')})"),
