@@ -41,6 +41,9 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=10, help="untrained 'models' (seeds 20, 21, ...)")
     parser.add_argument("--nulls", type=int, default=10, help="untrained copies per model (init:N)")
     parser.add_argument("--n-per-quintile", type=int, default=4)
+    parser.add_argument("--sample", choices=("length", "entropy"), default="entropy",
+                        help="how each run draws its sample (the suite's --sample; the own-versus-shared "
+                             "comparison means something for entropy samples only)")
     parser.add_argument("--prompts", default=None, help="candidates (default: the 60 built-in demo prompts)")
     parser.add_argument("--out", default=None, help="work directory (default: a temporary one)")
     args = parser.parse_args()
@@ -65,7 +68,7 @@ def main() -> None:
         out = work / f"run-{seed}"
         run(RunConfig(model=str(path), prompts=prompts_file, out=str(out)),
             GeometryConfig(n_per_quintile=args.n_per_quintile, n_boot=20, n_null=10, init_seeds=0, step0="off",
-                           null=f"init:{args.nulls}"), progress=False)
+                           null=f"init:{args.nulls}", sample=args.sample), progress=False)
         results = json.loads((out / "geometry" / "results.json").read_text())
         own = results["untrained_null"]["comparisons"]["pc1"]
         sample = [candidates[i] for i in json.loads((out / "geometry" / "sample.json").read_text())["ids"]]

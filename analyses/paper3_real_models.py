@@ -43,7 +43,8 @@ FIXED_OPTIONS = ["--prompts", str(FIXED.relative_to(ROOT)), "--n-per-quintile", 
 # copies up to 200M parameters, 10 above)
 PARTS: dict[str, tuple[str, str, list[str]]] = {}
 for key in MODELS:
-    PARTS[f"{key}-geometry"] = (key, "geometry", ["--null", "off", "--definitions", "paper-code"])
+    PARTS[f"{key}-geometry"] = (key, "geometry", ["--null", "off", "--definitions", "paper-code", "--sample",
+                                                   "entropy"])
 for key in MODELS:
     PARTS[f"{key}-geometry-copies"] = (key, "geometry", [*FIXED_OPTIONS, "--null", "auto"])
 for key in MODELS:
@@ -51,7 +52,7 @@ for key in MODELS:
 for key in MODELS:
     PARTS[f"{key}-sula-copies"] = (key, "sula", ["--n-per-k", "50", "--null", "auto"])
 for key in MODELS:
-    PARTS[f"{key}-domain"] = (key, "domain", ["--null", "off"])
+    PARTS[f"{key}-domain"] = (key, "domain", ["--null", "off", "--sample", "entropy"])
 for key in MODELS:
     PARTS[f"{key}-mechanisms"] = (key, "mechanisms", ["--prompts", str(FIXED.relative_to(ROOT)), "--null", "auto"])
 # Gemma's ablation on 40 prompts per k (200 a pass, SmolLM2's 100 per k): its 241 passes at 500

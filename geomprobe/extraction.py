@@ -229,7 +229,13 @@ def tokenize(tokenizer, prompts: Sequence[Prompt], max_tokens: int | None) -> li
     one), keeping the last max_tokens. A leading BOS stays: a longer prompt keeps its BOS and its
     last max_tokens - 1 tokens (with max_tokens 1, only the last token), since a model trained
     with a BOS reads its first position as an attention sink."""
-    encoded = [tokenizer(p.text)["input_ids"] for p in prompts]
+    texts = [p.text for p in prompts]
+    try:  # one call for the whole list: a fast tokenizer encodes it in a batch (no padding, same ids)
+        encoded = [list(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
+    except (TypeError, ValueError, AttributeError):  # a tokenizer that takes one text at a time
+        encoded = [tokenizer(text)["input_ids"] for text in texts]
+    if len(encoded) != len(texts) or (encoded and not isinstance(encoded[0], list)):
+        encoded = [tokenizer(text)["input_ids"] for text in texts]
     if max_tokens is not None:
         bos = getattr(tokenizer, "bos_token_id", None)
         encoded = [ids if len(ids) <= max_tokens else

@@ -9,14 +9,16 @@ network's activations too). `--null` says which copies a suite measures:
                     of power is printed beside every result (the minimum detectable effect)
     init:auto       the same
     init:3          three fresh initialisations (torch seeds 1000, 1001, 1002) from the model's own
-                    config, by `from_config`: torch's default init of every layer, then the library's
-                    own initialiser (transformers' `_init_weights`) over it; the seeds start at 1000
-                    so that a random-init model built with a small seed (0 is the usual one) is
-                    never one of its own nulls
-    init-once:3     the same seeds with each weight drawn once: built on the meta device, then the
-                    model's own initialiser alone (0.655x the CPU time). Same distributions, other
-                    draws (from_config's second draw starts where the first left the generator), so
-                    not the default until every CPU's recorded outputs are recorded again
+                    config, each weight drawn once: built on the meta device, then the model's own
+                    initialiser (transformers' `_init_weights`) alone; the seeds start at 1000 so
+                    that a random-init model built with a small seed (0 is the usual one) is never
+                    one of its own nulls. Each copy's entry in results.json says "build": "own-init"
+    init-once:3     the same build, under the name it had before it was the default (init-once-1000, ...)
+    init-legacy:3   what `init:N` built before (a copy entry in results.json with no "build" key was
+                    built so, whatever its name): `from_config`, torch's default init of every layer, then
+                    the library's initialiser over it, so each weight is drawn twice (1.5x the CPU
+                    time). Same distributions, other draws (the second draw starts where the first
+                    left the generator); named init-legacy-1000, ... here
     step0           the family's published untrained checkpoint (Pythia's revision step0)
     SPEC            any model spec (alias@revision, hub id, local directory) of the same architecture
     off             no null: verdicts then say they had none
@@ -64,7 +66,7 @@ class NullSpec:
     kind: str  # "init" | "checkpoint"
     seed: int | None = None  # init: the torch seed of the fresh initialisation
     spec: str | None = None  # checkpoint: the model spec loaded
-    build: str = "legacy"  # init: "legacy" (from_config: drawn twice) | "own-init" (each weight drawn once)
+    build: str = "own-init"  # init: "own-init" (each weight drawn once) | "legacy" (from_config: drawn twice)
     index: int = dataclasses.field(default=0, compare=False)  # 1-based position among the run's copies
     count: int = dataclasses.field(default=0, compare=False)  # how many copies the --null value names
 
@@ -82,8 +84,11 @@ class NullSpec:
         return f"checkpoint {self.spec}"
 
     def to_dict(self) -> dict:
+        # a legacy copy's record has no "build" key: results written before own-init was the default
+        # say nothing about the build, and they mean the legacy one
         return {"name": self.name, "kind": self.kind, "seed": self.seed, "spec": self.spec,
-                **({"build": self.build} if self.build == "own-init" else {}), "description": self.describe()}
+                **({"build": self.build} if self.kind == "init" and self.build != "legacy" else {}),
+                "description": self.describe()}
 
 
 def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[NullSpec]:
@@ -95,9 +100,9 @@ def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[Nu
         return []
     specs: list[NullSpec] = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
-        match = re.fullmatch(r"init(-once)?(?::(\d+|auto))?|auto", part)
+        match = re.fullmatch(r"init(-once|-legacy)?(?::(\d+|auto))?|auto", part)
         if match:
-            once = bool(match.group(1))
+            variant = match.group(1) or ""
             count = match.group(2) or ("auto" if part == "auto" else "3")
             if count == "auto":
                 n = default_null_count(n_params if n_params is not None else _n_params(loaded))
@@ -105,7 +110,8 @@ def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[Nu
                 n = int(count)
             if n < 1:
                 raise ConfigError(f"--null {part}: init:N needs N >= 1 (or --null off)")
-            prefix, build = ("init-once", "own-init") if once else ("init", "legacy")
+            prefix, build = {"": ("init", "own-init"), "-once": ("init-once", "own-init"),
+                             "-legacy": ("init-legacy", "legacy")}[variant]
             specs += [NullSpec(f"{prefix}-{seed}", "init", seed=seed, build=build)
                       for seed in range(INIT_SEED0, INIT_SEED0 + n)]
         elif part == "step0":
@@ -147,11 +153,11 @@ def _own_init(model_class, config, dtype, attn_implementation: str):
     return model
 
 
-def fresh_copy(loaded, seed: int, build: str = "legacy"):
+def fresh_copy(loaded, seed: int, build: str = "own-init"):
     """The model's architecture at full depth, freshly initialised from its config with `seed`,
     in the model's dtype and device, with its tokenizer: a LoadedModel. build: "own-init" (each
-    weight drawn once, by the model's initialiser: _own_init; --null init-once:N) or "legacy"
-    (`from_config`, which draws torch's default init first; --null init:N, the default). Both draw on
+    weight drawn once, by the model's initialiser: _own_init; --null init:N, the default) or "legacy"
+    (`from_config`, which draws torch's default init first; --null init-legacy:N). Both draw on
     the CPU, then move to the model's device, so a seed gives the same weights on any device."""
     import torch
     import transformers

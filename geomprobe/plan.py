@@ -602,7 +602,7 @@ class Load:
     bytes: int
     where: str  # "device" | "cpu"
     note: str = ""
-    draws: int = 1  # init: times each weight is drawn (2 for --null init:N, 1 for init-once:N)
+    draws: int = 1  # init: times each weight is drawn (1 for --null init:N, 2 for init-legacy:N)
 
     def to_dict(self) -> dict:
         return asdict(self)

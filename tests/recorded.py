@@ -1,6 +1,8 @@
 """Recorded outputs of fixed runs: what a restructuring must leave unchanged.
 
-RUNS are small runs of every suite but domain (whose corpora take minutes) on tiny-neox. Their
+RUNS are small runs of every suite but domain (whose corpora take minutes) on tiny-neox (their
+copies in the legacy build and the geometry sample by entropy, the defaults when they were
+recorded, named explicitly since the defaults changed). Their
 results.json files, written by `python tests/recorded.py` (run it only when a change of numbers is
 intended, and say so in the commit, or to add a CPU model's recording from unchanged code), live
 in tests/data/recorded/<run>/<cpu model>-<kernels>/<suite>.json with the torch build, CPU kernels and CPU
@@ -19,9 +21,9 @@ RECORDED = Path(__file__).resolve().parent / "data" / "recorded"
 
 RUNS: dict[str, list[str]] = {
     "own-prompts": ["--model", "tiny-neox", "--suite", "extract,geometry,mechanisms", "--prompts", "{demo}",
-                    "--n-per-quintile", "4", "--null", "init:1", "--n-boot", "20"],
+                    "--n-per-quintile", "4", "--sample", "entropy", "--null", "init-legacy:1", "--n-boot", "20"],
     "sula-prompts": ["--model", "tiny-neox", "--suite", "sula,ablation", "--n-per-k", "3", "--n-random", "2",
-                     "--null", "init:1", "--n-boot", "20"],
+                     "--null", "init-legacy:1", "--n-boot", "20"],
 }
 
 

@@ -37,16 +37,41 @@ def test_stratified_sample_splits_ties_and_refuses_small_bins():
         stratified_sample(np.array([1.0, np.nan, 2.0]), n_per_bin=1, n_bins=1)
 
 
+def test_the_length_sample_spans_the_length_quintiles_and_breaks_ties_by_a_seeded_draw():
+    """--sample length: quintiles of the token count, the same number from each, seeded; prompts of
+    equal length are chosen by a seeded draw, not by their order in the corpus."""
+    from geomprobe.prompts import Prompt
+    from geomprobe.suites.geometry import length_stratified
+
+    class Words:  # one token a word: lengths with many ties
+        bos_token_id = None
+
+        def __call__(self, text):
+            return {"input_ids": list(range(len(text.split())))}
+
+    prompts = [Prompt(id=f"p{i}", text="w " * (1 + i % 7)) for i in range(70)]  # 10 of each length 1-7
+    chosen, record = length_stratified(Words(), prompts, 4, None, seed=3)
+    picked = np.array([len(p.text.split()) for p in chosen])
+    assert record["by"] == "length" and record["n"] == 20 and record["n_candidates_per_quintile"] == [14] * 5
+    assert max(picked[:4]) <= 2 and min(picked[-4:]) >= 6  # the lowest and the highest quintile
+    assert len({p.id for p in chosen}) == 20
+    assert length_stratified(Words(), prompts, 4, None, seed=3)[0] == chosen
+    other = [length_stratified(Words(), prompts, 4, None, seed=s)[0] for s in range(4, 40)]
+    first_ids = {p.id for run in other for p in run if len(p.text.split()) == 1}
+    assert len(first_ids) == 10  # every length-1 prompt gets chosen by some seed, not only the first few
+
+
 @pytest.mark.slow
 def test_geometry_suite_on_a_tiny_model(tmp_path, demo_prompts, load_tiny):
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in demo_prompts))
     out = tmp_path / "run"
     run(RunConfig(model="tiny-llama", prompts=str(prompts), out=str(out)),
-        GeometryConfig(n_per_quintile=5, n_boot=50, n_null=20, init_seeds=2, null="init:3"), progress=False)
+        GeometryConfig(n_per_quintile=5, n_boot=50, n_null=20, init_seeds=2, null="init:3", sample="entropy"),
+        progress=False)
     results = json.loads((out / "geometry" / "results.json").read_text())
     sample = json.loads((out / "geometry" / "sample.json").read_text())
-    assert sample["stratified"] and sample["n"] == 25 and sample["n_candidates"] == 60
+    assert sample["stratified"] and sample["by"] == "entropy" and sample["n"] == 25 and sample["n_candidates"] == 60
     assert len(set(sample["ids"])) == 25 and sorted(set(sample["quintile"])) == [0, 1, 2, 3, 4]
     # the chosen prompts' entropies really span the quintiles (recomputed from the candidates)
     cand = np.load(out / "geometry" / "candidates" / "next_entropy_bits.npy")
@@ -89,7 +114,8 @@ def test_geometry_suite_on_the_shipped_sula_wind_tunnel_a_known_verdict(tmp_path
     copies, while its key columns are not near-orthogonal (4x the copies' mean |cos|, beyond the 2x
     margin), so it is `partial`. Recorded with 19 copies (scripts and figures in analyses/README.md):
     PC1+PC2 0.641 against 0.346-0.459 (rank 1/20), PC1 0.381 against 0.201-0.330, focusing 0.555
-    against 0.000, keys 0.416 against 0.096-0.103. Here with 5 copies (the t rule). A change that
+    against 0.000, keys 0.416 against 0.096-0.103 (--sample entropy). Here with 5 copies (the t
+    rule) on the default sample, drawn by length (PC1+PC2 0.603). A change that
     makes geomprobe blind to this model's geometry, or that lets untrained copies pass, fails."""
     monkeypatch.delenv("GEOMPROBE_WINDTUNNEL_STEPS", raising=False)  # the shipped tunnel, not a 20-step one
     out = tmp_path / "run"
@@ -97,7 +123,7 @@ def test_geometry_suite_on_the_shipped_sula_wind_tunnel_a_known_verdict(tmp_path
                                                                          null="init:5"), progress=False)
     results = json.loads((out / "geometry" / "results.json").read_text())
     assert results["prompts"]["n"] == 75 and results["prompts"]["source"].startswith("windtunnel:sula")
-    assert results["value_manifold"]["pc12"] == pytest.approx(0.6405, abs=2e-3)
+    assert results["value_manifold"]["pc12"] == pytest.approx(0.6028, abs=2e-3)
     comparisons, judged = results["untrained_null"]["comparisons"], results["verdict"]
     for name in ("pc12", "pc1", "focusing"):
         assert comparisons[name]["status"] == "above untrained", (name, comparisons[name])

@@ -67,7 +67,7 @@ def test_geometry_suite_runs_the_static_signatures_on_minilm(tmp_path, demo_prom
         GeometryConfig(n_per_quintile=8, n_boot=50, n_null=20, init_seeds=2, null="init:3"), progress=False)
     results = json.loads((out / "geometry" / "results.json").read_text())
     sample = json.loads((out / "geometry" / "sample.json").read_text())
-    assert sample["stratified"] is False and "encoder" in sample["why"] and sample["n"] == 40
+    assert sample["by"] == "length" and sample["n"] == 40  # drawn without the model: an encoder too
     vm = results["value_manifold"]
     assert vm["rho_pc1_entropy"] is None  # an encoder has no next-token entropy
     assert vm["pc1"] > vm["shuffle_null"]["pc1"]["high"]  # trained values are correlated across prompts

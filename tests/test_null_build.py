@@ -1,6 +1,7 @@
-"""Untrained copies drawn once: `init-once:N` builds each copy on the meta device and runs the
-model's own initialiser alone; `init:N` (the default) is the from_config build, which draws
-torch's default init first.
+"""Untrained copies drawn once: `init:N` (the default; `init-once:N` is the same build under its
+older name) builds each copy on the meta device and runs the model's own initialiser alone;
+`init-legacy:N` (what `init:N` was before) is the from_config build, which draws torch's default
+init first.
 
 What must hold, on every family and the wind tunnels: the computed buffers (rotary frequencies,
 position ids) and every weight the initialiser sets to a constant are identical to the legacy
@@ -91,22 +92,24 @@ def test_tied_embeddings_stay_tied(tmp_path, load_tiny):
 
 
 def test_the_null_spec_names_its_build():
-    own, legacy = null_specs("init-once:1")[0], null_specs("init:1")[0]
-    assert (own.name, own.build) == ("init-once-1000", "own-init")
-    assert (legacy.name, legacy.build) == ("init-1000", "legacy")
-    assert "drawn once" in own.describe() and own.to_dict()["build"] == "own-init"
-    assert "build" not in legacy.to_dict()  # results of the default build read as before
-    assert [s.name for s in null_specs("init:1,init-once:1")] == ["init-1000", "init-once-1000"]
-    assert len(null_specs("init-once:auto", n_params=1e6)) == 19
+    default, once, legacy = null_specs("init:1")[0], null_specs("init-once:1")[0], null_specs("init-legacy:1")[0]
+    assert (default.name, default.build) == ("init-1000", "own-init")
+    assert (once.name, once.build) == ("init-once-1000", "own-init")
+    assert (legacy.name, legacy.build) == ("init-legacy-1000", "legacy")
+    assert null_specs("auto", n_params=1e6)[0].build == "own-init"
+    assert "drawn once" in default.describe() and default.to_dict()["build"] == "own-init"
+    assert "build" not in legacy.to_dict()  # as results recorded before the default changed read
+    assert [s.name for s in null_specs("init:1,init-legacy:1")] == ["init-1000", "init-legacy-1000"]
+    assert len(null_specs("init-legacy:auto", n_params=1e6)) == 19
     with pytest.raises(ConfigError, match="N >= 1"):
-        null_specs("init-once:0")
+        null_specs("init-legacy:0")
 
 
 def test_a_copy_of_either_build_is_its_own_extraction_identity(load_tiny):
     from geomprobe.extraction import _identity
 
     loaded = load_tiny("tiny-neox")
-    own, other, legacy = (fresh_copy(loaded, 1000, "own-init"), fresh_copy(loaded, 1001, "own-init"),
-                          fresh_copy(loaded, 1000))
+    own, other, legacy = (fresh_copy(loaded, 1000), fresh_copy(loaded, 1001, "own-init"),
+                          fresh_copy(loaded, 1000, "legacy"))
     assert len({str(_identity(m)) for m in (loaded, own, other)}) == 3
     assert _identity(legacy) == _identity(loaded)  # as before: a legacy run directory resumes

@@ -22,7 +22,7 @@ def tracked(monkeypatch):
     alive_at_build, refs = [], []
     real = nulls.fresh_copy
 
-    def fresh_copy(loaded, seed, build="legacy"):
+    def fresh_copy(loaded, seed, build="own-init"):
         gc.collect()
         alive_at_build.append(sum(ref() is not None for ref in refs))
         copy = real(loaded, seed, build)

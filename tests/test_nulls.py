@@ -68,10 +68,11 @@ def test_step0_needs_a_family_that_publishes_one(load_tiny):
 
 
 def test_a_fresh_copy_is_the_library_initialisation(load_tiny):
-    """Seed 0 rebuilds the built-in model exactly (from_config with seed 0, the default build of
-    init:N); another seed gives other weights of the same shapes."""
+    """Seed 0 in the legacy build rebuilds the built-in model exactly (the built-in models are
+    from_config with seed 0, the build of init-legacy:N); another seed gives other weights of the
+    same shapes. (The default build, each weight drawn once, is tests/test_null_build.py's.)"""
     loaded = load_tiny("tiny-llama")
-    same, other = fresh_copy(loaded, 0), fresh_copy(loaded, 1)
+    same, other = fresh_copy(loaded, 0, "legacy"), fresh_copy(loaded, 1, "legacy")
     reference = loaded.model.state_dict()
     assert all(torch.equal(reference[k], v) for k, v in same.model.state_dict().items())
     assert any(not torch.equal(reference[k], v) for k, v in other.model.state_dict().items())

@@ -203,8 +203,12 @@ def test_default_pass_counts_of_the_suites():
     assert sum(s.n_prompts for s in sula.sweeps if s.on == "model") == 5 * 1250
     assert sum(s.n_prompts for s in sula.sweeps if s.on == "null") == 3 * 1250
     geometry = p.suite("geometry")
+    # drawn by length: the nulls extract the model's sample, nobody scores the candidates
+    assert [s.lengths.n for s in geometry.sweeps] == [75] + [75] * 3
+    by_entropy = plan("pythia-410m", "geometry", device="cpu", device_memory=64 * GiB, null="init:3",
+                      sample="entropy").suite("geometry")
     # each null scores the candidates for its own stratified sample, then extracts it
-    assert [s.lengths.n for s in geometry.sweeps] == [1448, 75] + [1448, 75] * 3
+    assert [s.lengths.n for s in by_entropy.sweeps] == [1448, 75] + [1448, 75] * 3
     assert len(geometry.loads) == 4  # three init nulls and Pythia's step0 key baseline
     same = plan("pythia-410m", "sula,ablation", device="cpu", n_per_k=100)
     assert same.suite("ablation").passes("axis fit") == 0  # the sula suite's axes are reused

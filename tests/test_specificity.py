@@ -174,7 +174,8 @@ def test_keys_are_a_level_within_a_margin_of_untrained(model, met):
 @pytest.mark.slow
 def test_untrained_models_sit_at_z_zero_and_each_null_draws_its_own_sample(tmp_path, load_tiny, demo_prompts,
                                                                          one_thread):
-    """The same prompts seen the same way: untrained tiny-Llama "models" (seeds 20-29), each
+    """--sample entropy (paper III's protocol). The same prompts seen the same way: untrained
+    tiny-Llama "models" (seeds 20-29), each
     through the geometry suite with 10 untrained copies that draw their own stratified samples by
     their own entropy. Exchangeable by construction, so z = (model - null mean) / null sd averages
     about 0 and "above untrained" is rare (analyses/null_calibration.py measures the same at
@@ -191,7 +192,8 @@ def test_untrained_models_sit_at_z_zero_and_each_null_draws_its_own_sample(tmp_p
         loaded.tokenizer.save_pretrained(path)
         out = tmp_path / f"run-{seed}"
         run(RunConfig(model=str(path), prompts=prompts, out=str(out)),
-            GeometryConfig(n_per_quintile=3, n_boot=20, n_null=10, init_seeds=0, step0="off", null="init:10"),
+            GeometryConfig(n_per_quintile=3, n_boot=20, n_null=10, init_seeds=0, step0="off", null="init:10",
+                           sample="entropy"),
             progress=False)
         cmp = json.loads((out / "geometry" / "results.json").read_text())["untrained_null"]["comparisons"]["pc1"]
         z.append((cmp["model"] - cmp["null_mean"]) / cmp["null_sd"])
@@ -211,3 +213,39 @@ def test_untrained_models_sit_at_z_zero_and_each_null_draws_its_own_sample(tmp_p
         assert ids == [candidate_ids[i] for i in drawn]
         differs += ids != model_ids
     assert differs >= 5  # the copies' entropies choose other prompts than the model's did
+
+
+@pytest.mark.slow
+def test_a_model_independent_sample_keeps_untrained_models_at_z_zero_without_candidate_passes(
+        tmp_path, load_tiny, demo_prompts, one_thread):
+    """--sample length (the default): the sample is drawn from the prompts' token counts, so the
+    model and its copies read the same prompts and no copy scores a candidate. Untrained tiny-Llama
+    "models" (seeds 40-51) with 10 copies each: exchangeable, so z averages about 0 and the model's
+    rank among its copies is spread over the ranks, as the entropy-stratified protocol's is."""
+    loaded = load_tiny("tiny-llama")
+    prompts = _prompt_file(tmp_path / "prompts.jsonl", demo_prompts[:40])
+    z, above, ranks = [], 0, []
+    for seed in range(40, 52):
+        path = tmp_path / f"untrained-{seed}"
+        fresh_copy(loaded, seed).model.save_pretrained(path)
+        loaded.tokenizer.save_pretrained(path)
+        out = tmp_path / f"run-{seed}"
+        run(RunConfig(model=str(path), prompts=prompts, out=str(out)),
+            GeometryConfig(n_per_quintile=3, n_boot=20, n_null=10, init_seeds=0, step0="off", null="init:10"),
+            progress=False)
+        results = json.loads((out / "geometry" / "results.json").read_text())
+        nulls = results["untrained_null"]
+        cmp = nulls["comparisons"]["pc1"]
+        z.append((cmp["model"] - cmp["null_mean"]) / cmp["null_sd"])
+        above += cmp["status"] == ABOVE
+        copies = [m["pc1"] for m in nulls["models"]]
+        ranks.append(sum(value < cmp["model"] for value in copies))
+        assert all(m["n_prompts_shared_with_model"] == 15 for m in nulls["models"])
+    assert not list((out / "geometry").rglob("candidates*"))  # no model scored the candidates
+    sample = json.loads((out / "geometry" / "sample.json").read_text())
+    assert sample["by"] == "length" and sample["n"] == 15 and sample["n_candidates_per_quintile"] == [8] * 5
+    # 12 models against the same 10 copies: their z's share the copies' mean, so the mean z has sd
+    # about 0.42 (not 0.29); the ranks (0-10) must not pile at either end
+    assert abs(float(np.mean(z))) < 0.8, z
+    assert above <= 2, z
+    assert 2 <= np.mean(ranks) <= 8 and sum(r == 10 for r in ranks) <= 3, ranks

@@ -757,7 +757,8 @@ def resolve_null(text: str, n_params: float | None) -> str:
     parts = [part.strip() for part in (text or "").split(",") if part.strip()]
     count = ablation_null_count(n_params)
     return ",".join(f"init:{count}" if part in ("auto", "init:auto") else
-                    f"init-once:{count}" if part == "init-once:auto" else part for part in parts)
+                    f"{part.split(':')[0]}:{count}" if part in ("init-once:auto", "init-legacy:auto") else part
+                    for part in parts)
 
 
 def ablation_nulls(text: str, loaded=None, n_params: float | None = None):

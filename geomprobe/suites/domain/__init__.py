@@ -22,7 +22,7 @@ from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
 
 from ..base import NullOptions, option, register_suite, windtunnel_task
-from ..geometry import ManifoldOptions, readout_matrix, stratified_prompts
+from ..geometry import ManifoldOptions, readout_matrix, shares_sample, stratified_prompts
 from .results import SCHEMA_VERSION, DomainResults
 
 
@@ -104,7 +104,7 @@ def run_domain_suite(ctx) -> dict:
         mixed, restricted = summary["mixed"], summary[label]
         summary[label]["gain_over_mixed"] = gain_over_mixed(mixed, restricted, matrices["mixed"], matrices[label],
                                                             max(200, config.n_boot // 2), seed)
-    nulls = null_gains(ctx, sets, matrices)
+    nulls = null_gains(ctx, sets, matrices, chosen)
     if nulls is not None:
         for label in config.domains:
             summary[label]["gain_vs_untrained"] = nulls["comparisons"][f"pc12_gain_{label}"]
@@ -115,9 +115,10 @@ def run_domain_suite(ctx) -> dict:
     return results
 
 
-def null_gains(ctx, sets: dict, matrices: dict) -> dict | None:
-    """Each set on the untrained null models (geomprobe.nulls), each copy drawing its own stratified
-    sample of every corpus by its own entropy (as the model's samples were drawn by the model's),
+def null_gains(ctx, sets: dict, matrices: dict, chosen: dict) -> dict | None:
+    """Each set on the untrained null models (geomprobe.nulls), each copy reading the model's sample
+    of every corpus (`chosen`: drawn without any model, --sample length) or drawing its own by its
+    own entropy (--sample entropy, as the model's samples were drawn by the model's),
     and each restricted set's PC1+PC2 gain over the mixed set against the same gain of the
     untrained copies (geomprobe.analysis.null_comparison)."""
     from geomprobe.analysis.null_comparison import compare_to_nulls, not_tested, share_gain
@@ -148,9 +149,12 @@ def null_gains(ctx, sets: dict, matrices: dict) -> dict | None:
         rows, sizes = {}, {}
         work = ctx.work / "nulls" / spec.name
         for label, corpus in sets.items():
-            prompts, sample = stratified_prompts(ctx, load_corpus(corpus), work, label=label, loaded=copy,
-                                                 who=spec.label)
-            atomic_write_json(work / f"sample-{label}.json", {"corpus": corpus, **sample})
+            if shares_sample(config):  # drawn without any model: the copies read the model's prompts
+                prompts = chosen[label]
+            else:
+                prompts, sample = stratified_prompts(ctx, load_corpus(corpus), work, label=label, loaded=copy,
+                                                     who=spec.label)
+                atomic_write_json(work / f"sample-{label}.json", {"corpus": corpus, **sample})
             extraction = extract(copy, prompts, ctx.extraction_config(layers=[last]),
                                  out_dir=work / f"extraction-{label}", progress=ctx.progress,
                                  label=f"domain: {spec.label}, {label}")
@@ -174,7 +178,10 @@ def null_gains(ctx, sets: dict, matrices: dict) -> dict | None:
             comparisons[f"pc12_gain_{label}"] = not_tested(f"PC1+PC2 gain of {label} over mixed", str(error))
     return {"spec": config.null, "description": ", ".join(s.name for s in specs), "models": per_null,
             "comparisons": comparisons, "copies": tracker.summary(),
-            "note": "every set on untrained copies, each drawing its own stratified samples from the same corpora; a "
+            "note": "every set on untrained copies, " + ("reading the model's samples (drawn without any model)"
+                                                          if shares_sample(config) else
+                                                          "each drawing its own stratified samples from the same "
+                                                          "corpora") + "; a "
                     "gain means one inference mode only if it exceeds the gain an untrained network shows from the "
                     "narrower vocabulary alone"}
 

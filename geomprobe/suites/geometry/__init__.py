@@ -40,7 +40,12 @@ N_WINDTUNNEL_CANDIDATES = 1000
 class ManifoldOptions(SuiteConfig):
     """Options of the suites that sample prompts by entropy and read a value manifold (geometry, domain)."""
 
-    n_per_quintile: int = option(15, "prompts drawn per next-token-entropy quintile (0: every candidate)", min=0)
+    n_per_quintile: int = option(15, "prompts drawn per quintile of --sample's variable (0: every candidate)", min=0)
+    sample: Literal["length", "entropy"] = option(
+        "length", "how the prompts are drawn from the candidates: length (quintiles of the prompt length in tokens, "
+                  "model-independent: the untrained copies read the model's sample, no candidate passes) | entropy "
+                  "(paper III: quintiles of the model's next-token entropy; each copy scores every candidate and "
+                  "draws its own sample by its own entropy), METHODS.md section 6")
     corpus: str = option("mixed", "candidate corpus when --prompts is not given (see `geomprobe prompts list`)")
     readout: Readout = option("values", "what the value-manifold analysis reads")
     n_null: int = option(200, "draws of the shuffle and Gaussian nulls", min=1)
@@ -125,6 +130,8 @@ def balance_final_tokens(tokenizer, candidates, cap: int, max_tokens, seed: int)
 def _stratified(ctx, loaded, candidates, work_dir, label, config, seed, n_layers, who=""):
     if config.n_per_quintile == 0:
         return candidates, {"stratified": False, "why": "--n-per-quintile 0: every candidate", "n": len(candidates)}
+    if config.sample == "length":
+        return length_stratified(loaded.tokenizer, candidates, config.n_per_quintile, ctx.run.max_tokens, seed, label)
     if not loaded.adapter.has_next_token:  # an encoder: same sample size, drawn uniformly
         n = min(len(candidates), 5 * config.n_per_quintile)
         picks = np.random.default_rng(seed).choice(len(candidates), size=n, replace=False)
@@ -142,12 +149,42 @@ def _stratified(ctx, loaded, candidates, work_dir, label, config, seed, n_layers
     except ValueError as error:
         raise ConfigError(f"{label or 'candidates'}: {error}") from None
     chosen = [candidates[i] for i in sample.indices]
-    record = {"stratified": True, "n_candidates": len(candidates), "n": len(chosen),
+    record = {"stratified": True, "by": "entropy", "n_candidates": len(candidates), "n": len(chosen),
               "ids": [p.id for p in chosen], "quintile": sample.bins, "edges_bits": sample.edges_bits,
               "n_candidates_per_quintile": sample.n_candidates_per_bin, "seed": seed,
               "candidate_entropy_bits": {"min": float(entropy.min()), "median": float(np.median(entropy)),
                                          "max": float(entropy.max())}}
     return chosen, record
+
+
+def length_stratified(tokenizer, candidates, n_per_quintile: int, max_tokens, seed: int, label: str = ""):
+    """(chosen, record): n_per_quintile candidates from each quintile of the prompt length in tokens
+    (after --max-tokens), seeded, ties between equal lengths broken by a seeded draw (not by the
+    corpus's order, which groups sources). It depends on the tokenizer and the texts only, so the
+    model and its untrained copies read one sample and no model scores the candidates (METHODS.md
+    section 6)."""
+    from geomprobe.extraction import tokenize
+
+    lengths = np.array([len(ids) for ids in tokenize(tokenizer, candidates, max_tokens)], dtype=np.float64)
+    jitter = np.random.default_rng([seed, 29]).random(len(lengths)) * 0.5  # orders ties only
+    try:
+        sample = stratified_sample(lengths + jitter, n_per_bin=n_per_quintile, n_bins=5, seed=seed)
+    except ValueError as error:
+        raise ConfigError(f"{label or 'candidates'}: {str(error).replace('entropy bin', 'length bin')}") from None
+    chosen = [candidates[i] for i in sample.indices]
+    edges = np.quantile(lengths, np.linspace(0, 1, 6))
+    return chosen, {"stratified": True, "by": "length", "n_candidates": len(candidates), "n": len(chosen),
+                    "ids": [p.id for p in chosen], "quintile": sample.bins,
+                    "edges_tokens": [float(e) for e in edges],
+                    "n_candidates_per_quintile": sample.n_candidates_per_bin, "seed": seed,
+                    "candidate_tokens": {"min": int(lengths.min()), "median": float(np.median(lengths)),
+                                         "max": int(lengths.max())}}
+
+
+def shares_sample(config) -> bool:
+    """Whether the untrained copies read the model's own sample: a model-independent draw
+    (--sample length) or every candidate (--n-per-quintile 0)."""
+    return config.sample == "length" or config.n_per_quintile == 0
 
 
 def readout_matrix(extraction, readout: str) -> np.ndarray:
@@ -235,13 +272,14 @@ def thresholds_of(config) -> VerdictThresholds:
                              keys_margin=getattr(config, "keys_margin", VerdictThresholds.keys_margin))
 
 
-def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
+def null_results(ctx, candidates, extraction, key_layer_mean, model_prompts=None) -> dict | None:
     """The same pipeline on each untrained null model (geomprobe.nulls), and the model against
     them: PC1 and PC1+PC2 of the last-layer readout, mean key |cos| over layers, attention
-    focusing (geomprobe.analysis.null_comparison). Each null draws its own stratified sample from
-    the same candidates by its own next-token entropy, as the model's was drawn by the model's: a
-    sample chosen by the model's entropy and reused for the nulls favours the model (METHODS.md
-    section 5.1). None with --null off."""
+    focusing (geomprobe.analysis.null_comparison). With --sample length (or every candidate) the
+    copies read the model's prompts (`model_prompts`), drawn without any model; with --sample
+    entropy each null draws its own stratified sample from the same candidates by its own
+    next-token entropy, as the model's was drawn by the model's: a sample chosen by the model's
+    entropy and reused for the nulls favours the model (METHODS.md section 5.1). None with --null off."""
     from geomprobe.analysis.null_comparison import compare_to_nulls, explained_share, focusing_of, mean_of, not_tested
     from geomprobe.weights import key_weight_stack
 
@@ -253,6 +291,7 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
     rows, entropies, key_means, per_null = [], [], [], []
     # copies stop their forwards once pc1, pc12 and focusing can no longer be decided otherwise; the
     # keys (weights only, and the non-inferiority margin reads every copy) go on to the last copy
+    shared = shares_sample(config) and model_prompts is not None
     tracker = ctx.sequential(specs)
     for name, statistic, model in (("pc1", explained_share(1), model_rows), ("pc12", explained_share(2), model_rows),
                                    ("focusing", focusing_of, extraction["attn_entropy_bits"])):
@@ -270,8 +309,13 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
                              "note": "weights only: the forwards stopped once no rank decision could change"})
             continue
         work = ctx.work / "nulls" / spec.name
-        prompts, sample = stratified_prompts(ctx, candidates, work, label="", loaded=copy, who=spec.label)
-        atomic_write_json(work / "sample.json", sample)
+        if shared:
+            prompts, sample_text = model_prompts, "the model's sample (drawn without any model: --sample length)"
+        else:
+            prompts, sample = stratified_prompts(ctx, candidates, work, label="", loaded=copy, who=spec.label)
+            atomic_write_json(work / "sample.json", sample)
+            sample_text = ("sample.json (its own stratified draw from the candidates)" if sample.get("stratified")
+                           else f"sample.json ({sample.get('why', 'not stratified')})")
         null_extraction = extract(copy, prompts, ctx.extraction_config(layers=None), out_dir=work / "extraction",
                                   progress=ctx.progress, label=f"geometry: {spec.label}")
         stack = readout_matrix(null_extraction, config.readout)
@@ -279,8 +323,7 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
         rows.append(matrix)
         entropies.append(null_extraction["attn_entropy_bits"])
         entry = {**spec.to_dict(), "pc1": None, "pc12": None, "focusing": None, "n_prompts": len(prompts),
-                 "sample": ("sample.json (its own stratified draw from the candidates)" if sample.get("stratified")
-                            else f"sample.json ({sample.get('why', 'not stratified')})"),
+                 "sample": sample_text,
                  "n_prompts_shared_with_model": len({p.id for p in prompts} & set(extraction.prompt_ids)),
                  "key_layer_mean": keys["layer_mean"], "key_fraction_below": keys["fraction_below"],
                  "hbar_bits": [float(v) for v in np.nanmean(null_extraction["attn_entropy_bits"].mean(axis=2), axis=0)]}
@@ -320,10 +363,11 @@ def null_results(ctx, candidates, extraction, key_layer_mean) -> dict | None:
     description = ", ".join(spec.name for spec in specs)
     return {"spec": config.null, "description": description, "models": per_null, "comparisons": comparisons,
             "copies": tracker.summary(),
-            "note": "each null is the same architecture untrained, run through the same pipeline: its own stratified "
-                    "sample from the same candidates (by its own next-token entropy), the same extraction; a "
-                    "criterion holds only when the model's value ranks above the copies' (keys: within a margin of "
-                    "them), METHODS.md section 5.1"}
+            "note": "each null is the same architecture untrained, run through the same pipeline: "
+                    + ("the model's own prompts (a sample drawn without any model)" if shared else
+                       "its own stratified sample from the same candidates (by its own next-token entropy)")
+                    + ", the same extraction; a criterion holds only when the model's value ranks above the copies' "
+                      "(keys: within a margin of them), METHODS.md section 5.1"}
 
 
 def final_token_counts(tokenizer, prompts, max_tokens) -> dict:
@@ -348,8 +392,8 @@ def geometry_results(ctx, extraction, prompts=None, candidates=None) -> dict:
     keys = key_results(ctx)
     focusing = attention_focusing(extraction["attn_entropy_bits"], extraction["n_visible_keys"],
                                   n_boot=config.n_boot, seed=ctx.seed).to_dict()
-    nulls = (null_results(ctx, candidates if candidates is not None else prompts, extraction, keys["layer_mean"])
-             if prompts is not None else None)
+    nulls = (null_results(ctx, candidates if candidates is not None else prompts, extraction, keys["layer_mean"],
+                          model_prompts=prompts) if prompts is not None else None)
     judged = verdict(manifold["pc1"], manifold["pc12"], manifold["above_shuffle_null"], keys["fraction_below"],
                      focusing["focusing"], thresholds=thresholds_of(config), untrained=(nulls or {}).get("comparisons"),
                      null=None if nulls is None else nulls["description"])

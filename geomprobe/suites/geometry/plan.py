@@ -20,12 +20,12 @@ def manifold_sets(ctx: PlanContext, options, suite: str, corpus: str, label: str
         chosen = candidates
     else:
         n = min(candidates.n, 5 * options.n_per_quintile)
-        if ctx.arch.causal:
+        if ctx.arch.causal and options.sample == "entropy":  # --sample length: drawn from the token counts alone
             sweeps.append(Sweep(f"{label}candidates ({source}): next-token entropy", candidates, ctx.batch, layers=1,
                                 readout_width=ctx.arch.n_heads))
-            if candidates.n < 5 * options.n_per_quintile:
-                notes.append(f"{source} has {candidates.n} candidates, fewer than 5 x --n-per-quintile "
-                             f"{options.n_per_quintile}: the suite will refuse it")
+        if candidates.n < 5 * options.n_per_quintile:
+            notes.append(f"{source} has {candidates.n} candidates, fewer than 5 x --n-per-quintile "
+                         f"{options.n_per_quintile}: the suite will refuse it")
         chosen = Lengths(n, candidates.mean, candidates.max, candidates.how)  # a stratified draw: same lengths
     if options.max_per_final_token:
         notes.append("--max-per-final-token drops candidates before sampling (not counted here)")
@@ -47,7 +47,8 @@ def plan_geometry(ctx: PlanContext, options) -> SuitePlan:
         for sweep in scoring:  # each null draws its own stratified sample: it scores the candidates too
             out.sweeps.append(Sweep(f"{load.what}: {sweep.what}", sweep.lengths, ctx.batch, layers=1,
                                     readout_width=ctx.arch.n_heads, on="null"))
-        out.sweeps.append(Sweep(f"{load.what}: its own sample", chosen, ctx.batch, layers=ctx.arch.n_layers,
+        sample = "its own sample" if scoring else "the model's sample"
+        out.sweeps.append(Sweep(f"{load.what}: {sample}", chosen, ctx.batch, layers=ctx.arch.n_layers,
                                 readout_width=ctx.readout_width((*ctx.run.readouts, options.readout)), on="null"))
     if options.init_seeds:
         out.notes.append(f"key baseline: {options.init_seeds} fresh initialisations of 2 layers at a 512-token "
