@@ -98,7 +98,7 @@ def test_the_key_is_the_architecture_not_the_checkpoint(load_tiny):
     a, b = fresh_copy(loaded, 1000), fresh_copy(loaded, 1000)
     assert a._copy_identity == b._copy_identity
     assert fresh_copy(loaded, 1001)._copy_identity != a._copy_identity
-    assert fresh_copy(loaded, 1000, build="own-init")._copy_identity != a._copy_identity
+    assert fresh_copy(loaded, 1000, build="legacy")._copy_identity != a._copy_identity
     assert fresh_copy(load_tiny("tiny-neox"), 1000)._copy_identity["class"] != a._copy_identity["class"]
     assert copycache.key_of(loaded, {"prompts_sha256": "x"}) is None
 

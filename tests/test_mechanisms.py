@@ -348,9 +348,14 @@ def test_mechanisms_suite_on_a_language_model(tmp_path, varied_prompts):
     qk = results["qk_alignment"]
     assert qk["n_rows"] == len(varied_prompts) and "evidence_mass" not in qk["metrics"]
     assert results["attention_focusing"]["n_prompts"] == len(varied_prompts)
-    # a random-init model against other random inits: nothing to tell them apart
+    # a random-init model against other random inits: exchangeable, so its rank is a uniform draw.
+    # This one (tiny-llama, seed 0) is a tail draw: rank 2 of 41 against 40 copies of either build
+    # (measured), so against 19 copies it is rank 1 or 2 of 20, and the rank rule says what follows
     focusing = results["untrained_null"]["comparisons"]["focusing"]
-    assert focusing["status"] == "indistinguishable from untrained", focusing
+    rank = 1 + sum(value >= focusing["model"] for value in focusing["nulls"])
+    assert focusing["rank"] == rank and focusing["of"] == focusing["n_nulls"] + 1
+    assert focusing["status"] == ("above untrained" if focusing["n_nulls"] == 19 and rank == 1 else
+                                  "indistinguishable from untrained"), focusing
     assert set(results["untrained_null"]["comparisons"]) == {"focusing"}
     # the final-token attention entropies agree with the extraction engine's
     from geomprobe.extraction import extract

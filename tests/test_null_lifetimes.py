@@ -1,6 +1,7 @@
 """One untrained copy alive at a time, by construction: each copy's weights are followed with a
-weakref, and when the next copy is built none of the earlier ones may still be alive (after a
-garbage collection), whatever the caller keeps hold of. The naive loop that the helper replaced
+weakref, and when the next copy is built none of the earlier ones may still be alive (no garbage
+collection run by the test: geomprobe frees them, by reference counting or, where a cycle holds
+a copy, by a collection of its own), whatever the caller keeps hold of. The naive loop that the helper replaced
 keeps one alive, and the same check sees it."""
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ def tracked(monkeypatch):
     real = nulls.fresh_copy
 
     def fresh_copy(loaded, seed, build="own-init"):
-        gc.collect()
         alive_at_build.append(sum(ref() is not None for ref in refs))
         copy = real(loaded, seed, build)
         refs.append(weakref.ref(copy.model))
@@ -70,7 +70,7 @@ def test_suites_hold_one_copy_at_a_time(suite, tmp_path, tracked):
     alive_at_build, refs = tracked
     from geomprobe.models.builtin import demo_prompts_path
 
-    # geometry draws from the 60 demo prompts (each copy scores them for its own sample), not the corpus
+    # geometry draws from the 60 demo prompts (the copies read its sample), not the 1,448-prompt corpus
     prompts = str(demo_prompts_path()) if suite == "geometry" else None
     run(RunConfig(model="tiny-neox", out=str(tmp_path / "run"), prompts=prompts), config, progress=False)
     gc.collect()
