@@ -50,9 +50,10 @@ def run_once(model: str, suites: str, out: Path, extra: list[str]) -> dict:
             entry["builds"] = entry.get("builds", 0) + 1
             entry["build_s"] = entry.get("build_s", 0.0) + time.perf_counter() - start
 
-    wrapped = {}
-    for name, spec in SUITES.items():
-        wrapped[name] = spec.run
+    import dataclasses
+
+    wrapped = dict(SUITES)
+    for name, spec in wrapped.items():
 
         def timed(ctx, _run=spec.run, _name=name):
             current["suite"] = _name
@@ -64,7 +65,7 @@ def run_once(model: str, suites: str, out: Path, extra: list[str]) -> dict:
                 entry["wall_s"] = time.perf_counter() - wall
                 entry["cpu_s"] = time.process_time() - cpu
 
-        spec.run = timed
+        SUITES[name] = dataclasses.replace(spec, run=timed)  # SuiteSpec is frozen
     nulls.fresh_copy = counted_copy
     wall, cpu = time.perf_counter(), time.process_time()
     try:
@@ -72,8 +73,7 @@ def run_once(model: str, suites: str, out: Path, extra: list[str]) -> dict:
                                           *extra])
     finally:
         nulls.fresh_copy = real_copy
-        for name, run in wrapped.items():
-            SUITES[name].run = run
+        SUITES.update(wrapped)
     total = {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
     if result.exit_code != 0:
         raise SystemExit(f"geomprobe run failed ({result.exit_code}): {result.output[-2000:]}")

@@ -415,7 +415,8 @@ def cache_list(as_json: bool = typer.Option(False, "--json", help=JSON_HELP)):
     for entry in sorted(held, key=lambda e: -e["last_used"]):
         typer.echo(f"  {Path(entry['folder']).name}  {entry['bytes'] / 2**20:8.1f} MB  "
                    f"{copycache.describe_age(entry['last_used']):>12}  {entry['class']} {entry['build']} seed "
-                   f"{entry['seed']}  prompts {str(entry['prompts_sha256'])[:12]}  {','.join(entry['readouts'] or [])}")
+                   f"{entry['seed']}  prompts {str(entry['prompts_sha256'])[:12]}  "
+                   + (",".join(entry["readouts"] or []) if entry["what"] == "extraction" else entry["what"]))
 
 
 @cache_app.command("clear")

@@ -1,5 +1,5 @@
-"""Untrained copies' extractions kept across runs: a sweep over checkpoints of one architecture
-pays for its copies once.
+"""Untrained copies' extractions (and the ablation's per-copy results) kept across runs: a sweep
+over checkpoints of one architecture pays for its copies once.
 
 A fresh copy (geomprobe.nulls.fresh_copy) is determined by its architecture and config, how it was
 built (legacy or drawn once), its seed, dtype, device type and attention implementation, never by
@@ -7,7 +7,11 @@ the trained weights of the model it copies. Its extraction is further determined
 the prompts, the extraction settings and the versions of geomprobe, torch and transformers. That
 key (key_of) names a folder under <cache>/copies/ (geomprobe.paths.cache_dir), which holds the
 finished extraction's files and key.json. extract() restores a hit into the run's own folder (the
-run directory stays self-contained) and stores what it computed for a copy.
+run directory stays self-contained) and stores what it computed for a copy. Work that is not an
+extraction (the ablation's edited passes on a copy) keeps its per-copy result instead
+(restore_result / store_result: result.json beside key.json, whose "what" names the work); the
+results entry of a hit says `from_copy_cache`, and its intermediate arrays stay in the run that
+computed it.
 
 The cache is bounded: GEOMPROBE_COPY_CACHE_MB (default 4096; 0 turns it off) caps its size, and
 the entries used longest ago are removed first. `geomprobe cache list` shows it, `geomprobe cache
@@ -135,6 +139,41 @@ def store(key: dict, out_dir: Path) -> None:
     trim(limit)
 
 
+RESULT_FILE = "result.json"
+
+
+def restore_result(key: dict | None) -> dict | None:
+    """A copy's cached result for `key` (a suite's per-copy entry, for work that is not an
+    extraction: the ablation's edited passes), or None."""
+    if key is None:
+        return None
+    folder = _folder(key)
+    try:
+        stored = json.loads((folder / KEY_FILE).read_text())
+        result = json.loads((folder / RESULT_FILE).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    if stored != json.loads(json.dumps(key, default=str)) or not isinstance(result, dict):
+        return None
+    os.utime(folder)  # used now: evicted last
+    return {**result, "from_copy_cache": folder.name}
+
+
+def store_result(key: dict | None, result: dict) -> None:
+    """Keep a copy's finished result under `key` (None: not a copy, or the cache is off)."""
+    if key is None:
+        return
+    folder = _folder(key)
+    staging = folder.with_name(folder.name + f".partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    (staging / RESULT_FILE).write_text(json.dumps(result, default=str))
+    (staging / KEY_FILE).write_text(json.dumps(key, indent=1, default=str))
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.replace(folder)
+    trim(limit_bytes())
+
+
 def entries() -> list[dict]:
     """Every cached copy extraction: folder, size, last use, and what it holds."""
     out = []
@@ -151,7 +190,7 @@ def entries() -> list[dict]:
         out.append({"folder": str(folder), "bytes": sum(p.stat().st_size for p in folder.iterdir() if p.is_file()),
                     "last_used": folder.stat().st_mtime, "class": copy.get("class"), "seed": copy.get("seed"),
                     "build": copy.get("build"), "prompts_sha256": key.get("prompts_sha256"),
-                    "readouts": key.get("readouts")})
+                    "readouts": key.get("readouts"), "what": key.get("what", "extraction")})
     return out
 
 

@@ -109,3 +109,27 @@ def test_a_bad_limit_is_a_one_line_error(monkeypatch):
     monkeypatch.setenv("GEOMPROBE_COPY_CACHE_MB", "lots")
     with pytest.raises(ConfigError, match="GEOMPROBE_COPY_CACHE_MB='lots'"):
         copycache.limit_bytes()
+
+
+@pytest.mark.slow
+def test_the_ablation_meets_its_copies_conditions_in_the_cache(tmp_path, copy_cache, load_tiny):
+    """The ablation's edited passes on a copy are not an extraction: their per-copy entry is kept
+    instead. A second model of the architecture gets the same entries without running them; other
+    options (here the number of random axes) miss."""
+    from geomprobe.suites.ablation import AblationConfig
+
+    def ablation(model, out, n_random=2):
+        run(RunConfig(model=model, out=str(out)),
+            AblationConfig(n_per_k=3, n_boot=20, n_random=n_random, ops="cut", null="init:2"), progress=False)
+        return json.loads((out / "ablation" / "results.json").read_text())["untrained_null"]["models"]
+
+    first = ablation(_model_dir(load_tiny, tmp_path, 7), tmp_path / "run-1")
+    assert first and not any("from_copy_cache" in m for m in first)
+    assert any(m["conditions"] for m in first)  # the copies ran conditions worth keeping
+    second = ablation(_model_dir(load_tiny, tmp_path, 8), tmp_path / "run-2")
+    assert all("from_copy_cache" in m for m in second)
+    assert [{k: v for k, v in m.items() if k != "from_copy_cache"} for m in second] == first
+    assert not (tmp_path / "run-2" / "ablation" / "nulls" / "init-1000" / "conditions").exists()  # nothing ran
+    other = ablation(_model_dir(load_tiny, tmp_path, 9), tmp_path / "run-3", n_random=3)
+    assert not any("from_copy_cache" in m for m in other)
+    assert {e["what"] for e in copycache.entries()} >= {"extraction", "ablation null_ablation"}

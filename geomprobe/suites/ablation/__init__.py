@@ -78,6 +78,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from geomprobe import copycache
 from geomprobe.analysis.ablation_metrics import (
     AT_EDITED_LAYER,
     AXIS_STATISTIC,
@@ -1027,6 +1028,24 @@ def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, need
     return entry
 
 
+def _copy_result_key(ctx, copy, spec, choice, records, operations, sets, needed) -> dict | None:
+    """What determines null_ablation's entry for this copy (geomprobe.copycache.key_of: the copy's
+    identity, tokenizer and versions), or None with the cache off or for a checkpoint null: the
+    suite's options, the run's settings, the seed, the task, labels and prompts, the operations,
+    layer sets and needed layers (not --null: which copies run does not change one copy's entry).
+    Over-keyed on purpose: a miss costs time, a wrong hit a result."""
+    run = ctx.run
+    options = {k: v for k, v in ctx.options.to_dict().items() if k not in ("null", "null_stop")}
+    request = {"what": "ablation null_ablation", "options": options,
+               "run": {"max_tokens": run.max_tokens, "batch_size": run.batch_size, "backend": run.backend,
+                       "dtype": run.dtype, "device": str(getattr(copy, "device", ""))},
+               "seed": ctx.seed, "task": repr(spec), "labels": repr(sorted(choice.token_strings.items())),
+               "prompts_sha256": prompts_hash([r.to_prompt() for r in records]),
+               "H_bayes": [round(float(r.H_bayes), 12) for r in records],
+               "operations": repr(operations), "sets": repr(sets), "needed": [int(n) for n in needed]}
+    return copycache.key_of(copy, request)
+
+
 def null_ablations(ctx, spec, choice, records, operations, sets, needed: list[int]) -> dict | None:
     """null_ablation on each untrained copy of --null, one copy alive at a time; None with --null off."""
     specs = ctx.null_specs()
@@ -1034,7 +1053,14 @@ def null_ablations(ctx, spec, choice, records, operations, sets, needed: list[in
         return None
     models = []
     for null, copy in ctx.nulls(specs):
-        models.append(null_ablation(ctx, null, copy, spec, choice, records, operations, sets, needed))
+        key = _copy_result_key(ctx, copy, spec, choice, records, operations, sets, needed)
+        entry = copycache.restore_result(key)
+        if entry is None:
+            entry = null_ablation(ctx, null, copy, spec, choice, records, operations, sets, needed)
+            copycache.store_result(key, entry)
+        elif ctx.progress:
+            print(f"ablation: {null.label}: its conditions from the copy cache ({entry['from_copy_cache']})", flush=True)
+        models.append(entry)
     return {"spec": ctx.options.null, "description": ", ".join(n.name for n in specs), "models": models,
             "note": "each untrained copy runs the same conditions on its own entropy axis (fitted on its own SULA "
                     "main extraction) with its own matched random axes"}
