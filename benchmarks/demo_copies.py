@@ -5,6 +5,11 @@ which finds the copies' extractions in the copy cache).
     .venv/bin/python benchmarks/demo_copies.py                        # make demo's first run: ~5-10 min
     .venv/bin/python benchmarks/demo_copies.py --model tiny-neox --suite geometry,sula
     .venv/bin/python benchmarks/demo_copies.py --json /tmp/demo-copies.json
+    .venv/bin/python benchmarks/demo_copies.py --untrained 7   # an untrained model of the demo model's shape
+
+--untrained SEED replaces the model by a fresh initialisation of its architecture (torch seed SEED,
+saved with its tokenizer and, for a wind tunnel, its windtunnel.json, so it runs the same suites):
+a model whose statistics are indistinguishable from its copies, where the sequential stop applies.
 
 Each run is `geomprobe run --model M --suite S` in this process (typer's CliRunner, as the recorded
 outputs are made), into a fresh directory under a temporary folder, with a fresh copy cache there
@@ -91,6 +96,23 @@ def run_once(model: str, suites: str, out: Path, extra: list[str]) -> dict:
     return {"total": total, "suites": {k: v for k, v in timings.items() if k is not None}}
 
 
+def untrained_model(spec: str, seed: int, path: Path) -> str:
+    """A fresh initialisation of `spec`'s architecture saved at `path` (with the tokenizer and any
+    windtunnel.json): the directory, as a model spec."""
+    import shutil
+
+    from geomprobe.models import load_model
+    from geomprobe.nulls import fresh_copy
+
+    loaded = load_model(spec, device="cpu")
+    fresh_copy(loaded, seed).model.save_pretrained(path)
+    loaded.tokenizer.save_pretrained(path)
+    info = Path(str(loaded.source)) / "windtunnel.json"
+    if info.exists():
+        shutil.copyfile(info, path / "windtunnel.json")
+    return str(path)
+
+
 def _untrained(results: dict) -> dict | None:
     """The results' comparison with the untrained copies, wherever the suite keeps it."""
     for key in ("untrained_null", "nulls", "untrained"):
@@ -124,10 +146,14 @@ def main() -> None:
     parser.add_argument("--suite", default="all")
     parser.add_argument("--extra", default="", help="more `geomprobe run` options, space-separated")
     parser.add_argument("--json", default=None, help="also write the raw figures here")
+    parser.add_argument("--untrained", type=int, default=None, metavar="SEED",
+                        help="measure a fresh initialisation of the model's architecture instead (this torch seed)")
     args = parser.parse_args()
     extra = args.extra.split()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        if args.untrained is not None:
+            args.model = untrained_model(args.model, args.untrained, tmp / f"untrained-{args.untrained}")
         os.environ["GEOMPROBE_COPY_CACHE_MB"] = os.environ.get("GEOMPROBE_COPY_CACHE_MB", "4096")
         from geomprobe import copycache
 

@@ -1,7 +1,8 @@
 """The `domain` suite: the mixed-domain set against each domain-restricted set (METHODS.md 2, 6).
 
-Every set goes through the same pipeline as the geometry suite (candidates scored, stratified
-by next-token entropy, extracted), and the last-layer value manifold is compared: PC1, PC1+PC2
+Every set goes through the same pipeline as the geometry suite (a stratified sample by prompt
+length, or with --sample entropy by the model's next-token entropy, then extracted), and the
+last-layer value manifold is compared: PC1, PC1+PC2
 and their gain over the mixed set, with a bootstrap CI of the gain (the two sets resampled
 independently). Paper III reads a higher PC1+PC2 under restriction as "one inference mode";
 restriction also narrows vocabulary and syntax, so the gain does not isolate that by itself.

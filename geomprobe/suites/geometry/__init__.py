@@ -1,10 +1,12 @@
 """The `geometry` suite: the three static/dynamic signatures and the verdict (METHODS.md 2-6).
 
 1. Candidates: --prompts, else the `mixed` corpus (a wind-tunnel model: 1,000 sequences of its
-   own task). Each candidate's next-token entropy under this model is computed (one forward
-   pass each, kept in <run>/geometry/candidates/ so a rerun does not redo it).
-2. Stratified-entropy sample: --n-per-quintile draws from each entropy quintile (default 15,
-   so 75 prompts); the chosen ids are saved in <run>/geometry/sample.json.
+   own task).
+2. Stratified sample: --n-per-quintile draws from each quintile (default 15, so 75 prompts) of
+   the prompt length in tokens (--sample length, the default: no model is run, and the untrained
+   copies read the same prompts) or of the model's next-token entropy (--sample entropy, paper
+   III: one forward pass per candidate, kept in <run>/geometry/candidates/, and each copy scores
+   the candidates and draws its own sample). The chosen ids are saved in <run>/geometry/sample.json.
 3. Extraction of every layer for the chosen prompts (<run>/geometry/extraction/).
 4. Value manifold (last layer, and a per-layer profile), key orthogonality with computed
    baselines (analytic and empirical Gaussian, fresh initialisation, Pythia's step0), attention
