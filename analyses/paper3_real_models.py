@@ -62,6 +62,10 @@ PARTS["gemma3-ablation"] = ("gemma3", "ablation", ["--n-per-k", "40", "--null", 
 # the ablation against untrained copies (--null auto: 3 for the ablation, each rerunning every pass
 # on its own axis), paper III's cut only, on 20 prompts per k (100 a pass): model and copies fit a session
 PARTS["smollm2-ablation-copies"] = ("smollm2", "ablation", ["--n-per-k", "20", "--ops", "cut", "--null", "auto"])
+# the domain suite against untrained copies: samples drawn by prompt length (the default --sample,
+# model-independent), so the copies read the model's four samples and score no corpus
+for key in MODELS:
+    PARTS[f"{key}-domain-copies"] = (key, "domain", ["--null", "auto"])
 
 
 def fixed_prompts() -> Path:
@@ -254,6 +258,21 @@ def table() -> str:
                 cells.append(f"{label} {row['pc12']:.3f} (n {row['n']}{gained})")
             lines.append(f"| value PC1+PC2 by domain (stratified, no copies) | {alias} | {'; '.join(cells)} "
                          f"({domain['wall_s_this_session']} s) | - | - | math: {PAPER['pc12_math']} |")
+        against = _load(f"{key}-domain-copies")
+        if against:
+            sets = against["results"]["sets"]
+            cells, judged = [], []
+            for label, row in sets.items():
+                cells.append(f"{label} {row['pc12']:.3f}")
+                versus = row.get("gain_vs_untrained") or {}
+                if versus.get("status"):
+                    judged.append(f"{label} gain {versus['model']:+.3f} vs copies {versus['null_mean']:+.3f}: "
+                                  f"{versus['status']} (rank {versus.get('rank')}/{versus.get('of')})"
+                                  if versus.get("model") is not None else f"{label}: {versus['status']}")
+            copies = (against["results"].get("untrained_null") or {}).get("copies") or {}
+            lines.append(f"| value PC1+PC2 by domain, gain against copies (by length) | {alias} | {'; '.join(cells)} | "
+                         f"{'; '.join(judged)} ({copies.get('used')} of {copies.get('planned')} copies, "
+                         f"{against['wall_s_this_session']} s) | - | math: {PAPER['pc12_math']} |")
         mechanisms = _load(f"{key}-mechanisms")
         if mechanisms:
             focus_m = mechanisms["results"]["attention_focusing"]

@@ -93,6 +93,10 @@ BLOCK_4BIT = 64  # bitsandbytes nf4 block size; one float32 absmax per block (no
 DISK_BYTES_PER_S = (0.5e9, 2e9)  # loading weights from local disk (assumed range)
 PCIE_BYTES_PER_S = 10e9  # host -> GPU copies (offloaded layers, null models built on the CPU)
 OVERHEAD_S_PER_LAYER_BATCH = 1e-3  # python, hooks and small kernels, per layer and forward call (upper end)
+# A run's fixed start before its first forward: Python, torch, transformers and geomprobe imported,
+# the preflight plan, the run directory and manifest written. The imports alone took 5.8-6.7 s of
+# wall time on this project's 2-core machine under load (4.0-4.4 s of CPU); benchmarks/RESULTS.md
+STARTUP_S = (3.0, 10.0)
 MAX_BATCH = 64
 # The process itself on a CPU run: Python 3.11, torch 2.13, transformers 5.24 with the model's
 # modeling code imported, the tokenizer and geomprobe: 439-456 MiB of RSS on Linux x86-64 before any
@@ -1288,13 +1292,14 @@ def _assemble(target: ModelTarget, run, device: str, suite_plans: list[SuitePlan
     sweeps = _sweep_time(arch, run, info, suite_plans, weights)
     init_rate = _init_rate()
     load_low, load_high = _load_time(weights, loads, info, init_rate)
+    load_low, load_high = load_low + STARTUP_S[0], load_high + STARTUP_S[1]
     time_how = _time_how(run, suite_plans, sweeps, (load_low, load_high), init_rate)
     time_s = (sweeps.low + load_low, sweeps.high + load_high)
     if arch is not None:
         calibrated = _calibrate(arch, run, info, suite_plans, weights, init_rate)
         if calibrated is not None:
             model_load = _load_time(weights, [], info, init_rate)
-            time_s = (calibrated[0] + model_load[0], calibrated[1] + model_load[1])
+            time_s = (calibrated[0] + model_load[0] + STARTUP_S[0], calibrated[1] + model_load[1] + STARTUP_S[1])
             time_how = calibrated[2] + "; before calibration: " + time_how
         else:
             time_how = ("uncalibrated: no run of these suites on a model of about this size has finished on this "
@@ -1505,7 +1510,8 @@ def _time_how(run, suite_plans: list[SuitePlan], sweeps: _SweepTime, load_s: tup
             + (f", + {_fmt_bytes(sweeps.offloaded)} offloaded over PCIe each" if sweeps.offloaded else "")
             + ")), 2 x (compute + reads) + 1 ms per layer and call]"
             + (f" at {QUANT_SLOWDOWN[run.quantize]} x the dense rate for {run.quantize} kernels" if run.quantize else "")
-            + f"; + loads {_fmt_range(*load_s)} (weights from disk at 0.5-2 GB/s; null "
+            + f"; + start-up and loads {_fmt_range(*load_s)} (imports and the run directory "
+              f"{_fmt_range(*STARTUP_S)}; weights from disk at 0.5-2 GB/s; null "
               f"copies initialised on the CPU at a measured {init_rate / 1e6:.0f}M params/s per draw)")
 
 
