@@ -74,6 +74,17 @@ def _copy_prompts(vocab, n: int = 40, seed: int = 1) -> list[Prompt]:
     return prompts
 
 
+@pytest.fixture
+def shared_copies(tmp_path, monkeypatch):
+    """The copy cache on, in tmp_path: every "model" of a calibration meets the same ten copies on
+    the same prompts, so the copies' extractions after the first model's come from the cache
+    (bit-identical, tests/test_copy_cache.py), as in a sweep over checkpoints."""
+    from geomprobe import copycache
+
+    monkeypatch.setenv("GEOMPROBE_COPY_CACHE_MB", "512")
+    monkeypatch.setattr(copycache, "cache_dir", lambda: tmp_path / "copy-cache")
+
+
 def _prompt_file(path, prompts):
     path.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in prompts))
     return str(path)
@@ -173,7 +184,7 @@ def test_keys_are_a_level_within_a_margin_of_untrained(model, met):
 
 @pytest.mark.slow
 def test_untrained_models_sit_at_z_zero_and_each_null_draws_its_own_sample(tmp_path, load_tiny, demo_prompts,
-                                                                         one_thread):
+                                                                         one_thread, shared_copies):
     """--sample entropy (paper III's protocol). The same prompts seen the same way: untrained
     tiny-Llama "models" (seeds 20-29), each
     through the geometry suite with 10 untrained copies that draw their own stratified samples by
@@ -217,7 +228,7 @@ def test_untrained_models_sit_at_z_zero_and_each_null_draws_its_own_sample(tmp_p
 
 @pytest.mark.slow
 def test_a_model_independent_sample_keeps_untrained_models_at_z_zero_without_candidate_passes(
-        tmp_path, load_tiny, demo_prompts, one_thread):
+        tmp_path, load_tiny, demo_prompts, one_thread, shared_copies):
     """--sample length (the default): the sample is drawn from the prompts' token counts, so the
     model and its copies read the same prompts and no copy scores a candidate. Untrained tiny-Llama
     "models" (seeds 40-51) with 10 copies each: exchangeable, so z averages about 0 and the model's
