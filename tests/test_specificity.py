@@ -85,6 +85,19 @@ def shared_copies(tmp_path, monkeypatch):
     monkeypatch.setattr(copycache, "cache_dir", lambda: tmp_path / "copy-cache")
 
 
+def _untrained_geometry(load_tiny, tmp_path, seed: int, prompts: str, out, sample: str) -> dict:
+    """An untrained tiny-Llama "model" (torch seed `seed`) through the geometry suite against 10
+    copies (seeds 1000-1009) on `prompts`: its results' untrained_null."""
+    loaded = load_tiny("tiny-llama")
+    path = tmp_path / f"untrained-{seed}"
+    fresh_copy(loaded, seed).model.save_pretrained(path)
+    loaded.tokenizer.save_pretrained(path)
+    run(RunConfig(model=str(path), prompts=prompts, out=str(out)),
+        GeometryConfig(n_per_quintile=3, n_boot=20, n_null=10, init_seeds=0, step0="off", null="init:10",
+                       sample=sample), progress=False)
+    return json.loads((out / "geometry" / "results.json").read_text())["untrained_null"]
+
+
 def _prompt_file(path, prompts):
     path.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in prompts))
     return str(path)
@@ -194,19 +207,11 @@ def test_untrained_models_sit_at_z_zero_and_each_null_draws_its_own_sample(tmp_p
     from geomprobe.analysis.stratified import stratified_sample
     from geomprobe.extraction import load_extraction
 
-    loaded = load_tiny("tiny-llama")
     prompts = _prompt_file(tmp_path / "prompts.jsonl", demo_prompts[:40])
     z, above = [], 0
     for seed in range(20, 30):
-        path = tmp_path / f"untrained-{seed}"
-        fresh_copy(loaded, seed).model.save_pretrained(path)
-        loaded.tokenizer.save_pretrained(path)
         out = tmp_path / f"run-{seed}"
-        run(RunConfig(model=str(path), prompts=prompts, out=str(out)),
-            GeometryConfig(n_per_quintile=3, n_boot=20, n_null=10, init_seeds=0, step0="off", null="init:10",
-                           sample="entropy"),
-            progress=False)
-        cmp = json.loads((out / "geometry" / "results.json").read_text())["untrained_null"]["comparisons"]["pc1"]
+        cmp = _untrained_geometry(load_tiny, tmp_path, seed, prompts, out, sample="entropy")["comparisons"]["pc1"]
         z.append((cmp["model"] - cmp["null_mean"]) / cmp["null_sd"])
         above += cmp["status"] == ABOVE
     # mean of 10 z's: sd about 0.35 under exchangeability (the issue measured +1.04 with the model's
@@ -233,19 +238,11 @@ def test_a_model_independent_sample_keeps_untrained_models_at_z_zero_without_can
     model and its copies read the same prompts and no copy scores a candidate. Untrained tiny-Llama
     "models" (seeds 40-51) with 10 copies each: exchangeable, so z averages about 0 and the model's
     rank among its copies is spread over the ranks, as the entropy-stratified protocol's is."""
-    loaded = load_tiny("tiny-llama")
     prompts = _prompt_file(tmp_path / "prompts.jsonl", demo_prompts[:40])
     z, above, ranks = [], 0, []
     for seed in range(40, 52):
-        path = tmp_path / f"untrained-{seed}"
-        fresh_copy(loaded, seed).model.save_pretrained(path)
-        loaded.tokenizer.save_pretrained(path)
         out = tmp_path / f"run-{seed}"
-        run(RunConfig(model=str(path), prompts=prompts, out=str(out)),
-            GeometryConfig(n_per_quintile=3, n_boot=20, n_null=10, init_seeds=0, step0="off", null="init:10"),
-            progress=False)
-        results = json.loads((out / "geometry" / "results.json").read_text())
-        nulls = results["untrained_null"]
+        nulls = _untrained_geometry(load_tiny, tmp_path, seed, prompts, out, sample="length")
         cmp = nulls["comparisons"]["pc1"]
         z.append((cmp["model"] - cmp["null_mean"]) / cmp["null_sd"])
         above += cmp["status"] == ABOVE
