@@ -233,8 +233,8 @@ def tokenize(tokenizer, prompts: Sequence[Prompt], max_tokens: int | None) -> li
     try:  # one call for the whole list: a fast tokenizer encodes it in a batch (no padding, same ids)
         encoded = [list(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
     except (TypeError, ValueError, AttributeError):  # a tokenizer that takes one text at a time
-        encoded = [tokenizer(text)["input_ids"] for text in texts]
-    if len(encoded) != len(texts) or (encoded and not isinstance(encoded[0], list)):
+        encoded = None
+    if encoded is None or len(encoded) != len(texts):
         encoded = [tokenizer(text)["input_ids"] for text in texts]
     if max_tokens is not None:
         bos = getattr(tokenizer, "bos_token_id", None)
