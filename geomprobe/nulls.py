@@ -8,11 +8,15 @@ network's activations too). `--null` says which copies a suite measures:
                     200M parameters (the rank rule, distribution-free), 10 up to 2B, 5 above; the loss
                     of power is printed beside every result (the minimum detectable effect)
     init:auto       the same
-    init:3          three fresh initialisations (torch seeds 1000, 1001, 1002) from the model's own
-                    config, each weight drawn once: built on the meta device, then the model's own
-                    initialiser (transformers' `_init_weights`) alone; the seeds start at 1000 so
-                    that a random-init model built with a small seed (0 is the usual one) is never
-                    one of its own nulls. Each copy's entry in results.json says "build": "own-init"
+    init:3          three fresh initialisations from the model's own config, each weight drawn
+                    once: built on the meta device, then the model's own initialiser (transformers'
+                    `_init_weights`) alone. Their torch seeds come from the run's --seed S:
+                    1000 + 1000 S + i (copy_seed), so run seed 0 meets copies 1000, 1001, 1002 and
+                    run seed 1 meets 2000, 2001, 2002: two runs of one architecture with other seeds
+                    meet other copies (their errors are not shared), a sweep over checkpoints at one
+                    seed meets the same ones (and reuses them from the copy cache). The seeds start
+                    at 1000 so that a random-init model built with a small seed is never one of its
+                    own nulls. Each copy's entry in results.json says "build": "own-init"
     init-once:3     the same build, under the name it had before it was the default (init-once-1000, ...)
     init-legacy:3   what `init:N` built before (a copy entry in results.json with no "build" key was
                     built so, whatever its name): `from_config`, torch's default init of every layer, then
@@ -40,6 +44,7 @@ from dataclasses import dataclass
 from geomprobe.errors import ConfigError
 
 INIT_SEED0 = 1000
+SEED_STRIDE = 1000  # copies per run seed: init:N takes N <= SEED_STRIDE
 DEFAULT_NULL = "auto"
 # (largest parameter count, copies): the rank rule needs 19 copies (its smallest p is 1/20); 10 and 5
 # copies use the Gaussian t rule, which detects 1.87 and 2.18 null sd half the time (19: 1.84)
@@ -91,10 +96,17 @@ class NullSpec:
                 "description": self.describe()}
 
 
-def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[NullSpec]:
+def copy_seed(run_seed: int, index: int) -> int:
+    """The torch seed of a run's index-th fresh initialisation (0-based): INIT_SEED0 + SEED_STRIDE
+    x run_seed + index, so every run seed has its own copies and run seed 0 keeps 1000, 1001, ..."""
+    return INIT_SEED0 + SEED_STRIDE * int(run_seed) + int(index)
+
+
+def null_specs(text: str, loaded=None, n_params: float | None = None, run_seed: int = 0) -> list[NullSpec]:
     """Parse a --null value. `step0` needs `loaded` to find the family's untrained checkpoint; a
     family without one is a one-line error. `auto` counts the parameters of `loaded` (or takes
-    n_params, the planner's count)."""
+    n_params, the planner's count). run_seed: the run's --seed, from which the copies' seeds
+    come (copy_seed)."""
     text = (text or "").strip()
     if text in ("", "off", "none"):
         return []
@@ -110,10 +122,13 @@ def null_specs(text: str, loaded=None, n_params: float | None = None) -> list[Nu
                 n = int(count)
             if n < 1:
                 raise ConfigError(f"--null {part}: init:N needs N >= 1 (or --null off)")
+            if n > SEED_STRIDE:
+                raise ConfigError(f"--null {part}: at most init:{SEED_STRIDE} copies a run (each run seed has "
+                                  f"{SEED_STRIDE} copy seeds)")
             prefix, build = {"": ("init", "own-init"), "-once": ("init-once", "own-init"),
                              "-legacy": ("init-legacy", "legacy")}[variant]
             specs += [NullSpec(f"{prefix}-{seed}", "init", seed=seed, build=build)
-                      for seed in range(INIT_SEED0, INIT_SEED0 + n)]
+                      for seed in (copy_seed(run_seed, i) for i in range(n))]
         elif part == "step0":
             if loaded is None:
                 specs.append(NullSpec("step0", "checkpoint", spec="step0"))

@@ -715,7 +715,7 @@ class PlanContext:
         """The suite's null models as it will resolve them (NullOptions.null_specs), sized by the
         planner's parameter count."""
         text = options.null
-        specs = options.null_specs(n_params=self.arch.n_params)
+        specs = options.null_specs(n_params=self.arch.n_params, run_seed=self.run.seed)
         if specs:
             from geomprobe.analysis.null_comparison import RANK_RULE_MIN, power_note
 

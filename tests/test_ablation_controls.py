@@ -293,3 +293,43 @@ def test_paper_code_as_released_edits_the_released_split(tmp_path, load_tiny, de
     condition = results["conditions"][0]
     assert condition["primary"]["controls"].startswith("unmatched") and "unmatched, as released, random" in \
         condition["reading"]
+
+
+def test_a_control_that_would_amplify_rounding_is_refused():
+    from geomprobe.suites.ablation import MAX_CONTROL_GAIN, refused_control, refused_for
+
+    assert refused_control(np.array([0.5, 1.7, 4.3]), 2, "cut") is None
+    assert refused_control(np.array([MAX_CONTROL_GAIN]), 2, "cut") is None
+    why = refused_control(np.array([1.2, 3.1e7]), 2, "cut")
+    assert why.startswith("layer 2:") and "3.1e+07" in why and "limit 100" in why
+    assert refused_control(np.array([1.0, np.nan]), 0, "only") is not None
+    controls = {1: {"refused": {"cut": None, "only": "layer 1: no"}}, 3: {"refused": {"cut": "layer 3: no"}}}
+    assert refused_for(controls, "cut", [1]) == [] and refused_for(controls, "cut", [1, 3]) == ["layer 3: no"]
+
+
+@pytest.mark.slow
+def test_values_that_vary_along_the_axis_alone_get_no_matched_control(tmp_path, load_tiny):
+    """Layer 1's values made rank one (every kv head's v_proj a_h b'): they vary along one direction,
+    the axis, and every direction orthogonal to it carries only rounding. Matching a cut along such
+    a direction would take gains near 1e7; the condition runs its true axis alone and says why its
+    controls were refused."""
+    from transformers import LlamaForCausalLM
+
+    model = _random_llama(load_tiny, 3, tmp_path / "model")
+    flat = LlamaForCausalLM.from_pretrained(model)
+    with torch.no_grad():
+        weight = flat.model.layers[LAYER].self_attn.v_proj.weight  # [n_kv * d_head, d_model]
+        weight.copy_(torch.outer(torch.randn(weight.shape[0]), torch.randn(weight.shape[1])) * 0.1)
+    flat.save_pretrained(tmp_path / "flat")
+    load_tiny("tiny-llama").tokenizer.save_pretrained(tmp_path / "flat")
+    out = tmp_path / "run"
+    run(RunConfig(model=str(tmp_path / "flat"), out=str(out), layers=[LAYER], device="cpu"),
+        AblationConfig(n_per_k=6, n_boot=20, ops="cut,shift", n_random=4, null="off"), progress=False)
+    results = _results(out)
+    cut, shift = results["conditions"][0], results["conditions"][1]
+    assert cut["id"] == f"cut/L{LAYER}" and cut["primary"]["controls"].startswith("refused: layer 1:")
+    assert cut["random"] == [] and cut["primary"]["statistic"]["rank"] is None
+    assert not list((out / "ablation" / "conditions").glob("cut_*_random*.json"))
+    assert "gain up to" in results["axis"]["controls"][str(LAYER)]["refused"]["cut"]
+    # a shift moves every prompt by sigma_u along the direction, whatever the spread: still matched
+    assert shift["primary"]["controls"] == "matched" and len(shift["random"]) == 4

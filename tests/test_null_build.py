@@ -113,3 +113,24 @@ def test_a_copy_of_either_build_is_its_own_extraction_identity(load_tiny):
                           fresh_copy(loaded, 1000, "legacy"))
     assert len({str(_identity(m)) for m in (loaded, own, other)}) == 3
     assert _identity(legacy) == _identity(loaded)  # as before: a legacy run directory resumes
+
+
+@pytest.mark.slow
+def test_a_run_meets_the_copies_of_its_own_seed(tmp_path, demo_prompts):
+    """--seed 2 builds and records copies 3000 and 3001 (not seed 0's 1000 and 1001), each
+    entry with its seed and build, so two runs with other seeds do not share their copies' errors."""
+    import json
+
+    from geomprobe.config import RunConfig
+    from geomprobe.runner import run
+    from geomprobe.suites.geometry import GeometryConfig
+
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in demo_prompts[:20]))
+    out = tmp_path / "run"
+    run(RunConfig(model="tiny-llama", prompts=str(prompts), out=str(out), seed=2),
+        GeometryConfig(n_per_quintile=0, n_boot=10, n_null=5, init_seeds=0, step0="off", null="init:2"),
+        progress=False)
+    models = json.loads((out / "geometry" / "results.json").read_text())["untrained_null"]["models"]
+    assert [(m["name"], m["seed"], m["build"]) for m in models] == [("init-3000", 3000, "own-init"),
+                                                                    ("init-3001", 3001, "own-init")]

@@ -62,6 +62,19 @@ def test_null_specs():
         GeometryConfig(null="init:0")
 
 
+def test_every_run_seed_meets_its_own_copies():
+    """The copies' seeds come from the run's --seed: seed 0 keeps 1000, 1001, ... (every result
+    written before), another seed meets other copies, never one of seed 0's."""
+    assert [s.seed for s in null_specs("init:3", run_seed=0)] == [1000, 1001, 1002]
+    assert [s.name for s in null_specs("init:2", run_seed=1)] == ["init-2000", "init-2001"]
+    assert [s.seed for s in null_specs("init-legacy:2", run_seed=7)] == [8000, 8001]
+    seeds = [{s.seed for s in null_specs("init:auto", n_params=1e6, run_seed=r)} for r in range(5)]
+    assert all(len(a & b) == 0 for i, a in enumerate(seeds) for b in seeds[i + 1:])
+    assert GeometryConfig(null="init:4").null_specs(run_seed=2)[0].seed == 3000
+    with pytest.raises(ConfigError, match="at most init:1000"):
+        null_specs("init:1001")
+
+
 def test_step0_needs_a_family_that_publishes_one(load_tiny):
     with pytest.raises(ConfigError, match="no published untrained checkpoint"):
         null_specs("step0", load_tiny("tiny-llama"))

@@ -358,7 +358,8 @@ def primary_words(primary: dict) -> str:
         words = f"primary, mean |dH| vs {controls} random axes: not measured"
     else:
         words = (f"primary, mean |dH| vs {stat['n_random']} {controls} random axes: rank {stat['rank']}/{stat['of']} "
-                 f"(p {stat['p_value']:.2f})")
+                 + ("(no p: not a calibrated control for this operation)" if stat.get("p_value") is None
+                    else f"(p {stat['p_value']:.2f})"))
     untrained = primary.get("untrained")
     if untrained is None:
         return words + "; no untrained copies (--null off)"

@@ -157,12 +157,13 @@ class NullOptions(SuiteConfig):
         super().check()
         self.null_specs()  # the syntax; step0 is resolved against the model when the suite runs
 
-    def null_specs(self, loaded=None, n_params: float | None = None) -> list:
+    def null_specs(self, loaded=None, n_params: float | None = None, run_seed: int = 0) -> list:
         """--null -> [geomprobe.nulls.NullSpec], `auto` sized by `loaded` (or by n_params, the
-        planner's count); [] with off. The one place a suite's --null is read (the planner too)."""
+        planner's count), the copies' seeds from run_seed (the run's --seed); [] with off. The one
+        place a suite's --null is read (the planner too)."""
         from geomprobe.nulls import null_specs
 
-        return null_specs(self.null, loaded, n_params=n_params)
+        return null_specs(self.null, loaded, n_params=n_params, run_seed=run_seed)
 
 
 def register_suite(name: str, config: type, run: Callable, description: str = "",
@@ -237,8 +238,9 @@ class SuiteContext:
         return self.options.suite
 
     def null_specs(self) -> list:
-        """The suite's --null resolved against the loaded model ([] with --null off)."""
-        return self.options.null_specs(self.loaded)
+        """The suite's --null resolved against the loaded model, the copies' seeds from the run's
+        --seed ([] with --null off)."""
+        return self.options.null_specs(self.loaded, run_seed=self.seed)
 
     def nulls(self, specs=None):
         """(spec, copy) for each untrained null model of --null (or of `specs`), built one at a time:

@@ -148,10 +148,10 @@ class AblationConfig(SulaPromptOptions, NullOptions):
                      "always | paper-code-as-released: the same on the released code's GPT-NeoX value split (the "
                      "fused query_key_value columns it calls values: queries and keys of some heads among them)")
 
-    def null_specs(self, loaded=None, n_params: float | None = None) -> list:
+    def null_specs(self, loaded=None, n_params: float | None = None, run_seed: int = 0) -> list:
         """--null: `auto` is init:N with N from ablation_null_count (a copy costs a whole suite)."""
         return ablation_nulls(self.null, loaded, n_params=n_params if n_params is not None or loaded is not None
-                              else 0)
+                              else 0, run_seed=run_seed)
 
 
 def unsupported(loaded, run_config) -> str | None:
@@ -176,6 +176,14 @@ REFERENCE_PAPER_III = {
             "section 8.5); the r measured here is downstream of the edit",
 }
 
+# Measured with analyses/ablation_ranks.py (28 untrained tiny Llamas, 19 matched random axes each):
+# the ranks of cut and shift spread as uniform ranks do (KS p 0.22-0.98), those of `only` do not
+# (rank 1 or 20 in 12 of 28 at the single layer, KS p 0.002). Keeping the values' largest-variance
+# direction alone has no matched counterpart (a control scaled to keep as much gave the opposite
+# bias: rank 18 of 20 on average), so its within-model rank carries no p-value.
+ONLY_UNCALIBRATED = ("no p-value: keeping the values' largest-variance direction alone has no matched random "
+                     "counterpart (on untrained models this rank is 1 or 20 far more often than a uniform rank); "
+                     "the untrained copies' comparison of log2 true/random is the test")
 CONTROL_VERSION = "matched-read-displacement-1"  # in every pass fingerprint: passes of other controls are rerun
 CONTROL_NOTE = ("matched random axes: unit directions drawn from the values' own covariance over the SULA main "
                 "prompts (PC1 removed: orthogonal to u), seeded by (seed, layer, draw), with the same operation, each "
@@ -762,14 +770,15 @@ def resolve_null(text: str, n_params: float | None) -> str:
                     for part in parts)
 
 
-def ablation_nulls(text: str, loaded=None, n_params: float | None = None):
+def ablation_nulls(text: str, loaded=None, n_params: float | None = None, run_seed: int = 0):
     """--null for the ablation suite -> [NullSpec]: `auto` is init:N with N from ablation_null_count
-    (the parameters of `loaded`, or n_params); everything else as geomprobe.nulls.null_specs."""
+    (the parameters of `loaded`, or n_params); everything else as geomprobe.nulls.null_specs (the
+    copies' seeds from run_seed)."""
     from geomprobe.nulls import null_specs
 
     if n_params is None and loaded is not None:
         n_params = sum(p.numel() for p in loaded.model.parameters())
-    return null_specs(resolve_null(text, n_params), loaded)
+    return null_specs(resolve_null(text, n_params), loaded, run_seed=run_seed)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -801,8 +810,30 @@ def control_axes(loaded, prompts, extraction_config, edit_base: dict[int, Interv
                  else matched_gains(energies[layer]))
         out[layer] = {"directions": directions[layer],
                       "sigma_r": direction_sigmas(edit_base[layer], main_values[layer], directions[layer]),
-                      "energies": energies[layer], "gains": gains}
+                      "energies": energies[layer], "gains": gains,
+                      "refused": {op: refused_control(gains[op], layer, op) for op in OPS}}
     return out
+
+
+MAX_CONTROL_GAIN = 100.0  # untrained tiny Llamas' matched gains span 0.48-4.3 (912 controls, 24 models)
+
+
+def refused_control(gains, layer: int, op: str) -> str | None:
+    """Why the matched controls of `op` at `layer` are refused (None: they are not). A gain above
+    MAX_CONTROL_GAIN means the values barely vary along a control direction, so matching the true
+    edit's displacement would multiply little more than rounding (a planted axis that carries all
+    the variance gave gains near 1e7)."""
+    gains = np.asarray(gains, dtype=np.float64)
+    if gains.size and np.all(np.isfinite(gains)) and float(gains.max()) <= MAX_CONTROL_GAIN:
+        return None
+    return (f"layer {layer}: the values barely vary along the matched {op} controls' directions (gain up to "
+            f"{float(np.nanmax(gains)):.3g}, limit {MAX_CONTROL_GAIN:g}): a matched edit would amplify rounding, "
+            "so this condition has no random-axis control (the untrained copies still compare it)")
+
+
+def refused_for(controls: dict[int, dict], op: str, layers) -> list[str]:
+    """The reasons the controls of `op` are refused at any of `layers` ([]: none is)."""
+    return [why for layer in layers if (why := (controls.get(layer) or {}).get("refused", {}).get(op))]
 
 
 def save_controls(path, controls: dict[int, dict], seed: int, note: str) -> None:
@@ -829,7 +860,8 @@ def controls_summary(controls: dict[int, dict], edit_base: dict[int, Interventio
                          "read_displacement": None if entry["energies"] is None else {
                              op: {"true": float(entry["energies"][op][0]),
                                   "random_unit_gain": [float(v) for v in entry["energies"][op][1:]]} for op in OPS},
-                         "gain": {op: [float(v) for v in entry["gains"][op]] for op in OPS}}
+                         "gain": {op: [float(v) for v in entry["gains"][op]] for op in OPS},
+                         "refused": {op: why for op, why in (entry.get("refused") or {}).items() if why}}
             for layer, entry in controls.items()}
 
 
@@ -869,7 +901,8 @@ def run_passes(loaded, prompts, extraction_config, axes, edit_base, controls, op
     plan = [("baseline", None, {})]
     for name, op, params in operations:
         for set_name, layers in sets:
-            for draw in [None, *range(n_random)]:
+            draws = [] if refused_for(controls, op, layers) else range(n_random)
+            for draw in [None, *draws]:
                 axis_name = "true" if draw is None else f"random{draw:02d}"
                 plan.append((f"{name}_{set_name}_{axis_name}", (op, params, layers, draw),
                              {"op": op, **params, "layers": layers, "positions": positions,
@@ -1013,7 +1046,8 @@ def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, need
         for set_name, _ in usable:
             true = restrict_to_labels(np.array(ran.passes[f"{name}_{set_name}_true"]["token_probs"]))["H_model"]
             randoms = [restrict_to_labels(np.array(ran.passes[f"{name}_{set_name}_random{draw:02d}"]["token_probs"])
-                                          )["H_model"] for draw in range(config.n_random)]
+                                          )["H_model"] for draw in range(config.n_random)
+                       if f"{name}_{set_name}_random{draw:02d}" in ran.passes]  # none where refused
             true_point = behaviour_point(H_bayes, base, true)
             random_points = [behaviour_point(H_bayes, base, H) for H in randoms]
             primary = primary_statistic(true_point["mean_abs_dH_bits"], [p["mean_abs_dH_bits"] for p in random_points])
@@ -1139,9 +1173,11 @@ def run_ablation_suite(ctx) -> dict:
                      seed, work / "conditions", common, ctx.progress, loaded.spec, ctx.batch_planner)
     untrained = null_ablations(ctx, spec, choice, records, operations, sets, needed)
 
+    refusals = {f"{name}/{set_name}": refused_for(controls, op, layers)
+                for name, op, _ in operations for set_name, layers in sets}
     results = summarise(ran.passes, operations, sets, H_bayes, config.n_boot, seed, last, config.n_random,
                         config.positions, untrained=untrained,
-                        controls="unmatched, as released," if paper_code else "matched")
+                        controls="unmatched, as released," if paper_code else "matched", refusals=refusals)
     results = {
         "settings": _suite_settings(loaded, config, spec, choice, info, operations, sets, axes, explicit, edited,
                                     dropped_layers, dropped_sets, ran, seed),
@@ -1257,14 +1293,16 @@ def _axis_entry(source: str, axes: dict[int, InterventionAxis], controls: dict[i
 
 
 def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, last: int, n_random: int,
-              positions: str, untrained: dict | None = None, controls: str = "matched") -> dict:
+              positions: str, untrained: dict | None = None, controls: str = "matched",
+              refusals: dict | None = None) -> dict:
     """results.json's "baseline" and "conditions" from the cached passes. The axis-entropy
     correlation is read at every layer after a set's last edited one, up to `last`, that the
     passes measured (each on its own axis), and reported per layer. Each condition's primary
     statistic (PRIMARY) is compared with the untrained copies' (null_ablations' result, or None),
     its secondary rank tests Holm-adjusted, and its "behaviour changed" thresholds calibrated on
     the copies (the fixed ones without copies). controls: what the random axes are, in words
-    ("matched", or the released code's "unmatched, as released")."""
+    ("matched", or the released code's "unmatched, as released"); refusals: {condition id: why its
+    controls were refused} (refused_for: no random-axis passes ran for it)."""
     measured = sorted(int(layer) for layer in passes["baseline"]["axis_entropy"])
     base = _side(passes, "baseline")
     baseline = {
@@ -1278,8 +1316,10 @@ def summarise(passes: dict, operations, sets, H_bayes, n_boot: int, seed: int, l
     for name, op, params in operations:
         for set_name, layers in sets:
             downstream = [layer for layer in measured if max(layers) < layer <= last]
+            refused = (refusals or {}).get(f"{name}/{set_name}") or []
             conditions.append(_condition(passes, name, op, params, set_name, layers, downstream, base, H_bayes,
-                                         n_boot, seed, n_random, positions, untrained, controls))
+                                         n_boot, seed, 0 if refused else n_random, positions, untrained,
+                                         controls if not refused else "refused: " + "; ".join(refused)))
     across = holm({c["id"]: c["primary"]["statistic"]["p_value"] for c in conditions})
     for c in conditions:
         c["primary"]["p_holm_across_conditions"] = across[c["id"]]
@@ -1323,6 +1363,8 @@ def _condition(passes: dict, name: str, op: str, params: dict, set_name: str, la
     condition_id = f"{name}/{set_name}"
     statistic = primary_statistic(behaviour["mean_abs_dH_bits"]["value"],
                                   [d["behaviour"]["mean_abs_dH_bits"] for d in random])
+    if op == "only" and random:
+        statistic = {**statistic, "p_value": None, "uncalibrated": ONLY_UNCALIBRATED}
     against_untrained, thresholds = untrained_for(condition_id, untrained, statistic["log2_ratio"])
     primary = {"statistic": statistic, "untrained": against_untrained, "controls": controls}
     against = None if not random else {

@@ -30,6 +30,7 @@ class RandomAxesComparison(_RandomAxesComparisonRequired, total=False):
     p_holm: float | None  # a secondary test's p_value Holm-adjusted over its condition's secondary tests
     measure: str  # the primary statistic's measure (mean_abs_dH_bits)
     log2_ratio: float | None  # the primary statistic: log2(true / random_mean), compared with untrained copies
+    uncalibrated: str  # why p_value is None though the rank is given (the `only` operation: no matched control)
 
 
 class AblationDownstreamLayer(TypedDict):
@@ -93,7 +94,7 @@ class AblationPrimary(TypedDict, total=False):
     statistic: RandomAxesComparison  # mean abs dH of the true axis among the matched random axes: rank, p, log2_ratio
     untrained: NullComparison | None  # log2_ratio against the untrained copies' own (None: --null off)
     p_holm_across_conditions: float | None  # statistic.p_value Holm-adjusted over the run's conditions
-    controls: str  # what the random axes are: matched, or unmatched as released (--definitions paper-code)
+    controls: str  # what the random axes are: matched, unmatched as released (--definitions paper-code), or "refused: <why>" (a matched edit would amplify rounding: no random-axis passes)
 
 
 class AblationCondition(_AblationConditionRequired, total=False):
