@@ -81,6 +81,40 @@ def table(rows: list[dict]) -> list[dict]:
     return out
 
 
+def power(rows: list[dict], effects=(0.0, 2.0, 3.0, 5.0)) -> list[dict]:
+    """Per N and planted effect: how often 'better' comes out over every model and statistic when
+    the untrained model's value is moved towards better by effect x the sd of its 19 copies (the
+    copies' own distributions, not Gaussian ones: effect 0 is the level)."""
+    from geomprobe.analysis.null_comparison import ABOVE, judge_against_nulls
+
+    out = []
+    for effect in effects:
+        for n in COUNTS:
+            better = total = 0
+            for row in rows:
+                for entry in row["decisions"].values():
+                    nulls = np.array(entry["nulls"], dtype=np.float64)
+                    if len(nulls) < n or not np.all(np.isfinite(nulls)):
+                        continue
+                    sign = 1.0 if entry["higher_is_better"] else -1.0
+                    model = entry["model"] + sign * effect * float(nulls.std(ddof=1))
+                    better += judge_against_nulls(model, nulls[:n], entry["higher_is_better"])["status"] == ABOVE
+                    total += 1
+            out.append({"effect_sd": effect, "copies": n, "decisions": total, "better": better,
+                        "share": better / total if total else None})
+    return out
+
+
+def print_power(entries: list[dict]) -> None:
+    counts = sorted({e["copies"] for e in entries})
+    print("| planted effect (copy sd) | " + " | ".join(f"{n} copies" for n in counts) + " |")
+    print("|---|" + "---:|" * len(counts))
+    for effect in sorted({e["effect_sd"] for e in entries}):
+        cells = [next(e for e in entries if e["effect_sd"] == effect and e["copies"] == n) for n in counts]
+        print(f"| {effect:g}{' (level)' if effect == 0 else ''} | "
+              + " | ".join(f"{100 * c['share']:.1f}% ({c['better']}/{c['decisions']})" for c in cells) + " |")
+
+
 def print_table(levels: list[dict]) -> None:
     print("| statistic | copies | models | better | worse | level kept (<= 5% + 3 se) | rule |")
     print("|---|---:|---:|---:|---:|---|---|")
@@ -117,7 +151,15 @@ def main() -> None:
                 handle.write(json.dumps(row) + "\n")
             rows.append(row)
             print(f"model {index + 1}/{args.models} (weight seed {seed}) done", flush=True)
-    print_table(table(rows))
+    levels = table(rows)
+    print_table(levels)
+    print("\npooled over the statistics:")
+    for n in COUNTS:
+        entries = [e for e in levels if e["copies"] == n]
+        m = sum(e["models"] for e in entries)
+        print(f"  {n} copies: better {sum(e['better'] for e in entries)}/{m}, worse {sum(e['worse'] for e in entries)}/{m}")
+    print("\n'better' for a planted effect, every model and statistic (the copies' own distributions):")
+    print_power(power(rows))
     print(f"\n{len(rows)} untrained {args.model} models, each against 19 copies of its own run seed; "
           f"the first N copies give the N-copy decision")
 

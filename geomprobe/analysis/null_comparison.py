@@ -15,9 +15,14 @@ prompt sample where each copy draws its own), and no second gate is needed:
   as good as the model}) / (N + 1); "above untrained" when p <= alpha (the model beats all 19).
 - 2 <= N < 19: the rank rule cannot reach alpha, so the Gaussian rule is used: the one-sided t
   prediction test of one more copy, t = (model - mean) / (s sqrt(1 + 1/N)) with N - 1 degrees of
-  freedom. When a Shapiro-Wilk test rejects normality of the null values (p < 0.05, N >= 3) the
-  Gaussian rule is not trusted and the rank rule decides (which then cannot say "above").
-- N = 1: nothing can be decided (no spread); the result says so.
+  freedom. Its Gaussian model of the copies is defended by measurement, not by a test of the N
+  values at hand (a Shapiro-Wilk gate at N = 3-10 rejected Gaussian copies 5% of the time, and
+  each rejection handed the decision to a rank rule that cannot say "above" under 19): over 24
+  untrained tiny Llamas x 19 copies of their own seeds (analyses/copy_levels.py) the copies'
+  standardised values of every headline statistic had skew -0.55..+0.80 and Gaussian tails, and the
+  t rule kept its level at 3, 5 and 10 copies (pooled 1.8-4.8%). A strongly skewed statistic would
+  not keep it (exponential copies: 9-11%); such a statistic belongs under the rank rule (19+).
+- N = 1, or copies with no spread: nothing can be decided; the result says so and what would.
 - Sequentially (SequentialRank, Besag and Clifford 1991): with N >= 19 planned copies, the rank
   rule says "above" only if no copy is at least as good as the model and "below" only if none is
   at least as bad. Once one copy of each kind has been seen, neither can happen whatever the
@@ -53,7 +58,6 @@ def status_words(status: str) -> str:
     return STATUS_WORDS.get(status, status)
 ALPHA = 0.05  # one-sided, per direction
 RANK_RULE_MIN = 19  # nulls the rank rule needs to reach ALPHA: 1 / (N + 1) <= 0.05
-NORMALITY_P = 0.05  # Shapiro-Wilk p below which the Gaussian rule is not trusted
 
 
 def _rank_threshold(n_nulls: int, alpha: float) -> int:
@@ -121,19 +125,13 @@ def _rule_for(nulls: np.ndarray) -> tuple[str, str]:
     if n >= RANK_RULE_MIN:
         return "rank", f"rank among {n} untrained copies (distribution-free, exact under exchangeability)"
     if n < 2:
-        return "none", "one untrained copy: no seed-to-seed spread, nothing can be decided"
+        return "none", ("one untrained copy cannot decide anything (no seed-to-seed spread): use 3 or more for the "
+                        f"Gaussian rule, {RANK_RULE_MIN} for the distribution-free rank rule")
     if not np.std(nulls) > 0:
         return "none", f"the {n} untrained copies give one value: no spread to test against"
-    if n >= 3:
-        from scipy.stats import shapiro
-
-        normality = float(shapiro(nulls).pvalue)
-        if normality < NORMALITY_P:
-            return "rank", (f"rank among {n} untrained copies: their values are not Gaussian (Shapiro-Wilk p "
-                            f"{normality:.3f}), and {RANK_RULE_MIN} copies are needed for the rank rule to reach "
-                            f"p {ALPHA}")
-    return "t", (f"one-sided t prediction test of one more copy over {n} untrained copies (assumes Gaussian null "
-                 f"values; {RANK_RULE_MIN}+ copies give the distribution-free rank rule)")
+    return "t", (f"one-sided t prediction test of one more copy over {n} untrained copies (Gaussian copy values, "
+                 f"measured to keep the level on untrained models at 3-10 copies; {RANK_RULE_MIN}+ copies give the "
+                 "distribution-free rank rule)")
 
 
 def judge_against_nulls(model_value: float, null_values: Sequence[float], higher_is_better: bool = True,
