@@ -294,9 +294,17 @@ class Run:
         verdict = (self.results.get("geometry") or {}).get("verdict")
         return verdict if isinstance(verdict, dict) and verdict.get("label") else None
 
+    def evidence(self) -> dict:
+        """geomprobe's evidence of inference for this run (geomprobe.analysis.verdict.evidence_of_inference):
+        state "evidence" | "none" | "not tested", the comparisons counted and those better than untrained."""
+        from geomprobe.analysis.verdict import evidence_of_inference
+
+        return evidence_of_inference(self.results)
+
     def summary(self) -> dict:
         """The run as JSON-ready values: run_dir, model, status, per suite its status, results.json
-        path, why it was skipped or the error it failed with, and headline figures; the verdict; notes."""
+        path, why it was skipped or the error it failed with, and headline figures; the verdict; the
+        evidence of inference; notes."""
         entries = self.manifest.get("suites") or {}
         suites = {}
         for name, status in self.statuses().items():
@@ -308,7 +316,9 @@ class Run:
         verdict = self.verdict()
         return {"run_dir": str(self.path), "model": self.model, "status": self.manifest.get("status"),
                 "suites": suites, "verdict": None if verdict is None else
-                {key: verdict.get(key) for key in ("label", "n_met", "n_criteria", "summary")}, "notes": list(self.notes)}
+                {key: verdict.get(key) for key in ("label", "n_met", "n_criteria", "summary")},
+                "evidence": {key: value for key, value in self.evidence().items() if key != "left_out"},
+                "notes": list(self.notes)}
 
     def _suite_line(self, suite: str, status: str, width: int) -> str:
         entry = (self.manifest.get("suites") or {}).get(suite) or {}
@@ -353,6 +363,11 @@ class Run:
             f"<div style='margin:6px 0'>verdict: <b>{escape(str(verdict.get('label')))}</b> "
             f"({escape(str(verdict.get('n_met')))}/{escape(str(verdict.get('n_criteria')))}) "
             f"<span style='color:#57606a'>{escape(_short(_one_line(verdict.get('summary') or ''), 400))}</span></div>")
+        evidence = self.evidence()
+        if evidence["state"] != "not tested" or verdict is not None:
+            verdict_html += (f"<div style='margin:6px 0'>{escape(evidence['words'])}"
+                             + (f": {escape(', '.join(evidence['better_than_untrained']))} better than untrained"
+                                if evidence["better_than_untrained"] else "") + "</div>")
         notes = "".join(f"<div style='color:#9a6700'>note: {escape(note)}</div>" for note in self.notes)
         return (f"<div style='border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;max-width:820px;"
                 f"font-family:sans-serif;font-size:13px'>"

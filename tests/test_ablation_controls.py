@@ -243,6 +243,11 @@ def test_untrained_model_is_indistinguishable_and_a_planted_readout_is_above_unt
     condition = _results(out)["conditions"][0]
     assert condition["primary"]["statistic"]["rank"] == 1
     assert condition["primary"]["untrained"]["status"] == "above untrained", condition["primary"]["untrained"]
+    from geomprobe import load_run
+
+    evidence = load_run(out).evidence()  # the top label: a planted readout of the entropy axis reaches it
+    assert evidence["state"] == "evidence" and evidence["better_than_untrained"] == [
+        f"ablation cut/L{LAYER} (log2 true/random vs copies)"]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -99,8 +99,8 @@ def test_verdict_needs_the_null_when_there_is_one():
 
     everything = verdict(0.5, 0.6, True, 1.0, 0.8)
     assert everything.label == "full" and "no untrained null" in everything.summary()
-    # keys are a level: 0.5 against untrained 0.1 is 5x, not within the 2x margin
-    untrained = {"pc1": cmp(SAME), "pc12": cmp(SAME), "keys": cmp(SAME, 0.5, 0.1), "focusing": cmp(ABOVE)}
+    # keys are a level: 0.6 against untrained 0.1 is 6x, beyond the wind tunnels' 5.1x margin
+    untrained = {"pc1": cmp(SAME), "pc12": cmp(SAME), "keys": cmp(SAME, 0.6, 0.1), "focusing": cmp(ABOVE)}
     judged = verdict(0.5, 0.6, True, 1.0, 0.8, untrained=untrained, null="init-0, init-1")
     assert judged.n_met == 1 and judged.focusing["met"] and not judged.keys["met"]
     assert "indistinguishable from untrained" in judged.summary() and "nulls: init-0, init-1" in judged.summary()

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from geomprobe.analysis.null_comparison import ABOVE, NOT_TESTED, SAME, not_tested
-from geomprobe.analysis.verdict import verdict
+from geomprobe.analysis.verdict import VerdictThresholds, verdict
 from geomprobe.config import RunConfig
 from geomprobe.nulls import fresh_copy
 from geomprobe.prompts import Prompt
@@ -117,6 +117,14 @@ def test_a_copy_task_model_meets_focusing_so_focusing_is_retrieval_not_inference
     assert focusing["status"] == ABOVE and results["verdict"]["focusing"]["met"]
     assert "copy task" in results["verdict"]["focusing"]["specificity"]
     assert "learned retrieval" in results["verdict"]["summary"]
+    # kept from the top label, evidence of inference: none of the geometry statistics counts (its PC1+PC2
+    # sits about 1.4 copy sd above its copies: with these five it is even "better", p 0.015)
+    from geomprobe import load_run
+
+    evidence = load_run(tmp_path / "run").evidence()
+    assert evidence["state"] == "not tested" and evidence["counted"] == []
+    assert set(evidence["left_out"]) == {"geometry focusing", "geometry keys", "geometry PC1, PC1+PC2"}
+    assert "geometry alone is not evidence of inference" in results["verdict"]["summary"]
 
 
 def _planted(loaded, seed: int = 5):
@@ -160,6 +168,7 @@ def test_a_planted_model_gets_full_with_nulls_on(tmp_path, load_tiny, demo_promp
         assert comparisons[name]["status"] == ABOVE, (name, comparisons[name])
     assert results["verdict"]["keys"]["non_inferiority"]["met"]
     assert results["verdict"]["label"] == "full", results["verdict"]["summary"]
+    assert results["verdict"]["paper_iii"]["label"] == "full"
 
 
 def _cmp(status, model=0.5, nulls=(0.1, 0.12, 0.09)):
@@ -186,13 +195,50 @@ def test_fail_closed_a_comparison_not_computed_is_never_met():
     assert verdict(0.6, 0.7, True, 1.0, 0.8, untrained=same, null="init:3").n_met == 1  # keys: a level, met
 
 
-@pytest.mark.parametrize("model, met", [(0.18, True), (0.25, False)])
-def test_keys_are_a_level_within_a_margin_of_untrained(model, met):
-    """Untrained copies at 0.10 with almost no spread: 0.18 is within 2x of their lower bound, 0.25 is not; neither is
-    'more orthogonal than untrained', which no trained model reaches."""
+@pytest.mark.parametrize("model, state", [(0.45, "met"), (0.55, "not met"), (0.505, "not resolvable")])
+def test_keys_are_a_level_within_a_margin_drawn_from_data(model, state):
+    """Untrained copies at 0.0993 (0.0957, 0.1001, 0.1021; their mean's 90% t interval 0.0938-0.1048):
+    0.45 is 4.3-4.8x, within the data's margin of 5.1 [5.05, 5.11]; 0.55 is 5.2-5.9x, beyond it; 0.505
+    is 4.8-5.4x, which straddles the margin's interval: not resolvable, and not met either."""
+    from geomprobe.analysis.verdict import KEYS_MARGIN, KEYS_MARGIN_CI
+
     keys = _cmp(SAME, model, (0.0957, 0.1001, 0.1021))
     judged = verdict(0.1, 0.2, True, 1.0, 0.1, untrained={"keys": keys}, null="init:3")
-    assert judged.keys["met"] is met and judged.keys["non_inferiority"]["limit"] == pytest.approx(0.1876, abs=0.001)
+    level = judged.keys["non_inferiority"]
+    assert judged.keys["state"] == state and judged.keys["met"] is (state == "met")
+    assert (level["margin"], tuple(level["margin_ci"])) == (KEYS_MARGIN, KEYS_MARGIN_CI)
+    assert level["ratio_ci"][0] < model / 0.0993 < level["ratio_ci"][1]
+    assert ("[not resolvable]" in judged.summary()) is (state == "not resolvable")
+    # a margin chosen by hand has no interval: the same model at 2x is plainly not within it
+    by_hand = verdict(0.1, 0.2, True, 1.0, 0.1, untrained={"keys": keys}, null="init:3",
+                      thresholds=VerdictThresholds(keys_margin=2.0))
+    assert by_hand.keys["non_inferiority"]["margin_ci"] == [2.0, 2.0] and by_hand.keys["state"] == "not met"
+
+
+def test_paper_iii_label_and_evidence_of_inference_beside_the_verdict():
+    """Paper III's criteria by thresholds alone (an untrained network can meet them), and geomprobe's
+    evidence of inference: PC1+PC2 better than untrained, the statistic a copy-task model fails."""
+    everything = {"pc1": _cmp(ABOVE), "pc12": _cmp(ABOVE), "keys": _cmp(SAME, 0.1, (0.1, 0.1, 0.11)),
+                  "focusing": _cmp(ABOVE)}
+    from geomprobe.analysis.verdict import evidence_of_inference
+
+    full = verdict(0.6, 0.7, True, 1.0, 0.8, untrained=everything, null="init:3")
+    assert full.paper_iii["label"] == "full" and full.label == "full"
+    retrieval = {**everything, "pc1": _cmp(SAME), "pc12": _cmp(SAME)}
+    judged = verdict(0.35, 0.45, True, 1.0, 0.9, untrained=retrieval, null="init:3")
+    assert judged.paper_iii["label"] == "full" and judged.label == "partial"
+    alone = verdict(0.35, 0.45, True, 1.0, 0.9)
+    assert alone.paper_iii["n_met"] == 3 and alone.label == "full" and alone.null is None
+    # evidence of inference counts sula and the ablation against copies, never the geometry
+    geometry_only = {"geometry": {"verdict": full.to_dict(), "untrained_null": {"comparisons": everything}}}
+    assert evidence_of_inference(geometry_only)["state"] == "not tested"
+    sula = {"untrained_null": {"comparisons": {"mae_bits": _cmp(SAME), "abs_rho_pc1_H_bayes_given_k": _cmp(SAME)}}}
+    assert evidence_of_inference({**geometry_only, "sula": sula})["state"] == "none"
+    ablation = {"conditions": [{"id": "cut/L2", "primary": {"untrained": _cmp(ABOVE)}},
+                               {"id": "cut/multi", "primary": {"untrained": not_tested("x", "no copy ran it")}}]}
+    found = evidence_of_inference({"sula": sula, "ablation": ablation})
+    assert found["state"] == "evidence" and found["better_than_untrained"] == ["ablation cut/L2 (log2 true/random vs copies)"]
+    assert len(found["counted"]) == 3
 
 
 @pytest.mark.slow

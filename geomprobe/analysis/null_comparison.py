@@ -381,26 +381,46 @@ def comparison_text(cmp: dict, spec: str = ".3f") -> str:
             f"{cmp['status']}" + (f" ({test})" if test else ""))
 
 
+NOT_RESOLVABLE = "not resolvable"
+
+
 def non_inferiority(model_value: float, null_values: Sequence[float], margin: float,
-                    alpha: float = ALPHA) -> dict:
-    """Lower-is-better level test (key |cos|): is the model within `margin` times the untrained
-    value? Met when model <= margin x (the lower one-sided 1 - alpha confidence bound of the null
-    mean): conservative, so a wide null spread cannot make it easier. The comparison with the
-    nulls (judge_against_nulls, lower is better) is reported beside it."""
+                    alpha: float = ALPHA, margin_ci: Sequence[float] | None = None) -> dict:
+    """Lower-is-better level test (key |cos|): is the model's ratio to the untrained mean within
+    `margin`? The ratio model / null mean has an interval from the null mean's two-sided 1 - 2 alpha
+    t interval (none with one null); the margin has its own (margin_ci, from the data it was drawn
+    from; (margin, margin) when chosen by hand). "met" when the whole ratio interval lies at or below
+    the margin interval's low end, "not met" when it lies above its high end, else "not resolvable":
+    the two intervals overlap, so neither can be said without deciding on rounding. Never met then."""
     values = np.array([float(v) for v in null_values if v is not None and math.isfinite(float(v))])
     if values.size == 0 or not math.isfinite(float(model_value)):
         raise AnalysisError("no finite model or null value for the non-inferiority test")
     mean = float(values.mean())
-    bound = mean
+    if not mean > 0:
+        raise AnalysisError("the untrained copies' mean key |cos| is not positive: no ratio to take")
+    low_mean = high_mean = mean
     if values.size >= 2:
         from scipy.stats import t as student_t
 
-        bound = mean - float(student_t.ppf(1 - alpha, values.size - 1)) * float(values.std(ddof=1)) / math.sqrt(values.size)
-    limit = margin * bound
-    return {"model": float(model_value), "null_mean": mean, "null_mean_lower_bound": bound, "margin": margin,
-            "limit": limit, "ratio_to_null": float(model_value) / mean if mean > 0 else None,
-            "met": bool(float(model_value) <= limit),
-            "rule": f"model <= {margin:g} x the lower {100 * (1 - alpha):.0f}% confidence bound of the untrained mean"}
+        half = float(student_t.ppf(1 - alpha, values.size - 1)) * float(values.std(ddof=1)) / math.sqrt(values.size)
+        low_mean, high_mean = mean - half, mean + half
+    model = float(model_value)
+    ratio = model / mean
+    ratio_ci = [model / high_mean, model / low_mean if low_mean > 0 else math.inf]
+    margin_low, margin_high = (float(margin), float(margin)) if margin_ci is None else map(float, margin_ci)
+    if ratio_ci[1] <= margin_low:
+        state = "met"
+    elif ratio_ci[0] > margin_high:
+        state = "not met"
+    else:
+        state = NOT_RESOLVABLE
+    interval = "" if margin_low == margin_high else f" [{margin_low:g}, {margin_high:g}]"
+    return {"model": model, "null_mean": mean, "null_mean_ci": [low_mean, high_mean], "margin": float(margin),
+            "margin_ci": [margin_low, margin_high], "limit": float(margin) * mean, "ratio_to_null": ratio,
+            "ratio_ci": ratio_ci, "met": state == "met", "state": state,
+            "rule": (f"model / untrained mean at most {margin:g}x{interval}: met when its interval (the untrained mean's "
+                     f"{100 * (1 - 2 * alpha):.0f}% t interval) lies below the margin's, not met above it, else not "
+                     "resolvable")}
 
 
 def explained_share(k: int) -> Callable[[np.ndarray], float]:

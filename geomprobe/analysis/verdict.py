@@ -13,11 +13,11 @@ With untrained null models (geomprobe.nulls, compared by geomprobe.analysis.null
 criterion also needs its comparison, and each has a direction that can be met:
 - value manifold and focusing: "above untrained" (the model's rank among the copies, or the t
   prediction test with fewer than 19 copies);
-- keys, a level (non-inferiority): the model's mean |cos| at most keys_margin times the untrained
-  copies' (the lower confidence bound of their mean). Random directions are already nearly
-  orthogonal, so "more orthogonal than untrained" is unreachable; the claim is that training
-  keeps the key frame near that level; untrained networks meet it, so it can only fail (a model
-  whose training aligned its key columns). The comparison with the copies is shown beside it.
+- keys, a level: the model's mean |cos| over the untrained copies' at most keys_margin (KEYS_MARGIN,
+  the largest ratio of the wind tunnels, which track an exact posterior, with its interval); "not
+  resolvable" (never met) where the ratio's interval and the margin's overlap. Random directions
+  are already nearly orthogonal, so "more orthogonal than untrained" is unreachable; untrained
+  networks meet the level, so it can only fail. The comparison with the copies is shown beside it.
 An untrained network therefore scores 1/3 (keys) and "partial" needs one learned signature above
 its untrained copies at p <= 0.05 (focusing's threshold is out of reach of untrained copies, which
 attend uniformly): P(partial | untrained) <= 5%, P(full | untrained) about 0.
@@ -27,7 +27,10 @@ Fail closed: with nulls on, a criterion whose comparison is missing or could not
 learned geometry from architecture, prompt length and token identity.
 
 Focusing is specific to learned retrieval, not to inference: a model trained on a copy task, which
-has no posterior to track, meets it too (tests/test_specificity.py); the criterion says so.
+has no posterior to track, meets it too (tests/test_specificity.py); the criterion says so. So can
+the whole verdict: beside it, paper_iii (the paper's thresholds alone) and, for a whole run,
+evidence_of_inference, which counts only what a model without a posterior cannot pass (sula
+against the exact posterior, the ablation of the entropy axis, each against untrained copies).
 """
 
 from __future__ import annotations
@@ -41,6 +44,18 @@ from geomprobe.errors import AnalysisError
 
 LABELS = {3: "full", 2: "partial"}
 
+# The keys' level, from data (analyses/keys_margin.py, 19 untrained copies each, 2026-12-05): the ratio
+# of mean key |cos| to the untrained copies' is 0.96-1.04 for untrained models, 1.31 (MiniLM), 1.51
+# (Gemma 3 270M), 2.05 (SmolLM2-135M), and 3.03-5.08 for the shipped wind tunnels, which track an exact
+# posterior: the margin is the largest ratio a model with the property reaches (windtunnel-bijection,
+# 5.08 [5.05, 5.11]), with that interval, so that no positive control fails it.
+KEYS_MARGIN = 5.1
+KEYS_MARGIN_CI = (5.05, 5.11)
+KEYS_MARGIN_SOURCE = ("the largest ratio of mean key |cos| to the untrained copies' among the trained models that track "
+                      "an exact posterior (windtunnel-bijection 5.08 [5.05, 5.11]; the other shipped tunnels 3.03-4.17; "
+                      "SmolLM2-135M 2.05, Gemma 3 270M 1.51, MiniLM 1.31; untrained models 0.96-1.04): "
+                      "analyses/keys_margin.py")
+
 
 @dataclass(frozen=True)
 class VerdictThresholds:
@@ -48,13 +63,19 @@ class VerdictThresholds:
     orth_threshold: float = 0.20  # a layer counts as orthogonal when its mean |cos| is below this
     orth_layer_fraction: float = 0.50  # ... in at least this fraction of layers
     focusing_threshold: float = 0.30  # relative entropy reduction, layer 0 to last, must exceed this
-    keys_margin: float = 2.0  # keys non-inferiority: mean |cos| at most this times the untrained value
+    keys_margin: float = KEYS_MARGIN  # keys level: mean |cos| at most this times the untrained value
+    keys_margin_ci: tuple | None = None  # the margin's interval: KEYS_MARGIN_CI for the default, else (m, m)
 
     def __post_init__(self):
         if not 0.0 <= self.orth_layer_fraction <= 1.0:
             raise AnalysisError(f"orth_layer_fraction must be in [0, 1], got {self.orth_layer_fraction}")
         if not self.keys_margin >= 1.0:
             raise AnalysisError(f"keys_margin must be >= 1 (a multiple of the untrained value), got {self.keys_margin}")
+        if self.keys_margin_ci is None:
+            object.__setattr__(self, "keys_margin_ci", KEYS_MARGIN_CI if self.keys_margin == KEYS_MARGIN
+                               else (self.keys_margin, self.keys_margin))
+        else:
+            object.__setattr__(self, "keys_margin_ci", tuple(float(v) for v in self.keys_margin_ci))
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -67,7 +88,7 @@ def _measured(value) -> float | None:
     return value if math.isfinite(value) else None
 
 
-MET, NOT_MET, NOT_TESTED = "met", "not met", "not tested"
+MET, NOT_MET, NOT_TESTED, NOT_RESOLVABLE = "met", "not met", "not tested", "not resolvable"
 FOCUSING_SPECIFICITY = ("attention that sharpens with depth is learned retrieval, not inference: a model trained on "
                         "a copy task (no posterior to track) meets it too")
 
@@ -83,6 +104,7 @@ class Verdict:
     thresholds: dict
     null: str | None = None  # what the null models were, or None when there were none
     n_not_tested: int = 0
+    paper_iii: dict | None = None  # the paper's three criteria as it defines them: thresholds alone
 
     def to_dict(self) -> dict:
         out = dataclasses.asdict(self)
@@ -133,9 +155,10 @@ class Verdict:
         keys_null = ""
         if level:
             ratio = level.get("ratio_to_null")
-            keys_null = (f", {'within' if level['met'] else 'not within'} {level['margin']:g}x untrained "
-                         f"({level['model']:.3f} vs limit {level['limit']:.3f}"
-                         + ("" if ratio is None else f", {ratio:.2f}x") + ")")
+            where = {"met": "within", "not met": "not within"}.get(level.get("state"), "not resolvable against")
+            low, high = level.get("ratio_ci") or (ratio, ratio)
+            keys_null = (f", {where} {level['margin']:g}x untrained ({level['model']:.3f} vs untrained "
+                         f"{level['null_mean']:.3f}: {ratio:.2f}x [{low:.2f}, {high:.2f}])")
             cmp = keys.get("vs_untrained") or {}
             if cmp.get("status") not in (None, "not tested", "not measured"):
                 keys_null += f"; vs untrained copies: {_key_words(cmp['status'])}"
@@ -143,6 +166,8 @@ class Verdict:
             keys_null = untrained(keys["vs_untrained"])
         nulls = "no untrained null (threshold only)" if self.null is None else f"nulls: {self.null}"
         tested = "" if not self.n_not_tested else f", {self.n_not_tested} not tested"
+        paper = "" if not self.paper_iii else (f"; paper III's thresholds alone: {self.paper_iii['label']} "
+                                               f"({self.paper_iii['n_met']}/3)")
         return (f"{self.label} ({self.n_met}/{self.n_criteria}{tested}): "
                 f"value manifold PC1 {versus(vm['pc1'], vm['pc_threshold'])}, PC1+PC2 "
                 f"{versus(vm['pc12'], vm['pc_threshold'])}, above shuffle null: {above}{vm_null} {mark(vm)}; "
@@ -151,7 +176,7 @@ class Verdict:
                 f"{keys_null} {mark(keys)} (a level random networks have: it can only fail); "
                 f"focusing {versus(foc['focusing'], foc['focusing_threshold'])}{untrained(foc.get('vs_untrained'))} "
                 f"{mark(foc)} (learned retrieval: a copy-task model meets it too); "
-                f"{nulls}")
+                f"{nulls}{paper}; geometry alone is not evidence of inference (a copy-task model can meet all three)")
 
 
 def _key_words(status: str) -> str:
@@ -196,7 +221,68 @@ def verdict(value_manifold_pc1, value_manifold_pc12, above_shuffle_null, key_fra
     states = (value["state"], keys["state"], focus["state"])
     n_met = states.count(MET)
     return Verdict(label=LABELS.get(n_met, "absent"), n_met=n_met, n_criteria=3, n_not_tested=states.count(NOT_TESTED),
-                   value_manifold=value, keys=keys, focusing=focus, thresholds=thresholds.to_dict(), null=null)
+                   value_manifold=value, keys=keys, focusing=focus, thresholds=thresholds.to_dict(), null=null,
+                   paper_iii=_paper_iii(pc1, pc12, above_shuffle_null, fraction, focusing, thresholds))
+
+
+def _paper_iii(pc1, pc12, above_shuffle_null, fraction, focusing, thresholds: VerdictThresholds) -> dict:
+    """Paper III's three criteria as the paper defines them, thresholds alone (no untrained copies):
+    PC1 or PC1+PC2 above pc_threshold and above the shuffle null, mean key |cos| below orth_threshold
+    in orth_layer_fraction of the layers, focusing above focusing_threshold."""
+    if isinstance(above_shuffle_null, Mapping):
+        above = {name: bool(flag) for name, flag in above_shuffle_null.items()}
+    else:
+        above = {"pc1": bool(above_shuffle_null), "pc12": bool(above_shuffle_null)}
+    value = any(v is not None and v > thresholds.pc_threshold and above.get(name, False)
+                for name, v in (("pc1", pc1), ("pc12", pc12)))
+    keys = fraction is not None and fraction >= thresholds.orth_layer_fraction
+    focus = focusing is not None and focusing > thresholds.focusing_threshold
+    n_met = int(value) + int(keys) + int(focus)
+    return {"label": LABELS.get(n_met, "absent"), "n_met": n_met, "value_manifold": value, "keys": keys,
+            "focusing": focus, "note": "thresholds alone, as paper III defines its criteria: an untrained network "
+                                       "can meet them (architecture, prompt length and token identity shape its "
+                                       "activations), which the label beside it, against untrained copies, rules out"}
+
+
+EVIDENCE_LEFT_OUT = {
+    "geometry focusing": "a copy-task model (no posterior to track) is better than untrained too (0.93 vs 0.00)",
+    "geometry keys": "a level untrained networks meet: it can only fail",
+    "geometry PC1, PC1+PC2": "a copy-task model sits about 1.4 copy sd above its copies (rank 3 of 20) and was "
+                             "called better than 5 copies (t, p 0.015): not specific to inference",
+}
+EVIDENCE_WORDS = {"evidence": "evidence of inference", "none": "no evidence of inference",
+                  "not tested": "evidence of inference not tested"}
+
+
+def evidence_of_inference(results: Mapping) -> dict:
+    """geomprobe's evidence of inference for one run, from its suites' results ({suite: results.json}):
+    only the comparisons with untrained copies that a model with no posterior to track cannot pass,
+    because each is defined against the exact posterior or its axis: sula's MAE to the Bayesian
+    entropy and |rho(PC1, H_bayes) given k|, and the ablation's primary statistic (the entropy
+    axis's edit against matched random axes) for each condition. The geometry statistics are left
+    out, each with its reason (EVIDENCE_LEFT_OUT): a copy-task model passes them. "evidence" when
+    one counted comparison is better than untrained, "none" when they were made and none is, "not
+    tested" when the run has none (no sula or ablation against copies)."""
+    from geomprobe.analysis.null_comparison import ABOVE
+
+    counted, better = [], []
+    sula = ((results.get("sula") or {}).get("untrained_null") or {}).get("comparisons") or {}
+    for name, label in (("mae_bits", "sula MAE to H_bayes"), ("abs_rho_pc1_H_bayes_given_k", "sula |rho(PC1, H_bayes) given k|")):
+        cmp = sula.get(name)
+        if cmp and _untested(cmp) is None:
+            counted.append(label)
+            better += [label] if cmp["status"] == ABOVE else []
+    for condition in (results.get("ablation") or {}).get("conditions") or []:
+        cmp = (condition.get("primary") or {}).get("untrained")
+        if cmp and _untested(cmp) is None:
+            label = f"ablation {condition.get('id')} (log2 true/random vs copies)"
+            counted.append(label)
+            better += [label] if cmp["status"] == ABOVE else []
+    state = "not tested" if not counted else ("evidence" if better else "none")
+    return {"state": state, "words": EVIDENCE_WORDS[state], "better_than_untrained": better, "counted": counted,
+            "left_out": dict(EVIDENCE_LEFT_OUT),
+            "rule": "counts only comparisons with untrained copies that a model with no posterior to track cannot "
+                    "pass (METHODS.md 5): sula against the exact posterior, the ablation of the entropy axis"}
 
 
 def _null_state(untrained: dict, with_nulls: bool, name: str) -> tuple[bool, str | None]:
@@ -251,11 +337,16 @@ def _keys(fraction: float | None, thresholds: VerdictThresholds, untrained: dict
         why = _untested(cmp)
         if why is None:
             try:
-                level = non_inferiority(cmp["model"], cmp.get("nulls") or [cmp["null_mean"]], thresholds.keys_margin)
+                level = non_inferiority(cmp["model"], cmp.get("nulls") or [cmp["null_mean"]], thresholds.keys_margin,
+                                        margin_ci=thresholds.keys_margin_ci)
+                if thresholds.keys_margin == KEYS_MARGIN:
+                    level["margin_source"] = KEYS_MARGIN_SOURCE
             except AnalysisError as error:
                 why = str(error)
     met = why is None and level_ok and (level is None or level["met"])
     state = MET if met else (NOT_TESTED if why and (level_ok or fraction is None) else NOT_MET)
+    if state == NOT_MET and why is None and level_ok and level is not None and level["state"] == NOT_RESOLVABLE:
+        state = NOT_RESOLVABLE
     return {"met": met, "state": state, "why_not_tested": why if state == NOT_TESTED else None,
             "fraction_below": fraction, "orth_threshold": thresholds.orth_threshold,
             "orth_layer_fraction": thresholds.orth_layer_fraction, "vs_untrained": cmp, "non_inferiority": level}

@@ -276,11 +276,12 @@ def _unique_names(paths: list[Path]) -> list[str]:
 
 
 def _mark(met) -> str:
-    """met: a criterion's state ("met" | "not met" | "not tested") or, from older results, a bool."""
+    """met: a criterion's state ("met" | "not met" | "not tested" | "not resolvable") or, from older
+    results, a bool."""
     if met is None:
         return '<span class="na">n/a</span>'
-    if met == "not tested":
-        return '<span class="na">not tested</span>'
+    if met in ("not tested", "not resolvable"):
+        return f'<span class="na">{met}</span>'
     return '<span class="yes">met</span>' if met in (True, "met") else '<span class="no">not met</span>'
 
 
@@ -338,8 +339,10 @@ def verdict_sentences(run: RunData) -> tuple[list[str], list[str]]:
         say(*order)
     if keys:
         level = keys.get("non_inferiority") or {}
-        within = "" if not level else (f"; {'within' if level.get('met') else 'not within'} "
-                                       f"{fmt(level.get('margin'), 'g')}x untrained (a level random networks have)")
+        where = {"met": "within", "not met": "not within"}.get(
+            level.get("state") or ("met" if level.get("met") else "not met"), "not resolvable against")
+        within = "" if not level else (f"; {where} {fmt(level.get('margin'), 'g')}x untrained (a level random "
+                                       "networks have)")
         say(keys.get("met"), f"near-orthogonal keys: {pct(keys.get('fraction_below'))} of layers with mean |cos| below "
             f"{fmt(keys.get('orth_threshold'), '.2f')} (needed {pct(keys.get('orth_layer_fraction'))}){within}"
             + _versus_untrained(keys.get("vs_untrained")))
@@ -451,6 +454,19 @@ def _ablation_summary(run: RunData) -> str:
             f'<p class="summary">{esc(REF_ABLATION)}.</p>')
 
 
+def _evidence_line(run: RunData) -> str:
+    """The run's evidence of inference (geomprobe.analysis.verdict.evidence_of_inference), one paragraph."""
+    from geomprobe.analysis.verdict import evidence_of_inference
+
+    evidence = evidence_of_inference(run.results)
+    better = evidence["better_than_untrained"]
+    detail = (f"better than untrained: {', '.join(better)}" if better else
+              f"counted: {', '.join(evidence['counted'])}" if evidence["counted"] else
+              "no sula or ablation comparison with untrained copies in this run")
+    return (f'<p class="summary"><b>{esc(evidence["words"])}</b> ({esc(detail)}). Geometry alone does not count: '
+            + esc("; ".join(f"{name}: {why}" for name, why in evidence["left_out"].items())) + ".</p>")
+
+
 def _verdict_body(run: RunData, anchor: str) -> str:
     verdict = (run.results.get("geometry") or {}).get("verdict")
     title = (f'<h3><a href="#{anchor}">{esc(run.label)}</a> <span class="model">{esc(run.name)}'
@@ -471,7 +487,7 @@ def _verdict_body(run: RunData, anchor: str) -> str:
              _untrained_cells(keys.get("vs_untrained"), "mean |cos|"),
              f">= {pct(keys.get('orth_layer_fraction'))} of layers, and within "
              f"{fmt((keys.get('non_inferiority') or {}).get('margin', 2), 'g')}x the untrained value (a level random "
-             "networks have)", keys.get("state") or keys.get("met")),
+             "networks have; from the wind tunnels' largest ratio)", keys.get("state") or keys.get("met")),
             ("attention focusing", f"1 - H(L-1)/H(0) = {pct(focus.get('focusing'))}",
              _untrained_cells(focus.get("vs_untrained"), "focusing"),
              f"> {pct(focus.get('focusing_threshold'))}, above untrained (learned retrieval, not specific to "
@@ -488,7 +504,7 @@ def _verdict_body(run: RunData, anchor: str) -> str:
                 f'({esc(verdict.get("n_met"))}/{esc(verdict.get("n_criteria"))})</span></h3>'
                 f"<table><tr><th>criterion</th><th>measured</th><th>vs untrained copies"
                 f"{' (' + esc(verdict.get('null')) + ')' if verdict.get('null') else ''}</th><th>rule</th><th></th>"
-                f"</tr>{body}</table>"
+                f"</tr>{body}</table>{_evidence_line(run)}"
                 f'<p class="summary">{esc(verdict.get("summary"))}</p></div>')
     if run.windtunnel is not None:
         rows = "".join(f"<tr><td>{esc(name)}</td><td>{esc(fmt(score.get('entropy_mae_bits'), '.4f'))}</td>"

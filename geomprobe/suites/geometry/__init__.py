@@ -25,7 +25,7 @@ from geomprobe.analysis.focusing import attention_focusing
 from geomprobe.analysis.key_orthogonality import key_orthogonality, token_key_orth
 from geomprobe.analysis.stratified import stratified_sample
 from geomprobe.analysis.value_manifold import value_manifold
-from geomprobe.analysis.verdict import VerdictThresholds, verdict
+from geomprobe.analysis.verdict import KEYS_MARGIN, VerdictThresholds, verdict
 from geomprobe.config import Readout
 from geomprobe.console import table_console
 from geomprobe.errors import ConfigError
@@ -75,8 +75,10 @@ class GeometryConfig(ManifoldOptions, NullOptions):
                                    min=0, max=1)
     orth_layer_fraction: float = option(0.50, "verdict: share of layers that must be orthogonal", min=0, max=1)
     focusing_threshold: float = option(0.30, "verdict: attention focusing needed", min=-1, max=1)
-    keys_margin: float = option(2.0, "verdict: keys count as near-orthogonal when their mean |cos| is at most this "
-                                     "times the untrained copies' (non-inferiority)", min=1)
+    keys_margin: float = option(KEYS_MARGIN, "verdict: keys count as near-orthogonal when their mean |cos| is at most "
+                                             "this times the untrained copies' (the default: the largest ratio of the "
+                                             "shipped wind tunnels, which track an exact posterior; METHODS.md 5)",
+                                min=1)
     definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
         "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
                      "side by side (METHODS.md section 11) | paper-code-as-released: the same plus the released "
