@@ -122,10 +122,10 @@ def _plant_readout(base_run: Path, model_dir: Path, out: Path) -> None:
     values' coordinate on the entropy axis into the direction that separates the two labels."""
     import numpy as np
     import torch
+    from test_ablation_controls import LAYER
     from transformers import AutoTokenizer, LlamaForCausalLM
 
     from geomprobe.interventions import load_axes
-    from test_ablation_controls import LAYER
 
     results = json.loads((base_run / "ablation" / "results.json").read_text())
     axis = load_axes(base_run / "ablation" / "axis.npz")[LAYER]

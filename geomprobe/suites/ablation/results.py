@@ -94,7 +94,7 @@ class AblationPrimary(TypedDict, total=False):
     statistic: RandomAxesComparison  # mean abs dH of the true axis among the matched random axes: rank, p, log2_ratio
     untrained: NullComparison | None  # log2_ratio against the untrained copies' own (None: --null off)
     p_holm_across_conditions: float | None  # statistic.p_value Holm-adjusted over the run's conditions
-    controls: str  # what the random axes are: matched, unmatched as released (--definitions paper-code), or "refused: <why>" (a matched edit would amplify rounding: no random-axis passes)
+    controls: str  # matched, unmatched as released (paper-code), or "refused: <why>" (no random-axis passes)
 
 
 class AblationCondition(_AblationConditionRequired, total=False):
