@@ -48,7 +48,8 @@ def labels(run_dirs: list[Path]) -> dict:
         out.update(verdict=f"{judged.label} ({judged.n_met}/3)", paper_iii=judged.paper_iii["label"],
                    keys=judged.keys["state"], ratio=(judged.keys.get("non_inferiority") or {}).get("ratio_to_null"))
     evidence = evidence_of_inference(results)
-    out.update(evidence=evidence["state"], better=evidence["better_than_untrained"])
+    out.update(evidence=evidence["state"], better=evidence["better_than_untrained"] + [
+        f"({label}, supporting)" for label in evidence["supporting_better_than_untrained"]])
     return out
 
 

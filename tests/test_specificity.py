@@ -122,7 +122,7 @@ def test_a_copy_task_model_meets_focusing_so_focusing_is_retrieval_not_inference
     from geomprobe import load_run
 
     evidence = load_run(tmp_path / "run").evidence()
-    assert evidence["state"] == "not tested" and evidence["counted"] == []
+    assert evidence["state"] == "not tested" and evidence["primary"] is None
     assert set(evidence["left_out"]) == {"geometry focusing", "geometry keys", "geometry PC1, PC1+PC2"}
     assert "geometry alone is not evidence of inference" in results["verdict"]["summary"]
 
@@ -236,9 +236,14 @@ def test_paper_iii_label_and_evidence_of_inference_beside_the_verdict():
     assert evidence_of_inference({**geometry_only, "sula": sula})["state"] == "none"
     ablation = {"conditions": [{"id": "cut/L2", "primary": {"untrained": _cmp(ABOVE)}},
                                {"id": "cut/multi", "primary": {"untrained": not_tested("x", "no copy ran it")}}]}
+    # one pre-declared comparison decides: sula's MAE where the run has it, the ablation's first cut else
     found = evidence_of_inference({"sula": sula, "ablation": ablation})
-    assert found["state"] == "evidence" and found["better_than_untrained"] == ["ablation cut/L2 (log2 true/random vs copies)"]
-    assert len(found["counted"]) == 3
+    assert found["state"] == "none" and found["primary"]["comparison"] == "sula MAE to H_bayes"
+    assert found["supporting_better_than_untrained"] == ["ablation cut/L2 (log2 true/random vs copies)"]
+    alone = evidence_of_inference({"ablation": ablation})
+    assert alone["state"] == "evidence" and alone["better_than_untrained"] == ["ablation cut/L2 (log2 true/random vs copies)"]
+    rho_only = {"untrained_null": {"comparisons": {"abs_rho_pc1_H_bayes_given_k": _cmp(ABOVE)}}}
+    assert evidence_of_inference({"sula": rho_only})["state"] == "not tested"  # supporting only, never primary
 
 
 @pytest.mark.slow

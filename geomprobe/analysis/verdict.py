@@ -256,33 +256,41 @@ EVIDENCE_WORDS = {"evidence": "evidence of inference", "none": "no evidence of i
 
 def evidence_of_inference(results: Mapping) -> dict:
     """geomprobe's evidence of inference for one run, from its suites' results ({suite: results.json}):
-    only the comparisons with untrained copies that a model with no posterior to track cannot pass,
-    because each is defined against the exact posterior or its axis: sula's MAE to the Bayesian
-    entropy and |rho(PC1, H_bayes) given k|, and the ablation's primary statistic (the entropy
-    axis's edit against matched random axes) for each condition. The geometry statistics are left
-    out, each with its reason (EVIDENCE_LEFT_OUT): a copy-task model passes them. "evidence" when
-    one counted comparison is better than untrained, "none" when they were made and none is, "not
-    tested" when the run has none (no sula or ablation against copies)."""
+    one pre-declared comparison with untrained copies that a model with no posterior to track
+    cannot pass, because it is defined against the exact posterior or its axis. The first that the
+    run has of: sula's MAE to the Bayesian entropy; else the ablation's first cut condition (its
+    primary statistic, log2 true/random, against the copies'). One test, so the level is the
+    comparison's own (two counted at once gave 2 "evidence" in 24 untrained models); the run's
+    other such comparisons are listed as supporting, and do not decide. The geometry statistics
+    are left out, each with its reason (EVIDENCE_LEFT_OUT): a copy-task model passes them.
+    "evidence" when the primary is better than untrained, "none" when it is not, "not tested" when
+    the run has none (no sula or ablation against copies)."""
     from geomprobe.analysis.null_comparison import ABOVE
 
-    counted, better = [], []
+    candidates = []  # (label, comparison), the primary first
     sula = ((results.get("sula") or {}).get("untrained_null") or {}).get("comparisons") or {}
-    for name, label in (("mae_bits", "sula MAE to H_bayes"), ("abs_rho_pc1_H_bayes_given_k", "sula |rho(PC1, H_bayes) given k|")):
-        cmp = sula.get(name)
-        if cmp and _untested(cmp) is None:
-            counted.append(label)
-            better += [label] if cmp["status"] == ABOVE else []
-    for condition in (results.get("ablation") or {}).get("conditions") or []:
-        cmp = (condition.get("primary") or {}).get("untrained")
-        if cmp and _untested(cmp) is None:
-            label = f"ablation {condition.get('id')} (log2 true/random vs copies)"
-            counted.append(label)
-            better += [label] if cmp["status"] == ABOVE else []
-    state = "not tested" if not counted else ("evidence" if better else "none")
-    return {"state": state, "words": EVIDENCE_WORDS[state], "better_than_untrained": better, "counted": counted,
-            "left_out": dict(EVIDENCE_LEFT_OUT),
-            "rule": "counts only comparisons with untrained copies that a model with no posterior to track cannot "
-                    "pass (METHODS.md 5): sula against the exact posterior, the ablation of the entropy axis"}
+    for name, label in (("mae_bits", "sula MAE to H_bayes"),
+                        ("abs_rho_pc1_H_bayes_given_k", "sula |rho(PC1, H_bayes) given k|")):
+        candidates.append((label, sula.get(name)))
+    conditions = (results.get("ablation") or {}).get("conditions") or []
+    for condition in sorted(conditions, key=lambda c: c.get("op") != "cut"):  # cut first, in run order
+        candidates.append((f"ablation {condition.get('id')} (log2 true/random vs copies)",
+                           (condition.get("primary") or {}).get("untrained")))
+    testable = [(label, cmp) for label, cmp in candidates
+                if cmp and _untested(cmp) is None and not label.startswith("sula |rho")]
+    supporting = [label for label, cmp in candidates if cmp and _untested(cmp) is None
+                  and (not testable or label != testable[0][0]) and cmp["status"] == ABOVE]
+    if not testable:
+        state, primary = "not tested", None
+    else:
+        label, cmp = testable[0]
+        state = "evidence" if cmp["status"] == ABOVE else "none"
+        primary = {"comparison": label, "status": cmp["status"], "p_value": cmp.get("p_value"), "rule": cmp.get("rule")}
+    return {"state": state, "words": EVIDENCE_WORDS[state], "primary": primary,
+            "better_than_untrained": [primary["comparison"]] if state == "evidence" else [],
+            "supporting_better_than_untrained": supporting, "left_out": dict(EVIDENCE_LEFT_OUT),
+            "rule": "one pre-declared comparison with untrained copies that a model with no posterior to track cannot "
+                    "pass (METHODS.md 5): sula's MAE to H_bayes, else the ablation's first cut condition"}
 
 
 def _null_state(untrained: dict, with_nulls: bool, name: str) -> tuple[bool, str | None]:

@@ -459,10 +459,11 @@ def _evidence_line(run: RunData) -> str:
     from geomprobe.analysis.verdict import evidence_of_inference
 
     evidence = evidence_of_inference(run.results)
-    better = evidence["better_than_untrained"]
-    detail = (f"better than untrained: {', '.join(better)}" if better else
-              f"counted: {', '.join(evidence['counted'])}" if evidence["counted"] else
-              "no sula or ablation comparison with untrained copies in this run")
+    primary = evidence["primary"]
+    detail = ("no sula or ablation comparison with untrained copies in this run" if primary is None else
+              f"{primary['comparison']}: {primary['status']}, p {fmt(primary['p_value'], '.3f')}")
+    if evidence["supporting_better_than_untrained"]:
+        detail += "; also better than untrained: " + ", ".join(evidence["supporting_better_than_untrained"])
     return (f'<p class="summary"><b>{esc(evidence["words"])}</b> ({esc(detail)}). Geometry alone does not count: '
             + esc("; ".join(f"{name}: {why}" for name, why in evidence["left_out"].items())) + ".</p>")
 
