@@ -1,7 +1,9 @@
 """The console's answer after each suite: one small table of the suite's headline figures (the
 geometry suite's: its three criteria with the verdict), each beside its untrained copies' mean and
-the words better / worse / indistinguishable. The full tables (every layer, baseline and control)
-are printed with `--details` (run(..., details=True)), and are in results.json and the report.
+the words better / worse / indistinguishable; after geometry, sula and the ablation, one line with
+the run's evidence of inference (geomprobe.analysis.verdict.evidence_of_inference). The full
+tables (every layer, baseline and control) are printed with `--details` (run(..., details=True)),
+and are in results.json and the report.
 
     print_brief(run_dir, "geometry")
 
@@ -84,4 +86,25 @@ def print_brief(run_dir: Path | str, suite: str) -> None:
         table.add_column(column, justify="left" if i == 0 or column in ("vs untrained", "met") else "right")
     for row in rows:
         table.add_row(*row)
-    table_console(min_width=100).print(table)
+    console = table_console(min_width=100)
+    console.print(table)
+    if suite in EVIDENCE_SUITES:
+        console.print(evidence_line(load_run(run_dir)), highlight=False, markup=False)
+
+
+EVIDENCE_SUITES = ("geometry", "sula", "ablation")
+
+
+def evidence_line(run) -> str:
+    """'evidence of inference: sula MAE to H_bayes better than untrained (rank, p 0.050)': the run's
+    evidence of inference (geomprobe.analysis.verdict.evidence_of_inference), one line."""
+    evidence = run.evidence()
+    primary = evidence["primary"]
+    if primary is None:
+        return (f"{evidence['words']}: it needs sula or the ablation against untrained copies (the geometry criteria "
+                "do not count: a copy-task model can meet them)")
+    from geomprobe.analysis.null_comparison import status_words
+
+    p_value = primary.get("p_value")
+    return (f"{evidence['words']}: {primary['comparison']} {status_words(primary['status'])} ({primary.get('rule')}"
+            + ("" if p_value is None else f", p {p_value:.3f}") + ")")

@@ -31,6 +31,7 @@ def test_the_default_summary_is_the_verdict_table_and_details_give_the_full_one(
     assert f"{verdict['label']} ({verdict['n_met']}/3 criteria met)" in out
     assert "signature" not in out and "verdict:" not in out  # the full table and the long verdict line
     assert "full tables: --details" in out and "…" not in out
+    assert "evidence of inference not tested: it needs sula or the ablation against untrained copies" in out
     rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:-1]]
             for line in out.splitlines() if line.startswith("│") and line.split("│")[1].strip()}
     words = {"above untrained": "better", "below untrained": "worse",

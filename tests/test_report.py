@@ -122,6 +122,8 @@ def test_report_is_self_contained_and_every_figure_is_captioned(report):
     assert table.count("<tr>") == 3  # header and the two geometry runs
     assert 'class="paper"' in table
     assert text.count('class="badge ') == 2  # two verdicts; the training run shows its Bayes scores instead
+    # each verdict card says what the run can show of inference, and why the geometry does not count
+    assert text.count("Geometry alone does not count") == 2 and "a copy-task model" in text
     # several runs: each run's section collapsed, labelled model@revision (duplicates by directory name)
     assert text.count('<details class="run"') == 3
     for label in ("tiny-neox@main", "wt-sula@main (wt-sula)", "wt-sula@main (wt-probe)"):

@@ -456,12 +456,13 @@ def _ablation_summary(run: RunData) -> str:
 
 def _evidence_line(run: RunData) -> str:
     """The run's evidence of inference (geomprobe.analysis.verdict.evidence_of_inference), one paragraph."""
+    from geomprobe.analysis.null_comparison import status_words
     from geomprobe.analysis.verdict import evidence_of_inference
 
     evidence = evidence_of_inference(run.results)
     primary = evidence["primary"]
     detail = ("no sula or ablation comparison with untrained copies in this run" if primary is None else
-              f"{primary['comparison']}: {primary['status']}, p {fmt(primary['p_value'], '.3f')}")
+              f"{primary['comparison']}: {status_words(primary['status'])}, p {fmt(primary['p_value'], '.3f')}")
     if evidence["supporting_better_than_untrained"]:
         detail += "; also better than untrained: " + ", ".join(evidence["supporting_better_than_untrained"])
     return (f'<p class="summary"><b>{esc(evidence["words"])}</b> ({esc(detail)}). Geometry alone does not count: '
