@@ -139,7 +139,8 @@ def load_faces(face: str) -> list[str]:
 
 NULL_HELP = ("untrained null models, each measured as the model is (on its own sample, axis or sequences) and "
              "compared with it: auto (init:N, N from the model's size: 19 up to 200M parameters, 10 up to 2B, 5 above; "
-             "the ablation suite 3, a copy costs it a whole suite) | init:N (fresh initialisations, each weight drawn once; "
+             "the ablation suite 3, a copy costs it a whole suite) | init:N (fresh initialisations, each weight drawn once, "
+             "seeded from --seed: 1000 + 1000 x seed + i; "
              "init-legacy:N: the older build, drawn twice) | step0 | a model "
              "spec | off; comma-separated for several")
 
