@@ -110,43 +110,12 @@ def run_controls(work: Path) -> list[dict]:
     run(RunConfig(model=str(untrained), out=str(base_run), layers=[ablation.LAYER], device="cpu"),
         AblationConfig(**options), progress=False)
     if not readout.exists():
-        _plant_readout(base_run, untrained, readout)
+        ablation._plant_readout(base_run, untrained, readout)
     run(RunConfig(model=str(readout), out=str(work / "planted-readout"), layers=[ablation.LAYER], device="cpu"),
         AblationConfig(**options), progress=False)
     done("untrained tiny Llama (readout base)", [base_run])
     done("planted entropy-axis readout (tiny Llama)", [work / "planted-readout"])
     return rows
-
-
-def _plant_readout(base_run: Path, model_dir: Path, out: Path) -> None:
-    """tests/test_ablation_controls.py's planted readout: the layer's output projection writes the
-    values' coordinate on the entropy axis into the direction that separates the two labels."""
-    import numpy as np
-    import torch
-    from test_ablation_controls import LAYER
-    from transformers import AutoTokenizer, LlamaForCausalLM
-
-    from geomprobe.interventions import load_axes
-
-    results = json.loads((base_run / "ablation" / "results.json").read_text())
-    axis = load_axes(base_run / "ablation" / "axis.npz")[LAYER]
-    label_ids = [results["settings"]["label_choice"]["token_ids"][w] for w in results["settings"]["labels"]]
-    model = LlamaForCausalLM.from_pretrained(model_dir)
-    config = model.config
-    group, d_head = config.num_attention_heads // config.num_key_value_heads, config.head_dim
-    read = np.where(axis.kept, axis.u / axis.scale, 0.0)
-    read = torch.tensor(read / np.linalg.norm(read), dtype=torch.float32)
-    unembed = model.lm_head.weight.detach()
-    towards = unembed[label_ids[0]] - unembed[label_ids[1]]
-    towards = towards / towards.norm()
-    with torch.no_grad():
-        weight = model.model.layers[LAYER].self_attn.o_proj.weight
-        for head in range(config.num_attention_heads):
-            kv = head // group
-            weight[:, head * d_head:(head + 1) * d_head] += 20.0 / group * torch.outer(
-                towards, read[kv * d_head:(kv + 1) * d_head])
-    model.save_pretrained(out)
-    AutoTokenizer.from_pretrained(model_dir).save_pretrained(out)
 
 
 def main() -> None:

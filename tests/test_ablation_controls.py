@@ -184,6 +184,34 @@ def test_true_axis_rank_is_uniform_on_twenty_untrained_llamas(tmp_path, load_tin
         assert np.sum((values == 1) | (values == 20)) <= 6, (name, values.tolist())
 
 
+def _plant_readout(run_dir, model_dir, out):
+    """The planted readout of (b), saved at out: the layer's output projection writes the values'
+    coordinate on the entropy axis of the run in run_dir (read as s^-1 u per kv head) into the
+    direction that separates the two labels' logits (also analyses/controls.py's positive control)."""
+    from transformers import AutoTokenizer, LlamaForCausalLM
+
+    results = _results(run_dir)
+    axis = load_axes(run_dir / "ablation" / "axis.npz")[LAYER]
+    label_ids = [results["settings"]["label_choice"]["token_ids"][w] for w in results["settings"]["labels"]]
+    planted = LlamaForCausalLM.from_pretrained(model_dir)
+    config = planted.config
+    group, d_head = config.num_attention_heads // config.num_key_value_heads, config.head_dim
+    read = np.where(axis.kept, axis.u / axis.scale, 0.0)
+    read = torch.tensor(read / np.linalg.norm(read), dtype=torch.float32)
+    unembed = planted.lm_head.weight.detach()
+    towards = unembed[label_ids[0]] - unembed[label_ids[1]]
+    towards = towards / towards.norm()
+    with torch.no_grad():
+        weight = planted.model.layers[LAYER].self_attn.o_proj.weight  # [d_model, n_heads * d_head]
+        for head in range(config.num_attention_heads):
+            kv = head // group
+            weight[:, head * d_head:(head + 1) * d_head] += 20.0 / group * torch.outer(
+                towards, read[kv * d_head:(kv + 1) * d_head])
+    planted.save_pretrained(out)
+    AutoTokenizer.from_pretrained(model_dir).save_pretrained(out)
+    return out
+
+
 @pytest.mark.slow
 def test_untrained_model_is_indistinguishable_and_a_planted_readout_is_above_untrained(tmp_path, load_tiny):
     """(c) A random-init model is one more untrained copy: its primary statistic (log2 of the true
@@ -216,27 +244,7 @@ def test_untrained_model_is_indistinguishable_and_a_planted_readout_is_above_unt
     assert len(recorded["sigma_r"]) == 9 and set(recorded["gain"]) == {"cut", "only", "shift"}
 
     # (b) plant the readout into the same weights
-    from transformers import LlamaForCausalLM
-
-    axis = load_axes(out / "ablation" / "axis.npz")[LAYER]
-    label_ids = [results["settings"]["label_choice"]["token_ids"][w] for w in results["settings"]["labels"]]
-    planted = LlamaForCausalLM.from_pretrained(model)
-    config = planted.config
-    group, d_head = config.num_attention_heads // config.num_key_value_heads, config.head_dim
-    read = np.where(axis.kept, axis.u / axis.scale, 0.0)
-    read = torch.tensor(read / np.linalg.norm(read), dtype=torch.float32)
-    unembed = planted.lm_head.weight.detach()
-    towards = unembed[label_ids[0]] - unembed[label_ids[1]]
-    towards = towards / towards.norm()
-    with torch.no_grad():
-        weight = planted.model.layers[LAYER].self_attn.o_proj.weight  # [d_model, n_heads * d_head]
-        for head in range(config.num_attention_heads):
-            kv = head // group
-            weight[:, head * d_head:(head + 1) * d_head] += 20.0 / group * torch.outer(
-                towards, read[kv * d_head:(kv + 1) * d_head])
-    planted_dir = tmp_path / "planted"
-    planted.save_pretrained(planted_dir)
-    load_tiny("tiny-llama").tokenizer.save_pretrained(planted_dir)
+    planted_dir = _plant_readout(out, model, tmp_path / "planted")
     out = tmp_path / "run-planted"
     run(RunConfig(model=str(planted_dir), out=str(out), layers=[LAYER], device="cpu"), AblationConfig(**options),
         progress=False)
