@@ -176,9 +176,9 @@ REFERENCE_PAPER_III = {
             "section 8.5); the r measured here is downstream of the edit",
 }
 
-# Measured with analyses/ablation_ranks.py (28 untrained tiny Llamas, 19 matched random axes each):
-# the ranks of cut and shift spread as uniform ranks do (KS p 0.22-0.98), those of `only` do not
-# (rank 1 or 20 in 12 of 28 at the single layer, KS p 0.002). Keeping the values' largest-variance
+# Measured with analyses/ablation_ranks.py (48 untrained tiny Llamas, 19 matched random axes each):
+# the ranks of cut and shift spread as uniform ranks do (KS p 0.37-0.84), those of `only` do not
+# (rank 1 or 20 in 19 of 48 at the single layer, KS p 0.001; METHODS.md 8.3). Keeping the values' largest-variance
 # direction alone has no matched counterpart (a control scaled to keep as much gave the opposite
 # bias: rank 18 of 20 on average), so its within-model rank carries no p-value.
 ONLY_UNCALIBRATED = ("no p-value: keeping the values' largest-variance direction alone has no matched random "
