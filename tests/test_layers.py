@@ -25,12 +25,14 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("hooks and adapters", ["hooks", "attention", "adapters", "adapters.*"]),
     ("wind-tunnel tasks and training", ["windtunnel", "windtunnel.*"]),
     ("models", ["models", "models.*", "config", "backends", "backends.*", "weights", "quantization"]),
-    ("extraction and nulls", ["extraction", "prefix", "interventions", "nulls", "paper_code"]),
+    ("extraction and nulls", ["extraction", "extraction.*", "prefix", "interventions", "nulls", "paper_code",
+                              "paper_code.*"]),
     ("domain modules", ["sula", "mechanisms", "gradient_dynamics"]),
     ("suites", ["suites", "suites.*"]),
     # a suite folder's faces (geomprobe.suites.base.FACES) sit with the machinery that reads them
-    ("plan, runner, compare, report", ["plan", "runner", "compare", "report", "report.*", "sweep", "commandline",
-                                       "results", "brief", "suites.*.plan", "suites.*.compare", "suites.*.figures"]),
+    ("plan, runner, compare, report", ["plan", "plan.*", "runner", "compare", "compare.*", "report", "report.*",
+                                       "sweep", "sweep.*", "commandline", "results", "brief", "suites.*.plan",
+                                       "suites.*.compare", "suites.*.figures"]),
     ("command line", ["cli", "__main__"]),
 ]
 
@@ -45,8 +47,20 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def lazy_targets(node: ast.AST) -> list[str]:
+    """The modules a lazy import map names: `_LAZY = {"name": "geomprobe.module", ...}` (a dict literal,
+    unpacked dict comprehensions included, assigned to a name starting with _LAZY), imported with
+    importlib when the name is first asked for."""
+    if not (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id.startswith("_LAZY")
+                                                 for t in node.targets)):
+        return []
+    return [value.value for value in ast.walk(node.value) if isinstance(value, ast.Constant)
+            and isinstance(value.value, str) and value.value.startswith("geomprobe.")]
+
+
 def import_graph() -> dict[str, dict[str, int]]:
-    """module -> {imported geomprobe module: first line}, every import statement anywhere in the file.
+    """module -> {imported geomprobe module: first line}, every import statement anywhere in the file,
+    and the modules a lazy import map names (lazy_targets).
     `from a.b import c` counts a.b.c when c is a module, else a.b; importing a submodule counts it,
     not its parent package (whose __init__ is checked as a module of its own)."""
     modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
@@ -65,6 +79,10 @@ def import_graph() -> dict[str, dict[str, int]]:
                     source = node.module or ""
                 targets = [f"{source}.{alias.name}" for alias in node.names] + [source]
                 targets = [t for t in targets if t in modules] or [source]
+            elif lazy_targets(node) and name != "geomprobe":
+                # the package's own map is the public API (run, extract, ...): resolved when a user asks,
+                # above every layer; modules below import only __version__ from it
+                targets = lazy_targets(node)
             else:
                 continue
             for target in targets:
@@ -123,6 +141,7 @@ def test_the_reader_sees_function_level_and_relative_imports(graph):
     assert "geomprobe.adapters.base" in graph["geomprobe.adapters.llama"]      # from .base import ...
     assert "geomprobe.plan" in graph["geomprobe.runner"]                        # inside run()
     assert "geomprobe.windtunnel.tasks" in graph["geomprobe.plan"]             # inside PlanContext.task
+    assert "geomprobe.interventions" in graph["geomprobe.suites.ablation"]      # a _LAZY map's module
 
 
 def test_a_suite_folder_s_faces_sit_with_their_machinery():
