@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # a suite folder's faces (geomprobe.suites.base.FACES) sit with the machinery that reads them
     ("plan, runner, compare, report", ["plan", "plan.*", "runner", "compare", "compare.*", "report", "report.*",
                                        "sweep", "sweep.*", "commandline", "results", "brief", "suites.*.plan",
-                                       "suites.*.compare", "suites.*.figures"]),
+                                       "suites.*.compare", "suites.*.figures", "suites.*.card"]),
     ("command line", ["cli", "__main__"]),
 ]
 
