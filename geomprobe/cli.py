@@ -592,8 +592,8 @@ from geomprobe.sweep import SweepClickCommand, SweepCommand  # noqa: E402  (ligh
 
 app.command("sweep", cls=SweepClickCommand)(SweepCommand(
     user_errors(_sweep), "Run suites over several models and revisions (one run directory each), resuming what is "
-    "done; `--status DIR` shows each job's state.\n\n`geomprobe sweep --suites S --help` lists S's options; README "
-    "'Sweeps'."))
+    "done; `--status DIR` shows each job's state.\n\n`geomprobe sweep --suites S --help` lists S's options; docs/sweeps.md "
+    "says more."))
 
 
 def main() -> None:

@@ -71,6 +71,8 @@ class RunConfig:
             object.__setattr__(self, "model", held)
 
     def check(self) -> None:
+        """Refuse, in one line (ConfigError), what no model could run: an unknown device or device map,
+        empty layers, the tl backend without TransformerLens, an empty output directory, ..."""
         import re
 
         from geomprobe.errors import ConfigError

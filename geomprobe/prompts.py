@@ -17,12 +17,15 @@ REQUIRED = ("id", "text")
 
 @dataclass(frozen=True)
 class Prompt:
+    """One prompt: a unique id, its text, and optionally the domain and source it was drawn from."""
+
     id: str
     text: str
     domain: str = ""
     source: str = ""
 
     def to_dict(self) -> dict:
+        """The prompt as a JSONL record: id, text, domain, source."""
         return asdict(self)
 
 

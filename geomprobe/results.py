@@ -237,9 +237,12 @@ class Run:
 
     @property
     def suites(self) -> list[str]:
+        """The suites whose results this run holds, in run order."""
         return list(self.results)
 
     def status(self, suite: str) -> str | None:
+        """The manifest's status of one suite (complete, failed, interrupted, skipped, running), or None
+        when the manifest has no entry for it."""
         entry = (self.manifest.get("suites") or {}).get(suite)
         return entry.get("status") if isinstance(entry, dict) else None
 

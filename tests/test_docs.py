@@ -1,4 +1,9 @@
-"""The code blocks of README.md and analyses/README.md run (examples that cannot go stale).
+"""The documentation's code blocks run (examples that cannot go stale), and its site builds.
+
+DOCS: README.md, CONTRIBUTING.md, analyses/README.md and every page under docs/ (the mkdocs site,
+mkdocs.yml); the site is built with `mkdocs build --strict` (a broken link, a page missing from the
+navigation or a reference that does not resolve fails) and every object its API reference lists
+has a docstring, as has each of its public members.
 
 Every fenced block has a language tag, and the tag says what happens to it:
 
@@ -34,7 +39,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ["README.md", "analyses/README.md"]
+DOCS = ["README.md", "CONTRIBUTING.md", "analyses/README.md",
+        *sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rglob("*.md"))]
+README_MAX_LINES = 300  # the README is the front door: what geomprobe answers, two commands, links
 
 # What makes the examples run offline on a CPU in seconds: hub models become built-in tiny models of
 # the same family, full sizes become small ones. Applied in order, as regular expressions, to the
@@ -348,5 +355,83 @@ def test_docs_figures_recorded():
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", record["date"])
     assert "docs-figures" in record["command"] and record["geomprobe_commands"]
     assert record["versions"]["geomprobe"] and record["figures"]
-    readme = " ".join((ROOT / "README.md").read_text().split())  # a sentence may wrap
-    assert f"`make docs-figures`, {record['date']}" in readme, "README.md should cite the figures' date"
+    pages = " ".join(" ".join((ROOT / doc).read_text().split()) for doc in DOCS)  # a sentence may wrap
+    assert f"`make docs-figures`, {record['date']}" in pages, "the documentation should cite the figures' date"
+
+
+def test_the_readme_is_short_and_links_what_it_names():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= README_MAX_LINES, f"README.md: at most {README_MAX_LINES} lines (move text to docs/)"
+    assert readme.startswith("# geomprobe\n\n```bash\nmake demo"), "the README's first lines are the two commands"
+    missing = [target for target in re.findall(r"\]\(([^)#:\s]+)", readme) if not (ROOT / target).exists()]
+    assert not missing, f"README.md links to files that do not exist: {missing}"
+
+
+def reference_objects() -> list[str]:
+    """The dotted names docs/reference.md renders (`::: geomprobe.x.y` lines)."""
+    return re.findall(r"^::: (\S+)", (ROOT / "docs" / "reference.md").read_text(), flags=re.M)
+
+
+def documented(obj) -> bool:
+    """A docstring written for it: a dataclass's generated `Name(field: type, ...)` does not count."""
+    import inspect
+
+    text = (inspect.getdoc(obj) or "").strip()
+    return bool(text) and not (inspect.isclass(obj) and text.startswith(f"{obj.__name__}("))
+
+
+def test_every_object_in_the_api_reference_has_docstrings():
+    import importlib
+    import inspect
+
+    assert len(reference_objects()) >= 30
+    missing = []
+    for dotted in reference_objects():
+        module_name, _, name = dotted.rpartition(".")
+        obj = getattr(importlib.import_module(module_name), name)
+        members = [(dotted, obj)]
+        if inspect.isclass(obj):
+            members += [(f"{dotted}.{key}", value) for key, value in vars(obj).items()
+                        if not key.startswith("_") and (inspect.isfunction(value) or isinstance(value, property))]
+        missing += [where for where, member in members if not documented(member)]
+    assert not missing, "give these a docstring (they are in the API reference, docs/reference.md):\n" + \
+        "\n".join(missing)
+
+
+def test_a_missing_docstring_is_caught():
+    from dataclasses import dataclass
+
+    class Undocumented:
+        def method(self):
+            pass
+
+    @dataclass
+    class Fields:
+        x: int = 0
+
+    assert not documented(Undocumented.method) and not documented(Fields) and documented(test_docs_figures_recorded)
+
+
+@pytest.mark.slow
+def test_the_cli_reference_is_current():
+    """docs/cli-reference.md is what the command line declares now (regenerate: `make docs`)."""
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'scripts'); import mkdocs_hooks; "
+                           "print(mkdocs_hooks.cli_reference(), end='')"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout == (ROOT / "docs" / "cli-reference.md").read_text(), \
+        "docs/cli-reference.md is stale: run `make docs` (python scripts/mkdocs_hooks.py)"
+
+
+@pytest.mark.slow
+def test_the_site_builds_strict(tmp_path):
+    """mkdocs build --strict: every page in the navigation, every link and reference resolves; the
+    command-line reference is generated from the CLI itself."""
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    reference = (tmp_path / "site" / "cli-reference" / "index.html").read_text()
+    assert "geomprobe run" in reference and "--n-per-k" in reference and "geomprobe windtunnel train" in reference
+    api = (tmp_path / "site" / "reference" / "index.html").read_text()
+    assert all(dotted.rpartition(".")[2] in api for dotted in reference_objects())

@@ -1,5 +1,5 @@
 """Every architecture family geomprobe claims has a built-in tiny model, so every family-parametrised
-test runs on it (the checklist in README "Adding a model family")."""
+test runs on it (the checklist in CONTRIBUTING.md "Adding a model family")."""
 
 import pytest
 import transformers

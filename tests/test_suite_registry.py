@@ -222,7 +222,7 @@ def test_registering_a_name_twice_is_an_error_unless_replace(toy_suites):
 
 @pytest.mark.slow
 def test_a_plugin_suite_is_compared_and_planned_without_faces_of_its_own(toy_suites, tmp_path, demo_prompts):
-    """The README's toy suite supplies no compare reader and no planner: compare reads its numbers
+    """The toy suite of CONTRIBUTING.md supplies no compare reader and no planner: compare reads its numbers
     (short lists one row per item) and shows them in the summary, plan says it is not planned; a
     planner registered for it is used."""
     from geomprobe.compare import aggregate, plugin_columns

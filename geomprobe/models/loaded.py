@@ -54,6 +54,8 @@ class LoadedModel:
 
     @property
     def adapter(self):
+        """The family adapter of this model (geomprobe.adapters: where its blocks, attention and
+        projections are, and its shape), chosen from config.model_type on first use."""
         from geomprobe.adapters import adapter_for
 
         if not hasattr(self, "_adapter"):
@@ -61,6 +63,8 @@ class LoadedModel:
         return self._adapter
 
     def describe(self) -> dict:
+        """What the manifest records of the model: spec, source, revision and commit, family, dtype,
+        device, quantisation, attention implementation, shape (and checkpoint or in-memory identity)."""
         return {k: getattr(self, k) for k in ("spec", "source", "revision", "commit", "family", "dtype", "device",
                                               "device_map", "quantize", "attn_implementation")} | {
             "shape": dict(self.adapter.shape.__dict__)} | ({"checkpoint": self.checkpoint} if self.checkpoint else {}) | (

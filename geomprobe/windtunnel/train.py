@@ -68,6 +68,10 @@ _RESUMABLE_DIFFERENCES = ("threads",)
 
 @dataclass
 class TrainConfig:
+    """What `windtunnel train` trains: the task and its options, the architecture and its shape, the
+    budget (steps or minutes), the optimiser's schedule, the seed and the target (sampled tokens or
+    the exact posterior)."""
+
     task: str = "sula"
     task_options: dict = field(default_factory=dict)
     arch: str = "transformer"
@@ -90,6 +94,8 @@ class TrainConfig:
     target: str = "sampled"
 
     def budget(self) -> tuple[str, float]:
+        """The training budget as ("steps", n) or ("minutes", m): 2,000 steps when neither is given;
+        both given, or a non-positive value, is a ConfigError."""
         if self.steps is not None and self.minutes is not None:
             raise ConfigError("give a training budget in --steps or --minutes, not both")
         if self.minutes is not None:
