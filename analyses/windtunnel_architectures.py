@@ -20,7 +20,7 @@ cells are appended to OUT/results.jsonl and to analyses/results/windtunnel_archi
 
 runs/ is not kept between sessions, so a cell that takes several sessions carries its state in
 the repository: `--save-states` copies each unfinished cell's resumable state to
-analyses/state/CELL/state.pt (weights, optimizer, RNGs, step: about 10 MB), and a later call on a
+analyses/state/CELL/state.pt.xz (weights, optimizer, RNGs, step: about 9 MB compressed), and a later call on a
 fresh checkout starts that cell from there. Bit for bit only on the same CPU model and thread
 count (train.py's note); another CPU continues it with different low bits.
 
@@ -83,19 +83,23 @@ def run_cell(out: Path, task: str, arch: str, seed: int, until: int | None) -> d
 
 
 def restore_state(directory: Path) -> None:
-    """Start a cell from its committed state when this checkout has none of its own."""
+    """Start a cell from its committed state (xz-compressed) when this checkout has none of its own."""
+    import lzma
     import shutil
 
-    committed = STATES / directory.name / "state.pt"
+    committed = STATES / directory.name / "state.pt.xz"
     state = directory / "checkpoints" / "state.pt"
     if committed.exists() and not state.exists():
         state.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(committed, state)
+        with lzma.open(committed) as source, open(state, "wb") as target:
+            shutil.copyfileobj(source, target)
         print(f"{directory.name}: continuing from the committed state {committed.relative_to(ROOT)}", flush=True)
 
 
 def save_states(out: Path) -> None:
-    """Copy each unfinished cell's resumable state to analyses/state/CELL/ (to commit)."""
+    """Copy each unfinished cell's resumable state to analyses/state/CELL/state.pt.xz (to commit), and
+    remove the committed state of a cell that has finished."""
+    import lzma
     import shutil
 
     import torch
@@ -103,12 +107,17 @@ def save_states(out: Path) -> None:
     for state in sorted(out.glob("*/checkpoints/state.pt")):
         saved = torch.load(state, map_location="cpu", weights_only=True)
         name = state.parent.parent.name
+        target = STATES / name / "state.pt.xz"
         if saved.get("done"):
+            if target.exists():
+                shutil.rmtree(target.parent)
+                print(f"{name}: finished; its committed state {target.relative_to(ROOT)} removed")
             continue
-        target = STATES / name / "state.pt"
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(state, target)
-        print(f"{name}: step {saved['step']} of {saved['config']['steps']} saved to {target.relative_to(ROOT)}")
+        with open(state, "rb") as source, lzma.open(target, "wb", preset=9) as compressed:
+            shutil.copyfileobj(source, compressed)
+        print(f"{name}: step {saved['step']} of {saved['config']['steps']} saved to {target.relative_to(ROOT)} "
+              f"({target.stat().st_size / 1e6:.1f} MB; {state.stat().st_size / 1e6:.1f} MB uncompressed)")
 
 
 def hmm_clusters(directory: Path, n_sequences: int = 200, seed: int = 0) -> dict:
