@@ -580,7 +580,7 @@ app.command("plan", cls=SuiteAwareCommand)(PlanCommand(
 
 def _sweep(kwargs: dict) -> None:
     """`geomprobe sweep` (geomprobe.sweep): suites over models x revisions, one run directory per job."""
-    from geomprobe.sweep import sweep_from_cli
+    from geomprobe.sweep.cli import sweep_from_cli
 
     with cli_logging(quiet=bool(kwargs.get("quiet"))):  # jobs run inline log through it (first-use training)
         code = sweep_from_cli(kwargs, on_inline=_quiet_libraries)
@@ -588,7 +588,7 @@ def _sweep(kwargs: dict) -> None:
         raise typer.Exit(code)
 
 
-from geomprobe.sweep import SweepClickCommand, SweepCommand  # noqa: E402  (light: submitit and torch load lazily)
+from geomprobe.sweep.cli import SweepClickCommand, SweepCommand  # noqa: E402  (light: submitit and torch load lazily)
 
 app.command("sweep", cls=SweepClickCommand)(SweepCommand(
     user_errors(_sweep), "Run suites over several models and revisions (one run directory each), resuming what is "

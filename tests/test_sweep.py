@@ -430,7 +430,7 @@ def test_local_executor_pins_one_job_per_gpu(tmp_path, monkeypatch):
     import geomprobe.sweep as sweeps
 
     sweep = sweeps.build_sweep(models="tiny-neox", out=tmp_path / "slots", suites="extract")
-    monkeypatch.setattr(sweeps, "_visible_gpus", lambda: ["0", "1", "2", "3"])
+    monkeypatch.setattr("geomprobe.sweep.driver._visible_gpus", lambda: ["0", "1", "2", "3"])
     assert [s["visible_gpus"] for s in sweeps._local_slots(sweep)] == [(0,), (1,), (2,), (3,)]
     assert all(s["gpus_per_node"] == 1 and s["timeout_min"] == sweeps.LOCAL_TIMEOUT_MIN for s in sweeps._local_slots(sweep))
     two = sweeps.build_sweep(models="tiny-neox", out=tmp_path / "slots", suites="extract", gpus_per_job=2, time=30)
@@ -442,11 +442,11 @@ def test_local_executor_pins_one_job_per_gpu(tmp_path, monkeypatch):
     assert [s["gpus_per_node"] for s in sweeps._local_slots(cpu)] == [0]
     with pytest.raises(ConfigError, match="shows 4 GPU"):
         sweeps._local_slots(sweeps.build_sweep(models="tiny-neox", out=tmp_path / "s", gpus_per_job=5))
-    monkeypatch.setattr(sweeps, "_visible_gpus", lambda: ["GPU-aa", "GPU-bb"])
+    monkeypatch.setattr("geomprobe.sweep.driver._visible_gpus", lambda: ["GPU-aa", "GPU-bb"])
     assert [s["setup"] for s in sweeps._local_slots(sweep)] == [["export CUDA_VISIBLE_DEVICES=GPU-aa"],
                                                                  ["export CUDA_VISIBLE_DEVICES=GPU-bb"]]
 
-    monkeypatch.setattr(sweeps, "_visible_gpus", lambda: ["0", "1"])
+    monkeypatch.setattr("geomprobe.sweep.driver._visible_gpus", lambda: ["0", "1"])
     monkeypatch.setenv("OMP_NUM_THREADS", "1")  # two jobs at once on 2 cores
     out = tmp_path / "pinned"
     sweep = sweeps.build_sweep(models="tiny-neox,tiny-llama", out=out, suites="extract", options={"n_boot": 20})
