@@ -112,7 +112,7 @@ def child(args) -> None:
     logging.getLogger("transformers").setLevel(logging.ERROR)
     torch.set_num_threads(THREADS)
     import geomprobe.models as models
-    import geomprobe.suites.ablation as ablation
+    import geomprobe.suites.ablation.passes as ablation_passes
     from geomprobe.runner import RunConfig, run
     from geomprobe.suites.ablation import AblationConfig
 
@@ -122,7 +122,7 @@ def child(args) -> None:
     models.load_model = lambda *a, **k: loaded  # the run uses the model loaded (and timed) above
 
     passes = {"wall_s": 0.0, "cpu_s": 0.0, "n": 0}
-    real = ablation._cached_pass
+    real = ablation_passes._cached_pass  # run_passes looks it up there
 
     def timed(path, key, compute):
         w, c = time.perf_counter(), time.process_time()
@@ -133,7 +133,7 @@ def child(args) -> None:
             passes["cpu_s"] += time.process_time() - c
             passes["n"] += 1
 
-    ablation._cached_pass = timed
+    ablation_passes._cached_pass = timed
     rss_before = _status_mib("VmRSS")
     reset = _reset_peak()
     w, c = time.perf_counter(), time.process_time()

@@ -8,15 +8,15 @@ from __future__ import annotations
 from geomprobe.errors import ConfigError
 from geomprobe.options import fields_of
 from geomprobe.plan import DTYPE_BYTES, PlanContext, SuitePlan, Sweep, register_planner
-from geomprobe.suites.ablation import (
+from geomprobe.suites.ablation.conditions import (
     check_depth,
     default_layer_sets,
     measured_layers,
     named_layer_sets,
     parse_ops,
-    resolve_null,
     without_layers,
 )
+from geomprobe.suites.ablation.nulls import resolve_null
 from geomprobe.suites.sula import SulaPromptOptions
 from geomprobe.suites.sula.plan import sula_lengths, sula_unsupported
 
