@@ -149,7 +149,7 @@ def final_token_outputs(loaded, prompts, modules, max_tokens: int | None = None,
     token (a module called more than once per forward keeps its first call)."""
     import torch
 
-    from geomprobe.extraction import _pad_id, pad_batch, tokenize
+    from geomprobe.extraction.tokens import _pad_id, pad_batch, tokenize
     from geomprobe.hooks import Hook, hooked
 
     adapter = loaded.adapter
