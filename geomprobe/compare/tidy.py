@@ -1,49 +1,13 @@
-"""Aggregation across run directories: one tidy table over runs, suites and statistics, and the
-cross-model table in the layout of paper III's Table 2.
-
-    geomprobe compare runs/pythia-410m@step0 runs/pythia-410m -o reports/table   # tidy: CSV, JSON (, parquet)
-    geomprobe compare runs/pythia-410m runs/phi-2 --layout table2 -o reports/t2    # paper III Table 2
-
-The tidy table has one row per run x suite x statistic, for every finished suite (geometry,
-domain, sula, ablation, mechanisms, extract; a plugin suite's top-level estimates and numbers):
-the run's label `model@revision`, model, revision, training step (from a revision such as
-`step1000` or `step-1000`; for the final model of a wind-tunnel training run, the `steps` of its
-metrics.json), suite, statistic, value, its 95% CI, how it was made, n, and where the suite
-compared the statistic with untrained copies (`untrained_null.comparisons`), the untrained mean,
-model minus untrained with its CI, and the status. Statistics of one condition, prompt set, layer
-or intervention carry it in brackets: `mae_bits[shuffled]`, `pc12[math]`, `delta_mae_bits[cut/multi]`.
-Numbers are copied from the results files, never recomputed.
-
-This module is the machinery; a suite's rows live with the suite. Each built-in suite folder's
-compare.py (geomprobe/suites/<name>/compare.py, imported through geomprobe.suites.base.load_faces
-the first time anything here reads the readers or the summary columns) calls
-`register_compare(suite, reader, headlines=(Headline(statistic, header, direction, unit), ...))`:
-the reader adds the suite's rows, the headlines say which statistics matter, which way is the
-stronger form of the papers' property and in what unit; those declared with summary=True are the
-columns of the compact summary (summary_columns), in the suite registry's order. A plug-in suite
-calls register_compare the same way, or gets generic_reader (its top-level estimates, numbers and
-short lists of numbers) and its first statistics as summary columns (plugin_columns).
-
-A suite run with `--definitions paper-code` adds, after its other rows, three rows for each row of
-its side-by-side table (results["paper_code"]["rows"]): `paper_code.<quantity>.<label slug>[<definition>]`,
-the definition in brackets like a condition: `[geomprobe]` (geomprobe's number; method: its
-definition), `[paper-code]` (the same quantity as the papers' released code defines it; method:
-how, and the released file) and `[published]` (the figure the papers or their code report, on their
-own model; method: where it comes from), e.g. `paper_code.sula_mae.sula_mae_bits[paper-code]`. A
-row without a number (not a geomprobe headline, no published figure) is left out. These are new
-statistic names rather than a new column, so the table of a run without paper-code numbers is
-exactly what it was.
-
-Table 2 reads <run>/geometry/results.json (and <run>/domain/results.json when present). The
-paper's values sit in their own column, matched by model name; they are reference values, never
-results.
+"""The tidy table (the CLI's default layout): one row per run x suite x statistic, read by each suite's
+registered reader (or generic_reader), with the paper-code rows, written as CSV, JSON and parquet, and
+the compact per-run summary built from the suites' headlines. The machinery the suites' compare faces
+register with (register_compare, Headline, Rows).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 from collections.abc import Callable
@@ -54,198 +18,11 @@ from geomprobe.console import table_console
 from geomprobe.errors import ConfigError, RunDirectoryError
 from geomprobe.rundir import atomic_write_bytes, atomic_write_json, atomic_write_text
 
-# Paper III (METHODS.md sections 2, 4): value manifold PC1+PC2 (mixed / mathematics-only) and
-# attention focusing. Keys: substrings of a hub id.
-PAPER_III = {
-    "pythia-410m": {"pc12_mixed": "99.7%", "pc12_math": "99.9%", "focusing": "82%"},
-    "phi-2": {"pc12_mixed": "60.6%", "pc12_math": "63.5%", "focusing": "86%"},
-    "llama-3.2-1b": {"pc12_mixed": "51.4%", "pc12_math": "73.6%", "focusing": "31%"},
-    "mistral-7b": {"pc12_mixed": "15-20%", "pc12_math": "~80%", "focusing": "20-30% (non-monotone)"},
-}
+from .runs import RunIdentity, finished_results, identities, ordered_runs
 
-EARLY_FRACTION = 1 / 3  # "early layers": the first third of the depth, at least one layer
-LAYOUTS = ("tidy", "table2")
-SUITE_ORDER = ("extract", "geometry", "domain", "sula", "ablation", "mechanisms")
 TIDY_COLUMNS = ("run", "model", "revision", "step", "suite", "statistic", "value", "text", "ci_low", "ci_high",
                 "method", "n", "p_value", "untrained_null_mean", "diff_vs_untrained", "diff_ci_low", "diff_ci_high",
                 "status_vs_untrained", "run_dir", "commit")
-DEFAULT_REVISION = "main"
-_STEP = re.compile(r"^step[-_]?(\d+)$", re.IGNORECASE)
-
-
-def paper_reference(model: str) -> dict | None:
-    lowered = model.lower()
-    for key, values in PAPER_III.items():
-        if key in lowered:
-            return values
-    return None
-
-
-def _read(path: Path) -> dict | None:
-    if not path.exists():
-        return None
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        why = (str(error).splitlines() or ["empty"])[0]
-        raise RunDirectoryError(f"{path} is damaged (not readable JSON: {why}): rerun `geomprobe run --suite "
-                                f"{path.parent.name} --out {path.parent.parent}` with the same --model to write it "
-                                "again") from None
-    return data if isinstance(data, dict) else None
-
-
-# --------------------------------------------------------------------------------------------
-# which run is which: model@revision, training step
-
-
-def parse_step(revision) -> int | None:
-    """The training step of a checkpoint revision: 'step1000', 'step-1000', 'step_0001000' -> 1000;
-    anything else (main, a commit, None) -> None."""
-    match = _STEP.match(str(revision).strip()) if revision is not None else None
-    return int(match.group(1)) if match else None
-
-
-@dataclass(frozen=True)
-class RunIdentity:
-    """A run directory as the tables and the report name it."""
-    run_dir: str
-    label: str  # model@revision, unique among the runs compared (the run directory's name added to duplicates)
-    model: str  # the model spec without its revision (a local directory: its name)
-    revision: str  # manifest model.revision (or the spec's @revision); "main" when there is none
-    step: int | None  # from the revision, or the final step of a wind-tunnel training run
-    spec: str | None = None  # the model spec as given
-    commit: str | None = None  # the hub commit the revision resolved to
-    source: str | None = None  # hub id or local directory the weights came from
-    step_source: str | None = None  # where the step was read: "revision" or the metrics.json path
-
-
-def _looks_local(name: str, source: str | None) -> bool:
-    if "/" not in name and "\\" not in name:
-        return False
-    path = Path(name).expanduser()
-    return (path.is_absolute() or name.startswith((".", "~")) or path.is_dir()
-            or (source is not None and Path(source).is_dir() and Path(source).name == path.name))
-
-
-def _final_step(directories: list[Path]) -> tuple[int | None, str | None]:
-    """steps of the first metrics.json (a `windtunnel train` output) among the directories."""
-    for directory in directories:
-        metrics = directory / "metrics.json"
-        if not metrics.is_file():
-            continue
-        try:
-            steps = json.loads(metrics.read_text()).get("steps")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(steps, int) and not isinstance(steps, bool):
-            return steps, str(metrics)
-    return None, None
-
-
-def identify(run_dir: str | Path, manifest: dict | None = None) -> RunIdentity:
-    """Model, revision and training step of one run directory, read from its manifest (label not
-    yet made unique; `identities` does that)."""
-    from geomprobe.models.registry import parse_model_spec
-
-    run_dir = Path(run_dir)
-    if manifest is None:
-        try:
-            manifest = _read(run_dir / "manifest.json")
-        except RunDirectoryError:  # unreadable: named by its directory (the reader that needs it says why)
-            manifest = None
-    model = (manifest or {}).get("model") if isinstance((manifest or {}).get("model"), dict) else {}
-    spec = model.get("spec") or model.get("source")
-    source = model.get("source")
-    if spec:
-        name, spec_revision = parse_model_spec(str(spec))
-    else:  # a `windtunnel train` output (no manifest): the directory is the model
-        name, spec_revision = run_dir.resolve().name, None
-    short = (Path(name).name or name) if _looks_local(name, source) else name
-    revision = model.get("revision") or spec_revision
-    step, step_source = parse_step(revision), "revision"
-    if step is None:
-        step_source = None
-        if revision is None:  # the final model of a wind-tunnel training run is its last step
-            candidates = [Path(source)] if source else []
-            if spec and _looks_local(name, source):
-                candidates.append(Path(name).expanduser())
-            if not manifest:
-                candidates.append(run_dir)
-            step, step_source = _final_step([c for c in candidates if c.is_dir()])
-    revision = str(revision) if revision else DEFAULT_REVISION
-    return RunIdentity(run_dir=str(run_dir), label=f"{short}@{revision}", model=short, revision=revision, step=step,
-                       spec=spec, commit=model.get("commit"), source=source, step_source=step_source)
-
-
-def unique_labels(runs: list[RunIdentity]) -> list[RunIdentity]:
-    """The same runs, labels made unique: a duplicated model@revision gets the run directory's name,
-    then its parent's, then a number."""
-    from dataclasses import replace
-
-    labels = [run.label for run in runs]
-    for depth in (1, 2):
-        duplicated = {label for label in labels if labels.count(label) > 1}
-        for i, run in enumerate(runs):
-            if labels[i] in duplicated:
-                path = Path(run.run_dir)
-                where = path.name if depth == 1 else str(Path(path.parent.name) / path.name)
-                labels[i] = f"{run.label} ({where})"
-    seen: dict[str, int] = {}
-    for i, label in enumerate(labels):
-        if labels.count(label) > 1:
-            seen[label] = seen.get(label, 0) + 1
-            labels[i] = f"{label} #{seen[label]}"
-    return [replace(run, label=label) for run, label in zip(runs, labels)]
-
-
-def _family_and_size(model: str) -> tuple[str, float]:
-    """('pythia-', 1.6e8) for pythia-160m; (model, inf) where the name gives no size."""
-    size = re.search(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)([mMbB])(?![A-Za-z])", model)
-    if not size:
-        return model, math.inf
-    return model[:size.start()] + model[size.end():], float(size[1]) * (1e6 if size[2] in "mM" else 1e9)
-
-
-def ordered_runs(runs: list[RunIdentity]) -> list[int]:
-    """The order compare shows runs in (indices into `runs`): model families as first given, each
-    family by size (pythia-70m, -160m, -1b, -1.4b), each model by training step (the final weights,
-    with no step, last), so a shell glob's alphabetical order (step-1500, step-16, step-378)
-    becomes training order."""
-    first: dict[str, int] = {}
-    keys = []
-    for index, run in enumerate(runs):
-        family, params = _family_and_size(run.model)
-        first.setdefault(family, index)
-        keys.append((first[family], params, run.model, math.inf if run.step is None else run.step, index))
-    return [key[-1] for key in sorted(keys)]
-
-
-def identities(run_dirs: list[str | Path], manifests: list[dict | None] | None = None) -> list[RunIdentity]:
-    manifests = manifests if manifests is not None else [None] * len(run_dirs)
-    return unique_labels([identify(run_dir, manifest) for run_dir, manifest in zip(run_dirs, manifests)])
-
-
-def finished_results(run_dir: str | Path) -> tuple[dict | None, dict[str, dict], list[str]]:
-    """(manifest, suite -> results.json, notes) of a run directory's finished suites: those with a
-    results.json whose manifest entry is complete (or has no entry)."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise RunDirectoryError(f"{run_dir} is not a directory: pass a run directory written by `geomprobe run`")
-    manifest = _read(run_dir / "manifest.json")
-    statuses = (manifest or {}).get("suites") or {}
-    found = {path.parent.name: path for path in run_dir.glob("*/results.json")}
-    order = sorted(found, key=lambda s: (SUITE_ORDER.index(s) if s in SUITE_ORDER else len(SUITE_ORDER), s))
-    results, notes = {}, []
-    for suite in order:
-        entry = statuses.get(suite)
-        status = entry.get("status") if isinstance(entry, dict) else None
-        if entry is not None and status != "complete":
-            notes.append(f"{run_dir}: {suite} suite left out (status {status or 'unknown'})")
-            continue
-        data = _read(found[suite])
-        if data is not None:
-            results[suite] = data
-    return manifest, results, notes
 
 
 # --------------------------------------------------------------------------------------------
@@ -446,16 +223,6 @@ def summary_columns() -> tuple[tuple[str, str, str], ...]:
     return tuple((suite, h.statistic, h.header) for suite, h in headlines() if h.summary)
 
 
-def __getattr__(name: str):
-    """SUITE_READERS and SUMMARY_COLUMNS as before: suite_readers() and summary_columns(), read when
-    asked for (so after the faces are loaded)."""
-    if name == "SUITE_READERS":
-        return suite_readers()
-    if name == "SUMMARY_COLUMNS":
-        return summary_columns()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 # (the side-by-side row's key, the definition in the statistic's brackets)
 PAPER_CODE_DEFINITIONS = (("geomprobe", "geomprobe"), ("paper_code", "paper-code"), ("published", "published"))
 
@@ -471,7 +238,7 @@ def paper_code_statistic(row: dict, definition: str, slug: str | None = None) ->
 
 
 def _paper_code(r: dict, rows: Rows) -> None:
-    """Three rows per side-by-side row of a suite run with --definitions paper-code (module docstring)."""
+    """Three rows per side-by-side row of a suite run with --definitions paper-code (the geomprobe.compare docstring)."""
     table = r.get("paper_code")
     if not isinstance(table, dict):
         return
@@ -659,143 +426,3 @@ def print_summary(table: Aggregate) -> None:
                   markup=False, highlight=False)
     for note in table.notes:
         console.print(f"note: {note}", markup=False, highlight=False)
-
-
-# --------------------------------------------------------------------------------------------
-# paper III's Table 2 layout (geometry and domain)
-
-
-def row_for(run_dir: str | Path, label: str | None = None) -> dict:
-    run_dir = Path(run_dir)
-    manifest = _read(run_dir / "manifest.json")
-    geometry = _read(run_dir / "geometry" / "results.json")
-    if manifest is None or geometry is None:
-        raise RunDirectoryError(f"{run_dir} has no finished geometry suite (geometry/results.json): run "
-                                f"`geomprobe run --suite geometry --out {run_dir}` first, or use the tidy layout "
-                                "(`geomprobe compare` without --layout table2), which reads every suite")
-    domain = _read(run_dir / "domain" / "results.json")
-    model = manifest["model"]
-    shape = geometry.get("shape") or model.get("shape") or {}
-    keys = geometry["key_orthogonality"]
-    layer_means = keys["layer_mean"]
-    n_early = max(1, math.ceil(len(layer_means) * EARLY_FRACTION))
-    row = {
-        "run": str(run_dir),
-        "label": label or identify(run_dir, manifest).label,
-        "model": model.get("spec") or model.get("source"),
-        "source": model.get("source"),
-        "architecture": model.get("family"),
-        "shape": shape,
-        "pc12_mixed": geometry["value_manifold"]["pc12"],
-        "pc12_mixed_ci95": geometry["value_manifold"]["pc12_ci95"],
-        "pc12_restricted": None,
-        "keys_early_mean_abs_cos": sum(layer_means[:n_early]) / n_early,
-        "keys_early_layers": list(range(n_early)),
-        "keys_fraction_below": keys["fraction_below"],
-        "keys_analytic_gaussian": keys["analytic_gaussian"],
-        "focusing": geometry["attention_focusing"]["focusing"],
-        "verdict": geometry["verdict"]["label"],
-        "verdict_summary": geometry["verdict"]["summary"],
-        "paper_iii": paper_reference(f"{model.get('spec')} {model.get('source')}"),
-    }
-    if domain is not None:
-        row["pc12_restricted"] = {label: entry["pc12"] for label, entry in domain["sets"].items() if label != "mixed"}
-        row["pc12_mixed_domain_suite"] = domain["sets"]["mixed"]["pc12"]
-    return row
-
-
-def shared_basis(run_dirs: list[str | Path], readout: str = "values") -> dict:
-    """One PCA over several models' last-layer vectors for the prompts their geometry suites share
-    (METHODS.md section 2.7): each model standardised separately, columns concatenated."""
-
-    from geomprobe.analysis.value_manifold import cross_model_basis
-    from geomprobe.extraction import load_extraction
-
-    extractions = {}
-    for run_dir in run_dirs:
-        path = Path(run_dir) / "geometry" / "extraction"
-        if not (path / "meta.json").exists():
-            raise RunDirectoryError(f"{run_dir} has no finished geometry extraction ({path})")
-        extractions[str(run_dir)] = load_extraction(path)
-    shared = set.intersection(*(set(e.prompt_ids) for e in extractions.values()))
-    if len(shared) < 3:
-        raise RunDirectoryError(f"the runs share {len(shared)} prompts; a cross-model basis needs at least 3: run "
-                                "their geometry suites with the same --prompts and --n-per-quintile 0")
-    order = sorted(shared)
-    matrices, entropy = {}, None
-    for name, extraction in extractions.items():
-        rows = [extraction.prompt_ids.index(i) for i in order]
-        if readout not in extraction.arrays:
-            raise RunDirectoryError(f"{name}: readout '{readout}' was not extracted")
-        matrices[name] = extraction[readout][rows, -1].reshape(len(rows), -1)
-        if entropy is None and "next_entropy_bits" in extraction.arrays:
-            entropy = extraction["next_entropy_bits"][rows]
-    basis = cross_model_basis(matrices, entropy_bits=entropy)
-    return {"n_shared_prompts": len(order), "prompt_ids": order, "readout": readout, **basis.to_dict()}
-
-
-def _pct(value) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
-def markdown_table(rows: list[dict]) -> str:
-    header = ("| run | architecture | value manifold PC1+PC2 mixed | restricted | keys early layers mean abs cos "
-              "(Gaussian) | attention focusing | verdict | paper III (mixed / math / focusing) |")
-    lines = [header, "|" + "---|" * 8]
-    for row in rows:
-        restricted = ("-" if not row["pc12_restricted"] else
-                      ", ".join(f"{k} {_pct(v)}" for k, v in row["pc12_restricted"].items()))
-        paper = row["paper_iii"]
-        paper_text = "-" if paper is None else f"{paper['pc12_mixed']} / {paper['pc12_math']} / {paper['focusing']}"
-        lines.append(f"| {row.get('label') or row['model']} | {row['architecture']} | {_pct(row['pc12_mixed'])} | "
-                     f"{restricted} | {row['keys_early_mean_abs_cos']:.3f} ({row['keys_analytic_gaussian']:.3f}) | "
-                     f"{_pct(row['focusing'])} | {row['verdict']} | {paper_text} |")
-    return "\n".join(lines) + "\n"
-
-
-def table2(run_dirs: list[str | Path]) -> list[dict]:
-    """Paper III's Table 2 rows, labelled by run (model@revision, unique among the runs)."""
-    runs = identities(run_dirs)
-    return [row_for(run_dir, run.label) for run_dir, run in zip(run_dirs, runs)]
-
-
-def compare(run_dirs: list[str | Path], out: str | Path | None = None, basis: dict | None = None,
-            layout: str = "table2") -> list[dict]:
-    """Rows of the cross-run table. layout "table2" (this function's default, as before): paper III's
-    Table 2 rows, with `out` also OUT.json and OUT.md (and `basis`, a `shared_basis(run_dirs)`
-    result, in OUT.json). layout "tidy" (the CLI's default): the tidy rows of `aggregate`, with
-    `out` also OUT.csv, OUT.json and OUT.parquet (pyarrow)."""
-    if layout not in LAYOUTS:
-        raise ConfigError(f"--layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
-    if layout == "tidy":
-        table = aggregate(run_dirs)
-        if out is not None:
-            write_tidy(table, out, basis)
-        return table.rows
-    rows = table2(run_dirs)
-    if out is not None:
-        out = Path(out)
-        payload = {"rows": rows, "early_layers": "first third of the depth"}
-        if basis is not None:
-            payload["cross_model_basis"] = basis
-        atomic_write_json(out.with_suffix(".json"), payload)
-        atomic_write_text(out.with_suffix(".md"), markdown_table(rows))
-    return rows
-
-
-def print_table(rows: list[dict]) -> None:
-    from rich.table import Table
-
-    table = Table(title="cross-model geometry (paper III Table 2 layout)")
-    for column in ("run", "arch", "PC1+PC2 mixed", "restricted", "keys early |cos| (Gauss)", "focusing",
-                   "verdict", "paper III mixed/math/focus"):
-        table.add_column(column)
-    for row in rows:
-        restricted = ("-" if not row["pc12_restricted"] else
-                      ", ".join(f"{k} {_pct(v)}" for k, v in row["pc12_restricted"].items()))
-        paper = row["paper_iii"]
-        table.add_row(row.get("label") or row["model"], row["architecture"] or "-", _pct(row["pc12_mixed"]),
-                      restricted, f"{row['keys_early_mean_abs_cos']:.3f} ({row['keys_analytic_gaussian']:.3f})",
-                      _pct(row["focusing"]), row["verdict"],
-                      "-" if paper is None else f"{paper['pc12_mixed']} / {paper['pc12_math']} / {paper['focusing']}")
-    table_console().print(table)
