@@ -27,7 +27,7 @@ command's own ru_maxrss (os.wait4): extraction plus the suite's summary, its boo
 results written, as a user runs it. PYTHONPATH=<checkout> runs another checkout's geomprobe the
 same way (the before/after figures in RESULTS.md). Target: within 1.2x, i.e. memory
 does not grow with N (the arrays are streamed to shards and assembled on disk; see
-geomprobe/extraction.py).
+geomprobe/extraction/).
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ class ExtractionConfig:
     batch_size: int = 8
 
     def fingerprint_fields(self) -> dict:
+        """The fields that decide what an extraction holds (layers, readouts, tokens, backend,
+        max_tokens): a run directory resumes an extraction only when they match."""
         return {"layers": self.layers, "readouts": list(self.readouts), "tokens": self.tokens,
                 "backend": self.backend, "max_tokens": self.max_tokens}
 
@@ -101,6 +103,7 @@ class Extraction:
 
     @property
     def n_prompts(self) -> int:
+        """How many prompts were extracted (the arrays' first axis)."""
         return len(self.prompt_ids)
 
     def layer(self, layer: int) -> dict[str, np.ndarray]:
