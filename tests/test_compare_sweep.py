@@ -22,7 +22,7 @@ from geomprobe.cli import app
 from geomprobe.compare import aggregate, compare, identities, parse_step, value_of
 from geomprobe.errors import GeomprobeError
 from geomprobe.report import build_report
-from geomprobe.report.figures import trajectory_figures, zero_position
+from geomprobe.report.trajectories import trajectory_figures, zero_position
 from geomprobe.runner import RunConfig, run
 from geomprobe.suites.extract import ExtractConfig
 from geomprobe.suites.geometry import GeometryConfig

@@ -218,7 +218,7 @@ def test_the_tidy_table_has_the_paper_code_rows_and_nothing_else_changes(runs):
 
 
 def test_the_caption_reads_the_rows_it_is_given():
-    from geomprobe.report.figures import paper_code_table
+    from geomprobe.report.definitions import paper_code_table
 
     def row(label, geomprobe, paper_code, same=False, quantity="participation_ratio"):
         return {"quantity": quantity, "label": label, "geomprobe": geomprobe, "paper_code": paper_code,

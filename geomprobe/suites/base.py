@@ -3,8 +3,9 @@
 A built-in suite is a folder, geomprobe/suites/<name>/: its __init__ holds the config, the run and
 the console summary, and registers them; results.py its results schema (a TypedDict and its
 SCHEMA_VERSION); plan.py its cost model; compare.py its compare rows (a reader and the headline
-statistics it declares, with direction and unit); figures.py its report figures. The face modules
-(FACES) are imported by the machinery that reads them (geomprobe.plan, geomprobe.compare,
+statistics it declares, with direction and unit); figures.py its report figures; card.py its report
+card (its part of a run's verdict card, and what the page says around its figures). The face
+modules (FACES) are imported by the machinery that reads them (geomprobe.plan, geomprobe.compare,
 geomprobe.report), never by the suite itself, so a suite runs without plotting or planning code,
 and each face registers itself with that machinery when imported (load_faces).
 
@@ -23,10 +24,10 @@ function from a SuiteContext to its results, and one registration line:
     register_suite("count", CountConfig, run_count_suite, "what it measures, in one line")
 
 `geomprobe run --suite count --top 3` then works, `--help` lists `--top` under the suite, and the
-report lists the suite's headline numbers (geomprobe.report.figures.register_figures draws more),
-`geomprobe compare` reads its short lists of numbers and `geomprobe plan` says it has no cost model
-(geomprobe.plan.register_planner gives one). A plug-in that is a package gets its faces loaded as a
-built-in suite's are.
+report lists the suite's headline numbers (geomprobe.report.figures.register_figures draws more;
+geomprobe.report.cards.register_card gives it a card), `geomprobe compare` reads its short lists
+of numbers and `geomprobe plan` says it has no cost model (geomprobe.plan.register_planner gives
+one). A plug-in that is a package gets its faces loaded as a built-in suite's are.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ class SuiteSpec:
 
 SUITES: dict[str, SuiteSpec] = {}
 
-FACES = ("plan", "compare", "figures")  # modules a suite folder may hold, each read by one machinery
+FACES = ("plan", "compare", "figures", "card")  # modules a suite folder may hold, each read by one machinery
 
 
 def load_faces(face: str) -> list[str]:

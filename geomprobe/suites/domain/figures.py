@@ -1,6 +1,7 @@
 """The domain suite's report figures: each prompt set's PCA and its PC1+PC2 against the mixed
 set (METHODS.md section 6). They are drawn in the geometry suite's "Value manifold" section
-(geomprobe.suites.geometry.figures), so this module registers no section of its own."""
+(geomprobe.suites.geometry.figures), so this module registers no section of its own: only its
+panels against untrained copies and its statistics against training step."""
 
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ from geomprobe.report.figures import (
     model_reference,
     paper_range,
     pct,
+    register_untrained,
     style,
 )
 from geomprobe.report.rundata import RunData
+from geomprobe.report.trajectories import register_trajectories
 
 REF_DOMAIN = "paper III, mathematics only: Pythia-410M 99.9%, Phi-2 63.5%, Llama-3.2-1B 73.6%, Mistral-7B ~80%"
 
@@ -106,3 +109,12 @@ def domain_figures(run: RunData) -> list[Figure]:
     if not domain:
         return []
     return [f for f in (domain_scatter(run, domain), domain_bars(run, domain)) if f is not None]
+
+
+def _untrained_title(name: str) -> str | None:
+    """The panel of a pc12_gain_<set> comparison: 'PC1+PC2 gain, <set>'."""
+    return f"PC1+PC2 gain, {name[len('pc12_gain_'):]}" if name.startswith("pc12_gain_") else None
+
+
+register_untrained("domain", _untrained_title)
+register_trajectories("domain", (("pc12_gain[*]", "PC1+PC2 gain over the mixed set"),))

@@ -1,39 +1,42 @@
 """The geometry suite's report figures: the value manifold (with the domain suite's prompt sets,
 geomprobe.suites.domain.figures), key orthogonality, attention focusing (the extract suite's
-profile where geometry did not run) and the side-by-side table of --definitions paper-code
-(METHODS.md sections 2-4, 6 and 11). Imported by geomprobe.report through
-geomprobe.suites.base.load_faces; registers its sections with
-geomprobe.report.figures.register_figures."""
+profile where geometry did not run), the side-by-side table of --definitions paper-code and the
+cross-model signature chart of its card (METHODS.md sections 2-4, 6 and 11). Imported by
+geomprobe.report through geomprobe.suites.base.load_faces; registers its sections with
+geomprobe.report.figures.register_figures, its panels against untrained copies and its
+statistics against training step."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from geomprobe.report.definitions import PAPER_CODE_TITLE, definitions_line, paper_code_table
 from geomprobe.report.figures import (
     BASELINES,
     MEASURED,
     NULL_SHUFFLE,
-    PAPER_CODE_TITLE,
+    PALETTE,
     SECOND,
     Figure,
     Table,
     ci_whiskers,
     coinciding,
-    definitions_line,
     entropy_for,
     esc,
     fmt,
     hline_trace,
     log_axis,
     model_reference,
-    paper_code_table,
+    paper_range,
     pct,
     prompt_hover,
     register_figures,
+    register_untrained,
     style,
 )
 from geomprobe.report.rundata import RunData
+from geomprobe.report.trajectories import register_trajectories
 from geomprobe.suites.domain.figures import domain_figures
 
 REF_MANIFOLD = ("paper III: wind tunnels PC1 84-90%; mixed-domain PC1+PC2 Pythia-410M 99.7%, Phi-2 60.6%, "
@@ -357,9 +360,64 @@ def paper_code_figures(run: RunData) -> list[Figure | Table]:
     return [] if table is None else [table]
 
 
+# --------------------------------------------------------------------------------------------
+# cross-model (paper III Table 2): the three signatures, each a fraction on one 0-1 axis
+
+
+def signature_chart(rows: list[dict], thresholds: dict) -> Figure:
+    """rows: geomprobe.compare.row_for(...) of each run (bars named by its `label`, model@revision,
+    unique per run, so runs of one model at several revisions keep a bar each); thresholds: the first
+    run's verdict thresholds."""
+    names = [esc(row.get("label") or row["model"]) for row in rows]
+    panels = (("value manifold PC1+PC2 (mixed)", "pc12_mixed", thresholds.get("pc_threshold"), "pc12_mixed"),
+              (f"fraction of layers with key |cos| < {fmt(thresholds.get('orth_threshold'), '.2f')}",
+               "keys_fraction_below", thresholds.get("orth_layer_fraction"), None),
+              ("attention focusing 1 - H(L-1)/H(0)", "focusing", thresholds.get("focusing_threshold"), "focusing"))
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=[p[0] for p in panels])
+    for column, (title, key, threshold, paper_key) in enumerate(panels, start=1):
+        fig.add_trace(go.Bar(x=names, y=[row.get(key) for row in rows], name="measured",
+                             marker_color=[PALETTE[i % len(PALETTE)] for i in range(len(rows))],
+                             showlegend=False, hovertemplate="%{x}: %{y:.3f}<extra></extra>"), row=1, col=column)
+        if threshold is not None:
+            fig.add_hline(y=threshold, line=dict(color="#444", dash="dash", width=2), row=1, col=column)
+        if paper_key:
+            for index, row in enumerate(rows):
+                span = paper_range((row.get("paper_iii") or {}).get(paper_key))
+                if span:
+                    fig.add_trace(go.Scatter(x=[names[index], names[index]], y=list(span), mode="markers+lines",
+                                             marker=dict(symbol="diamond", size=11, color="#c0392b"),
+                                             line=dict(color="#c0392b", width=2), name="paper III",
+                                             legendgroup="paper", showlegend=False,
+                                             hovertemplate=f"paper III: {row['paper_iii'][paper_key]}<extra></extra>"),
+                                  row=1, col=column)
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color="#444", dash="dash", width=2),
+                             name="verdict threshold"))
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=dict(symbol="diamond", size=11,
+                                                                              color="#c0392b"),
+                             name="paper III reference"))
+    fig.update_yaxes(range=[min([0.0] + [r.get("focusing") or 0.0 for r in rows]) - 0.02, 1.05])
+    style(fig, 440, titled=True, bargap=0.35)
+    caption = ("The three signatures of the verdict for every model on one 0-1 scale, each against its verdict "
+               "threshold (dashed): look for bars above the line for the value manifold and focusing, and for a "
+               "large fraction of layers with orthogonal keys (red diamonds: paper III's PC1+PC2 and focusing for "
+               "the same model, where it reports one).")
+    return Figure("Cross-model signatures", caption, fig)
+
+
+# the panels against untrained copies, by comparison name, and what their caption ends with
+UNTRAINED_TITLES = {"pc1": "value manifold PC1", "pc12": "value manifold PC1+PC2",
+                    "keys": "mean key |cos| (lower: more orthogonal)", "focusing": "attention focusing"}
+UNTRAINED_RULE = ("A verdict criterion holds only when the paired-bootstrap CI of model minus null excludes 0 on the "
+                  "favourable side.")
+
 register_figures("Value manifold", ("geometry", "domain"), value_manifold_figures,
                  lambda run: definitions_line(run, "geometry", " (the figures: geomprobe's; both in the "
                                                                "released-code section below)"))
 register_figures("Key orthogonality", ("geometry",), key_orthogonality_figures)
 register_figures("Attention focusing", ("geometry", "extract"), attention_figures)
 register_figures(PAPER_CODE_SECTION, ("geometry",), paper_code_figures, lambda run: definitions_line(run, "geometry"))
+register_untrained("geometry", UNTRAINED_TITLES.get, UNTRAINED_RULE)
+register_trajectories("geometry", (("pc1", "value manifold PC1"), ("pc12", "value manifold PC1+PC2"),
+                                   ("keys_mean_abs_cos", "mean key |cos| over layers (lower: more orthogonal)"),
+                                   ("focusing", "attention focusing 1 - H(L-1)/H(0)")))

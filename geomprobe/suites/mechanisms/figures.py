@@ -1,7 +1,8 @@
 """The mechanisms suite's report figures (papers I and II): Q-K alignment, head and layer
 ablations, the layer-0 frame and the two timescales. Imported by geomprobe.report through
 geomprobe.suites.base.load_faces; registers its section with
-geomprobe.report.figures.register_figures."""
+geomprobe.report.figures.register_figures, its panels against untrained copies and its
+statistics against training step."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ from geomprobe.report.figures import (
     hline_trace,
     pct,
     register_figures,
+    register_untrained,
     style,
 )
 from geomprobe.report.rundata import RunData
+from geomprobe.report.trajectories import register_trajectories
 
 REF_QK = "paper I: Q-K alignment diffuse at layer 0 and concentrated on the evidence by the last layer"
 REF_FRAME = "paper I v3: 0.052 trained vs 0.082 random (mean |cos|)"
@@ -234,3 +237,8 @@ def mechanisms_figures(run: RunData) -> list[Figure | Table]:
 
 
 register_figures("Mechanisms (papers I and II)", ("mechanisms",), mechanisms_figures)
+register_untrained("mechanisms", {"evidence_mass": "evidence mass, last layer",
+                                  "cos_evidence_minus_other": "cos evidence - other, last layer",
+                                  "focusing": "attention focusing"}.get)
+register_trajectories("mechanisms", (("evidence_mass", "attention mass on the evidence, last layer"),
+                                     ("focusing", "attention focusing on the mechanisms rows")))

@@ -1,12 +1,14 @@
 """The sula suite's report figures: in-context Bayesian updating against the exact posterior
 (METHODS.md section 7). Imported by geomprobe.report through geomprobe.suites.base.load_faces;
-registers its section with geomprobe.report.figures.register_figures."""
+registers its section with geomprobe.report.figures.register_figures, its panels against
+untrained copies and its statistics against training step."""
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from geomprobe.report.definitions import definitions_line, paper_code_table
 from geomprobe.report.figures import (
     MEASURED,
     NULL_SHUFFLE,
@@ -15,20 +17,20 @@ from geomprobe.report.figures import (
     Figure,
     Table,
     ci_whiskers,
-    definitions_line,
     esc,
     estimate,
     fmt,
     interval,
     log_axis,
-    paper_code_table,
     pct,
     prompt_hover,
     register_figures,
+    register_untrained,
     style,
     with_ci,
 )
 from geomprobe.report.rundata import RunData
+from geomprobe.report.trajectories import register_trajectories
 
 REF_SULA_MAE = "paper III, LLMs: SULA MAE 0.31-0.44 bits (Phi-2 0.31, Llama-3.2-1B 0.36, Pythia-410M 0.44)"
 REF_SULA_PC1 = ("paper III, LLMs: |rho(PC1, H_bayes)| 0.65-0.80; rho(k, PC1) 0.86 Pythia-410M, 0.60 Phi-2, "
@@ -311,3 +313,9 @@ def sula_figures(run: RunData) -> list[Figure | Table]:
 
 register_figures("SULA: in-context Bayesian updating", ("sula",), sula_figures,
                  lambda run: definitions_line(run, "sula", " (the figures: geomprobe's; both in the last table)"))
+register_untrained("sula", {"mae_bits": "SULA MAE, bits (lower: better)",
+                            "abs_rho_pc1_H_bayes_given_k": "|rho(PC1, H_bayes) given k|"}.get)
+register_trajectories("sula", (("mae_bits", "SULA MAE |H_model - H_bayes| (bits)"),
+                               ("rho_pc1_H_bayes_given_k", "SULA rho(PC1, H_bayes) given k (controlled)"),
+                               ("rho_pc1_H_bayes", "SULA rho(PC1, H_bayes), raw (confounded with k)"),
+                               ("rho_k_pc1", "SULA rho(k, PC1) (the confound)")))
