@@ -140,7 +140,7 @@ def test_the_reader_sees_function_level_and_relative_imports(graph):
     assert "geomprobe.errors" in graph["geomprobe.runner"]
     assert "geomprobe.adapters.base" in graph["geomprobe.adapters.llama"]      # from .base import ...
     assert "geomprobe.plan" in graph["geomprobe.runner"]                        # inside run()
-    assert "geomprobe.windtunnel.tasks" in graph["geomprobe.plan"]             # inside PlanContext.task
+    assert "geomprobe.windtunnel.tasks" in graph["geomprobe.plan.context"]     # inside PlanContext.task
     assert "geomprobe.interventions" in graph["geomprobe.suites.ablation"]      # a _LAZY map's module
 
 
