@@ -60,7 +60,7 @@ geomprobe.suites.base.load_faces("plan"), the first time anything here reads PLA
 (planners()), so this package never imports them itself. A plug-in suite calls register_planner
 itself, or, if it is a package, gives itself a plan.py as the built-ins do; a suite without a
 planner is listed as not planned. This package holds the machinery the planners share: the
-architecture, token counting (TokenCounter, corpus_texts), Sweep / Load / SuitePlan and the
+architecture, token counting (TokenCounter, corpus_texts), Passes / Load / SuitePlan and the
 PlanContext (ctx) a planner reads; config_of lets one suite's planner read another's options
 when they are planned together (the ablation reuses the sula suite's axes).
 
@@ -69,7 +69,7 @@ raises); `geomprobe plan` prints the same Plan.
 
 The package, in the order a plan uses it: constants (the assumed figures), architecture (shapes
 and parameter groups), target (a model spec resolved), weights, tokens (prompt lengths), context
-(Sweep / Load / SuitePlan, PlanContext and the planners' registry), device, activations (one
+(Passes / Load / SuitePlan, PlanContext and the planners' registry), device, activations (one
 prompt's bytes, a sweep's FLOPs) and planning (Plan, plan, preflight). Import the names below from
 geomprobe.plan itself; the modules are its parts, not its API.
 """
@@ -77,14 +77,14 @@ geomprobe.plan itself; the modules are its parts, not its API.
 # noqa F401: names outside __all__ that the suites' plan faces, benchmarks and tests import from geomprobe.plan
 from .architecture import CONFIG_CLASS_TYPES, LLAMA_LIKE, Architecture, architecture_from_fields, parameter_groups  # noqa: F401
 from .constants import DTYPE_BYTES, PROCESS_BYTES, STARTUP_S, GiB  # noqa: F401
-from .context import PLANNERS, Load, PlanContext, SuitePlan, Sweep, planners, register_planner  # noqa: F401
+from .context import PLANNERS, Load, Passes, PlanContext, SuitePlan, planners, register_planner  # noqa: F401
 from .device import DeviceInfo, cpu_benchmark, device_info
-from .planning import Phase, Plan, check_fits, plan, preflight, recommend_batch_size, recommended_batch
+from .planning import Phase, Plan, plan, preflight, recommend_batch_size, recommended_batch
 from .target import cached_tokenizer, resolve_target
 from .tokens import Lengths, TokenCounter, corpus_texts
 from .weights import weights_bytes
 
-__all__ = ["Architecture", "DeviceInfo", "Lengths", "Load", "Phase", "Plan", "PlanContext", "Sweep", "SuitePlan",
-           "TokenCounter", "architecture_from_fields", "cached_tokenizer", "check_fits", "corpus_texts", "cpu_benchmark",
+__all__ = ["Architecture", "DeviceInfo", "Lengths", "Load", "Phase", "Plan", "PlanContext", "Passes", "SuitePlan",
+           "TokenCounter", "architecture_from_fields", "cached_tokenizer", "corpus_texts", "cpu_benchmark",
            "device_info", "parameter_groups", "plan", "planners", "preflight", "recommend_batch_size",
            "recommended_batch", "register_planner", "resolve_target", "weights_bytes"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .architecture import Architecture
 from .constants import DTYPE_BYTES, GiB
-from .context import Sweep
+from .context import Passes
 
 
 def activation_per_prompt(arch: Architecture, T: int, dtype: str, device_kind: str, layers: int, width: int,
@@ -33,7 +33,7 @@ def activation_per_prompt(arch: Architecture, T: int, dtype: str, device_kind: s
     return int(total), how
 
 
-def sweep_flops(arch: Architecture, sweep: Sweep) -> float:
+def sweep_flops(arch: Architecture, sweep: Passes) -> float:
     """2 x active matmul params x tokens + the final-position unembedding + causal attention."""
     a = arch
     dense = 2.0 * a.matmul_params * sweep.tokens * sweep.blocks

@@ -13,7 +13,7 @@ from .tokens import Lengths, TokenCounter, _demo_texts, _user_texts, corpus_text
 
 
 @dataclass
-class Sweep:
+class Passes:
     """One pass over a prompt set (repeat: identical passes, e.g. the ablation's conditions)."""
 
     what: str
@@ -65,7 +65,7 @@ class Load:
 @dataclass
 class SuitePlan:
     name: str
-    sweeps: list[Sweep] = field(default_factory=list)
+    sweeps: list[Passes] = field(default_factory=list)  # the passes it runs ("sweeps" in `plan --json`)
     loads: list[Load] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     skipped: str | None = None

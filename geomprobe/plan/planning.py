@@ -626,5 +626,3 @@ def preflight(model_spec: str, run_config=None, suite_configs=None, device: str 
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
         return Plan.unavailable(str(model_spec), text)
 
-
-check_fits = preflight  # the name the issue uses

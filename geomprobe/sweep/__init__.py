@@ -49,7 +49,7 @@ read_sweep_file), job (run_job, in the executor's process), rundirs (each job's 
 """
 
 from .cli import EXECUTOR_PANEL, SWEEP_PANEL, SweepClickCommand, SweepCommand, sweep_from_cli
-from .driver import LOCAL_TIMEOUT_MIN, POLL_S, _local_slots, preflight, run_sweep
+from .driver import LOCAL_TIMEOUT_MIN, POLL_S, _local_slots, refuse_before_jobs, run_sweep
 from .job import one_line, read_result, result_path, run_job
 from .models import _model_revisions, run_names
 from .record import FORMAT, Record
@@ -65,7 +65,7 @@ __all__ = [
     "EXECUTOR_FIELDS", "EXECUTOR_PANEL", "FORMAT", "LOCAL_TIMEOUT_MIN", "LOGS", "PER_JOB", "POLL_S", "PYTHIA_STEPS",
     "RUNS", "RUN_IDENTITY", "STATES", "SWEEP_FILE", "SWEEP_PANEL", "ExecutorOptions", "Record", "Sweep",
     "SweepClickCommand", "SweepCommand", "_local_slots", "_model_revisions", "build_sweep", "job_done", "job_state",
-    "log_spaced", "model_revisions", "one_line", "preflight", "print_status", "read_result", "read_sweep_file",
+    "log_spaced", "model_revisions", "one_line", "print_status", "refuse_before_jobs", "read_result", "read_sweep_file",
     "result_path", "run_job", "run_names", "run_sweep", "slurm_parameters", "slurm_script", "source_problems",
     "status_json", "status_rows", "sweep_from_cli",
 ]

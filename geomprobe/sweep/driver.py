@@ -1,4 +1,4 @@
-"""The driver: refuses what can be refused before any job starts (preflight), then runs the jobs that
+"""The driver: refuses what can be refused before any job starts (refuse_before_jobs), then runs the jobs that
 are not done, in this process or through submitit's local executor (a job per GPU slot), or submits them
 to slurm (run_sweep)."""
 
@@ -46,7 +46,7 @@ def _check_out(out: Path) -> None:
         raise ConfigError(f"--out {out}: {existing} is not writable by this user; choose another --out")
 
 
-def preflight(sweep: Sweep) -> None:
+def refuse_before_jobs(sweep: Sweep) -> None:
     """What can be refused before any job starts: the sweep directory, and run directories that
     hold another configuration (unless --overwrite)."""
     _check_out(sweep.out)
@@ -70,7 +70,7 @@ def run_sweep(sweep: Sweep, *, quiet: bool = False, on_inline=None) -> int:
     from geomprobe.locks import DirectoryLock, is_locked
     from geomprobe.rundir import now
 
-    preflight(sweep)
+    refuse_before_jobs(sweep)
     executor = sweep.executor
     # job progress on stderr, like every suite's (stdout carries the final status table)
     say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr, flush=True))

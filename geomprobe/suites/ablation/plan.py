@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from geomprobe.errors import ConfigError
 from geomprobe.options import fields_of
-from geomprobe.plan import DTYPE_BYTES, PlanContext, SuitePlan, Sweep, register_planner
+from geomprobe.plan import DTYPE_BYTES, Passes, PlanContext, SuitePlan, register_planner
 from geomprobe.suites.ablation.conditions import (
     check_depth,
     default_layer_sets,
@@ -79,7 +79,7 @@ def plan_ablation(ctx: PlanContext, options, sula_options=None) -> SuitePlan:
         out.notes.append("axes reused from the sula suite of this run (same prompt settings)")
     else:
         main_layers = sorted(set(needed) | {ctx.arch.n_layers - 1})
-        out.sweeps.append(Sweep(f"axis fit: SULA main condition ({len(options.k_values)} k x {options.n_per_k})",
+        out.sweeps.append(Passes(f"axis fit: SULA main condition ({len(options.k_values)} k x {options.n_per_k})",
                                 lengths, ctx.batch, layers=len(main_layers), readout_width=width))
         out.notes.append("axis fit skipped when a finished sula suite in the run directory used the same settings")
     n_conditions = len(operations) * len(sets) * (1 + options.n_random)
@@ -94,26 +94,26 @@ def plan_ablation(ctx: PlanContext, options, sula_options=None) -> SuitePlan:
     released = getattr(options, "definitions", "geomprobe") == "paper-code-as-released"
     released_split = released and ctx.arch.model_type == "gpt_neox"
 
-    def passes(prefix: str, on: str) -> list[Sweep]:
+    def passes(prefix: str, on: str) -> list[Passes]:
         """The controls' attention read (or the released value split's final-token values, one pass per
         edited layer), the baseline and the conditions of one model."""
         setup = [] if released_split else [
-            Sweep(f"{prefix}matched controls: the attention read at the edited layers (unedited)", lengths, ctx.batch,
+            Passes(f"{prefix}matched controls: the attention read at the edited layers (unedited)", lengths, ctx.batch,
                   layers=len(needed), readout_width=width, on=on)]
         if released:
-            setup.append(Sweep(f"{prefix}the released value split at the final token, one pass per edited layer",
+            setup.append(Passes(f"{prefix}the released value split at the final token, one pass per edited layer",
                                lengths, ctx.batch, repeat=len(edited), layers=1, readout_width=width, on=on))
         return [*setup,
-                Sweep(f"{prefix}baseline (unedited)", lengths, ctx.batch, layers=len(needed), readout_width=width,
+                Passes(f"{prefix}baseline (unedited)", lengths, ctx.batch, layers=len(needed), readout_width=width,
                       on=on),
-                Sweep(f"{prefix}{conditions}", lengths, ctx.batch, repeat=n_conditions, layers=len(needed),
+                Passes(f"{prefix}{conditions}", lengths, ctx.batch, repeat=n_conditions, layers=len(needed),
                       readout_width=width, blocks=blocks, on=on)]
 
     out.sweeps += passes("", "model")
     main_layers = sorted(set(needed) | {ctx.arch.n_layers - 1})
     for load in ctx.null_loads(ctx.nulls(options, "ablation"), DTYPE_BYTES[ctx.run.dtype]):
         out.loads.append(load)
-        out.sweeps.append(Sweep(f"{load.what}: its own axis fit, SULA main condition", lengths, ctx.batch,
+        out.sweeps.append(Passes(f"{load.what}: its own axis fit, SULA main condition", lengths, ctx.batch,
                                 layers=len(main_layers), readout_width=width, on="null"))
         out.sweeps += passes(f"{load.what}: ", "null")
     null_text = resolve_null(options.null, ctx.arch.n_params)  # how auto reads, for the note

@@ -4,7 +4,7 @@ the same for each untrained null copy."""
 
 from __future__ import annotations
 
-from geomprobe.plan import DTYPE_BYTES, PlanContext, SuitePlan, Sweep, register_planner
+from geomprobe.plan import DTYPE_BYTES, Passes, PlanContext, SuitePlan, register_planner
 from geomprobe.suites.geometry.plan import manifold_sets
 
 
@@ -26,10 +26,10 @@ def plan_domain(ctx: PlanContext, options) -> SuitePlan:
     for load in ctx.null_loads(nulls, DTYPE_BYTES[ctx.run.dtype]):
         out.loads.append(load)
         for sweep in scoring:  # each null draws its own samples: it scores every corpus too
-            out.sweeps.append(Sweep(f"{load.what}: {sweep.what}", sweep.lengths, ctx.batch, layers=1,
+            out.sweeps.append(Passes(f"{load.what}: {sweep.what}", sweep.lengths, ctx.batch, layers=1,
                                     readout_width=ctx.arch.n_heads, on="null"))
         for label, lengths in chosen.items():
-            out.sweeps.append(Sweep(f"{load.what}: {label} sample", lengths, ctx.batch, layers=1,
+            out.sweeps.append(Passes(f"{load.what}: {label} sample", lengths, ctx.batch, layers=1,
                                     readout_width=ctx.readout_width((*ctx.run.readouts, options.readout)), on="null"))
     return out
 

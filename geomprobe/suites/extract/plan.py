@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from geomprobe.plan import PlanContext, SuitePlan, Sweep, register_planner
+from geomprobe.plan import Passes, PlanContext, SuitePlan, register_planner
 
 
 def plan_extract(ctx: PlanContext, options) -> SuitePlan:
     out = SuitePlan("extract")
     lengths, source = ctx.default_prompts()
-    out.sweeps.append(Sweep(f"extraction ({source})", lengths, ctx.batch, layers=ctx.layers(ctx.run.layers),
+    out.sweeps.append(Passes(f"extraction ({source})", lengths, ctx.batch, layers=ctx.layers(ctx.run.layers),
                             readout_width=ctx.readout_width(ctx.run.readouts)))
     return out
 

@@ -3,7 +3,7 @@ same for each untrained null copy; manifold_sets is shared with the domain suite
 
 from __future__ import annotations
 
-from geomprobe.plan import DTYPE_BYTES, Lengths, Load, PlanContext, SuitePlan, Sweep, corpus_texts, register_planner
+from geomprobe.plan import DTYPE_BYTES, Lengths, Load, Passes, PlanContext, SuitePlan, corpus_texts, register_planner
 from geomprobe.suites.geometry import N_WINDTUNNEL_CANDIDATES
 
 
@@ -21,7 +21,7 @@ def manifold_sets(ctx: PlanContext, options, suite: str, corpus: str, label: str
     else:
         n = min(candidates.n, 5 * options.n_per_quintile)
         if ctx.arch.causal and options.sample == "entropy":  # --sample length: drawn from the token counts alone
-            sweeps.append(Sweep(f"{label}candidates ({source}): next-token entropy", candidates, ctx.batch, layers=1,
+            sweeps.append(Passes(f"{label}candidates ({source}): next-token entropy", candidates, ctx.batch, layers=1,
                                 readout_width=ctx.arch.n_heads))
         if candidates.n < 5 * options.n_per_quintile:
             notes.append(f"{source} has {candidates.n} candidates, fewer than 5 x --n-per-quintile "
@@ -29,7 +29,7 @@ def manifold_sets(ctx: PlanContext, options, suite: str, corpus: str, label: str
         chosen = Lengths(n, candidates.mean, candidates.max, candidates.how)  # a stratified draw: same lengths
     if options.max_per_final_token:
         notes.append("--max-per-final-token drops candidates before sampling (not counted here)")
-    sweeps.append(Sweep(f"{label}chosen sample ({chosen.n} prompts)", chosen, ctx.batch, layers=layers,
+    sweeps.append(Passes(f"{label}chosen sample ({chosen.n} prompts)", chosen, ctx.batch, layers=layers,
                         readout_width=ctx.readout_width(readouts)))
     return sweeps, chosen, notes
 
@@ -45,10 +45,10 @@ def plan_geometry(ctx: PlanContext, options) -> SuitePlan:
     for load in ctx.null_loads(nulls, b):
         out.loads.append(load)
         for sweep in scoring:  # each null draws its own stratified sample: it scores the candidates too
-            out.sweeps.append(Sweep(f"{load.what}: {sweep.what}", sweep.lengths, ctx.batch, layers=1,
+            out.sweeps.append(Passes(f"{load.what}: {sweep.what}", sweep.lengths, ctx.batch, layers=1,
                                     readout_width=ctx.arch.n_heads, on="null"))
         sample = "its own sample" if scoring else "the model's sample"
-        out.sweeps.append(Sweep(f"{load.what}: {sample}", chosen, ctx.batch, layers=ctx.arch.n_layers,
+        out.sweeps.append(Passes(f"{load.what}: {sample}", chosen, ctx.batch, layers=ctx.arch.n_layers,
                                 readout_width=ctx.readout_width((*ctx.run.readouts, options.readout)), on="null"))
     if options.init_seeds:
         out.notes.append(f"key baseline: {options.init_seeds} fresh initialisations of 2 layers at a 512-token "

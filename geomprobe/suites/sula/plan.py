@@ -4,7 +4,7 @@ suite's planner, which runs on the same prompts."""
 
 from __future__ import annotations
 
-from geomprobe.plan import DTYPE_BYTES, Lengths, PlanContext, SuitePlan, Sweep, register_planner
+from geomprobe.plan import DTYPE_BYTES, Lengths, Passes, PlanContext, SuitePlan, register_planner
 from geomprobe.sula import (
     CARRIER_POOL,
     CONTROLS,
@@ -80,11 +80,11 @@ def plan_sula(ctx: PlanContext, options) -> SuitePlan:
     main_layers = ctx.arch.n_layers if ctx.run.layers is None else len(set(ctx.run.layers) | {ctx.arch.n_layers - 1})
     k = len(options.k_values)
     for condition, length in lengths.items():
-        out.sweeps.append(Sweep(f"condition {condition} ({k} k x {options.n_per_k})", length, ctx.batch,
+        out.sweeps.append(Passes(f"condition {condition} ({k} k x {options.n_per_k})", length, ctx.batch,
                                 layers=main_layers if condition == "main" else 1, readout_width=width))
     for load in ctx.null_loads(ctx.nulls(options, "sula"), DTYPE_BYTES[ctx.run.dtype]):
         out.loads.append(load)
-        out.sweeps.append(Sweep(f"{load.what}: condition main", lengths["main"], ctx.batch, layers=1,
+        out.sweeps.append(Passes(f"{load.what}: condition main", lengths["main"], ctx.batch, layers=1,
                                 readout_width=width, on="null"))
     return out
 
