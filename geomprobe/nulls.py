@@ -102,11 +102,13 @@ def copy_seed(run_seed: int, index: int) -> int:
     return INIT_SEED0 + SEED_STRIDE * int(run_seed) + int(index)
 
 
-def null_specs(text: str, loaded=None, n_params: float | None = None, run_seed: int = 0) -> list[NullSpec]:
-    """Parse a --null value. `step0` needs `loaded` to find the family's untrained checkpoint; a
-    family without one is a one-line error. `auto` counts the parameters of `loaded` (or takes
-    n_params, the planner's count). run_seed: the run's --seed, from which the copies' seeds
-    come (copy_seed)."""
+def null_specs(text: str, loaded=None, n_params: float | None = None, run_seed: int = 0,
+               auto_count=default_null_count) -> list[NullSpec]:
+    """Parse a --null value (the one parser of its grammar). `step0` needs `loaded` to find the
+    family's untrained checkpoint; a family without one is a one-line error. `auto` is
+    auto_count(parameters of `loaded`, or n_params, the planner's count): default_null_count, or a
+    suite's own count (the ablation's, where a copy costs a whole suite). run_seed: the run's
+    --seed, from which the copies' seeds come (copy_seed)."""
     text = (text or "").strip()
     if text in ("", "off", "none"):
         return []
@@ -117,7 +119,7 @@ def null_specs(text: str, loaded=None, n_params: float | None = None, run_seed: 
             variant = match.group(1) or ""
             count = match.group(2) or ("auto" if part == "auto" else "3")
             if count == "auto":
-                n = default_null_count(n_params if n_params is not None else _n_params(loaded))
+                n = auto_count(n_params if n_params is not None else _n_params(loaded))
             else:
                 n = int(count)
             if n < 1:
@@ -147,6 +149,15 @@ def null_specs(text: str, loaded=None, n_params: float | None = None, run_seed: 
     if len(set(names)) != len(names):
         raise ConfigError(f"--null {text}: the same null model is named twice")
     return [dataclasses.replace(spec, index=i + 1, count=len(specs)) for i, spec in enumerate(specs)]
+
+
+def specs_text(specs: list[NullSpec]) -> str:
+    """The --null value that names exactly `specs` (`auto` read out: init:19, init-once:3, step0)."""
+    parts: dict[str, int] = {}
+    for spec in specs:
+        key = spec.name.rpartition("-")[0] if spec.kind == "init" else spec.spec or spec.name
+        parts[key] = parts.get(key, 0) + 1
+    return ",".join(f"{key}:{count}" if key.startswith("init") else key for key, count in parts.items())
 
 
 def _own_init(model_class, config, dtype, attn_implementation: str):

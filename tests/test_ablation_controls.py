@@ -31,7 +31,7 @@ from geomprobe.interventions import (
     read_displacements,
 )
 from geomprobe.runner import RunConfig, run
-from geomprobe.suites.ablation import AblationConfig, ablation_null_count, resolve_null
+from geomprobe.suites.ablation import AblationConfig, ablation_null_count
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/conftest.py
 
@@ -141,7 +141,11 @@ def test_null_count_and_plan_count_the_copies():
     from geomprobe.plan import plan
 
     assert [ablation_null_count(n) for n in (1e6, 4e8, 7e9)] == [3, 3, 3]  # a copy costs a whole suite
-    assert resolve_null("auto", 1e6) == "init:3" and resolve_null("init:2,step0", 1e6) == "init:2,step0"
+    from geomprobe.nulls import specs_text
+
+    for text, read in (("auto", "init:3"), ("init:2,step0", "init:2,step0"), ("init-once:auto", "init-once:3")):
+        assert specs_text(AblationConfig(null=text).null_specs(n_params=1e6)) == read  # --null parsed in one place
+    assert specs_text(AblationConfig(null="auto").null_specs(n_params=1e6, run_seed=2)) == "init:3"
     planned = plan(suites=AblationConfig(n_per_k=4, ops="cut", n_random=3, null="init:2"),
                    run_config=RunConfig(model="tiny-llama"), device="cpu")
     sweeps = planned.suites[0].sweeps

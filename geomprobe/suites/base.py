@@ -37,6 +37,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
+from typing import Literal
 
 from geomprobe.errors import ConfigError
 from geomprobe.options import as_dict, option, validate
@@ -136,6 +137,22 @@ def load_faces(face: str) -> list[str]:
             continue
         found.append(spec.name)
     return found
+
+
+# --definitions, one option of every suite that has it (geometry, sula, ablation): its choices, default
+# and help written once (METHODS.md section 11)
+Definitions = Literal["geomprobe", "paper-code", "paper-code-as-released"]
+DEFINITIONS_HELP = ("geomprobe | paper-code: also each headline number as the papers' released code defines it, side "
+                    "by side (METHODS.md section 11; the ablation edits as that code does: raw, uncentred values "
+                    "along the raw-PCA axis, random axes not orthogonal to it, not matched; measured as always) | "
+                    "paper-code-as-released: the same on the released code's GPT-NeoX value split (the fused "
+                    "query_key_value columns it calls values: queries and keys of some heads among them), to "
+                    "reproduce its figures")
+
+
+def definitions_option():
+    """The --definitions field of a suite config (Definitions, DEFINITIONS_HELP)."""
+    return option("geomprobe", DEFINITIONS_HELP)
 
 
 NULL_HELP = ("untrained null models, each measured as the model is (on its own sample, axis or sequences) and "

@@ -84,7 +84,7 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import ExtractionConfig
 from geomprobe.sula import generate
 
-from ..base import NullOptions, option, register_suite
+from ..base import Definitions, NullOptions, definitions_option, option, register_suite
 from ..sula import SulaPromptOptions, sula_setup
 from ..sula import unsupported as sula_unsupported
 from .axis import (  # noqa: F401  (re-exported)
@@ -127,10 +127,8 @@ from .controls import (  # noqa: F401  (re-exported)
 from .nulls import (  # noqa: F401  (re-exported)
     ABLATION_NULL_COUNTS,
     ablation_null_count,
-    ablation_nulls,
     null_ablation,
     null_ablations,
-    resolve_null,
     untrained_for,
 )
 from .passes import (  # noqa: F401  (re-exported)
@@ -181,16 +179,14 @@ class AblationConfig(SulaPromptOptions, NullOptions):
     cut_lambda: float = option(1.0, "cut strength (1 removes the axis, 0 leaves the values as they are)",
                                cli="--lambda")
     positions: Literal["all", "final"] = option("all", "edit the values at every position or at the final token only")
-    definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
-        "geomprobe", "geomprobe | paper-code: edit as the papers' released code does (raw, uncentred values along "
-                     "the raw-PCA axis; random axes not orthogonal to it, with its sigma; not matched); measured as "
-                     "always | paper-code-as-released: the same on the released code's GPT-NeoX value split (the "
-                     "fused query_key_value columns it calls values: queries and keys of some heads among them)")
+    definitions: Definitions = definitions_option()
 
     def null_specs(self, loaded=None, n_params: float | None = None, run_seed: int = 0) -> list:
         """--null: `auto` is init:N with N from ablation_null_count (a copy costs a whole suite)."""
-        return ablation_nulls(self.null, loaded, n_params=n_params if n_params is not None or loaded is not None
-                              else 0, run_seed=run_seed)
+        from geomprobe.nulls import null_specs
+
+        return null_specs(self.null, loaded, n_params=n_params if n_params is not None or loaded is not None else 0,
+                          run_seed=run_seed, auto_count=ablation_null_count)
 
 
 def unsupported(loaded, run_config) -> str | None:

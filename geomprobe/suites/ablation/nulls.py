@@ -36,26 +36,6 @@ def ablation_null_count(n_params: float | None) -> int:
     return next(count for limit, count in ABLATION_NULL_COUNTS if n_params <= limit)
 
 
-def resolve_null(text: str, n_params: float | None) -> str:
-    """--null with `auto` (or init:auto) replaced by init:N, N = ablation_null_count(n_params)."""
-    parts = [part.strip() for part in (text or "").split(",") if part.strip()]
-    count = ablation_null_count(n_params)
-    return ",".join(f"init:{count}" if part in ("auto", "init:auto") else
-                    f"{part.split(':')[0]}:{count}" if part in ("init-once:auto", "init-legacy:auto") else part
-                    for part in parts)
-
-
-def ablation_nulls(text: str, loaded=None, n_params: float | None = None, run_seed: int = 0):
-    """--null for the ablation suite -> [NullSpec]: `auto` is init:N with N from ablation_null_count
-    (the parameters of `loaded`, or n_params); everything else as geomprobe.nulls.null_specs (the
-    copies' seeds from run_seed)."""
-    from geomprobe.nulls import null_specs
-
-    if n_params is None and loaded is not None:
-        n_params = sum(p.numel() for p in loaded.model.parameters())
-    return null_specs(resolve_null(text, n_params), loaded, run_seed=run_seed)
-
-
 def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, needed: list[int]) -> dict:
     """The suite's conditions on one untrained copy: the SULA main condition extracted through it,
     its own axes fitted there, its own matched controls, the same passes; per condition the

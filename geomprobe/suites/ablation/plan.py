@@ -6,6 +6,7 @@ again on each untrained null copy. The prompts are the sula suite's (geomprobe.s
 from __future__ import annotations
 
 from geomprobe.errors import ConfigError
+from geomprobe.nulls import specs_text
 from geomprobe.options import fields_of
 from geomprobe.plan import DTYPE_BYTES, Passes, PlanContext, SuitePlan, register_planner
 from geomprobe.suites.ablation.conditions import (
@@ -16,7 +17,6 @@ from geomprobe.suites.ablation.conditions import (
     parse_ops,
     without_layers,
 )
-from geomprobe.suites.ablation.nulls import resolve_null
 from geomprobe.suites.sula import SulaPromptOptions
 from geomprobe.suites.sula.plan import sula_lengths, sula_unsupported
 
@@ -116,7 +116,7 @@ def plan_ablation(ctx: PlanContext, options, sula_options=None) -> SuitePlan:
         out.sweeps.append(Passes(f"{load.what}: its own axis fit, SULA main condition", lengths, ctx.batch,
                                 layers=len(main_layers), readout_width=width, on="null"))
         out.sweeps += passes(f"{load.what}: ", "null")
-    null_text = resolve_null(options.null, ctx.arch.n_params)  # how auto reads, for the note
+    null_text = specs_text(options.null_specs(n_params=ctx.arch.n_params))  # how auto reads, for the note
     if null_text != (options.null or "").strip() and null_text:
         out.notes.append(f"--null {options.null}: {null_text} (the ablation's count from the model's "
                          f"{ctx.arch.n_params / 1e6:.0f}M parameters; each copy runs every condition)")

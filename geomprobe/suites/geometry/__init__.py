@@ -32,7 +32,7 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
 
-from ..base import NullOptions, SuiteConfig, option, register_suite, suite_prompts
+from ..base import Definitions, NullOptions, SuiteConfig, definitions_option, option, register_suite, suite_prompts
 from .results import SCHEMA_VERSION, GeometryResults
 
 N_WINDTUNNEL_CANDIDATES = 1000
@@ -79,10 +79,7 @@ class GeometryConfig(ManifoldOptions, NullOptions):
                                              "this times the untrained copies' (the default: the largest ratio of the "
                                              "shipped wind tunnels, which track an exact posterior; METHODS.md 5)",
                                 min=1)
-    definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
-        "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
-                     "side by side (METHODS.md section 11) | paper-code-as-released: the same plus the released "
-                     "code's GPT-NeoX value split (queries and keys mixed into the values), to reproduce its figures")
+    definitions: Definitions = definitions_option()
 
     def readouts(self) -> tuple[str, ...]:
         return (self.readout,) if self.definitions == "geomprobe" else tuple(dict.fromkeys((self.readout, "hidden")))

@@ -58,7 +58,16 @@ from geomprobe.sula import (
     generate,
 )
 
-from ..base import NullOptions, SuiteConfig, needs_next_token, option, register_suite, windtunnel_task
+from ..base import (
+    Definitions,
+    NullOptions,
+    SuiteConfig,
+    definitions_option,
+    needs_next_token,
+    option,
+    register_suite,
+    windtunnel_task,
+)
 from .results import SCHEMA_VERSION, SulaResults
 
 Control = Literal["lexical_remap", "shuffled", "carrier_mask", "label_mask"]
@@ -91,10 +100,7 @@ class SulaConfig(SulaPromptOptions, NullOptions):
     controls: tuple[Control, ...] = option(CONTROLS, "comma-separated controls, or all | none",
                                            aliases={"all": CONTROLS, "none": ()})
     readout: Readout = option("values", "what the axis is fitted on")
-    definitions: Literal["geomprobe", "paper-code", "paper-code-as-released"] = option(
-        "geomprobe", "geomprobe | paper-code: also each headline number as the papers' released code defines it, "
-                     "side by side (METHODS.md section 11) | paper-code-as-released: the same plus the released "
-                     "code's GPT-NeoX value split (queries and keys mixed into the values), to reproduce its figures")
+    definitions: Definitions = definitions_option()
 
     def readouts(self) -> tuple[str, ...]:
         return (self.readout,) if self.definitions == "geomprobe" else tuple(dict.fromkeys((self.readout, "hidden")))
