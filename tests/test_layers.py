@@ -202,3 +202,18 @@ def test_the_source_cites_files_that_exist_and_no_tracker_numbers():
                                                                                                    "benchmarks")):
                     bad.append(f"{where}: cites {cited}, which the repository does not have")
     assert not bad, "\n".join(bad)
+
+
+def test_no_suite_imports_another(graph):
+    """What two suites share sits below both (geomprobe.suites.base, geomprobe.suites.entropy_axis),
+    so a suite runs without another suite's code. Faces (plan, compare, figures, card) are read by
+    the machinery above; the ablation's plan face reads the sula plan face's prompt lengths."""
+    suites = sorted({m.split(".")[2] for m in graph if m.count(".") >= 2 and m.startswith("geomprobe.suites.")
+                     and (PACKAGE / "suites" / m.split(".")[2]).is_dir()})
+    assert {"sula", "ablation", "geometry"} <= set(suites)
+    faces = {"plan", "compare", "figures", "card"}
+    crossing = [f"{importer} imports {target}" for importer, targets in graph.items() for target in targets
+                if importer.startswith("geomprobe.suites.") and target.startswith("geomprobe.suites.")
+                and importer.split(".")[2] in suites and target.split(".")[2] in suites
+                and importer.split(".")[2] != target.split(".")[2] and importer.split(".")[-1] not in faces]
+    assert not crossing, "\n".join(crossing)

@@ -1,6 +1,6 @@
 """The `ablation` suite: entropy-axis interventions against random axes (METHODS.md section 8).
 
-1. Prompts: the SULA main condition (geomprobe.suites.sula.sula_setup, the sula settings of the
+1. Prompts: the SULA main condition (geomprobe.suites.entropy_axis.sula_setup, the sula settings of the
    RunConfig; --n-per-k defaults to 100 here, 250 in the sula suite).
 2. Axis per layer: PC1 of the standardised final-token values over those prompts, oriented so that
    the Spearman rho(z . u, H_model) >= 0 (sula_metrics.fit_axis), with its means, scales and
@@ -85,8 +85,8 @@ from geomprobe.extraction import ExtractionConfig
 from geomprobe.sula import generate
 
 from ..base import Definitions, NullOptions, definitions_option, option, register_suite
-from ..sula import SulaPromptOptions, sula_setup
-from ..sula import unsupported as sula_unsupported
+from ..entropy_axis import SulaPromptOptions, sula_setup
+from ..entropy_axis import unsupported as sula_unsupported
 from .axis import (  # noqa: F401  (re-exported)
     PAPER_CODE_EDITS,
     RELEASED_EDITS,

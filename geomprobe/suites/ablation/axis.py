@@ -43,7 +43,7 @@ def fit_axes(ctx, spec, choice, records, needed: list[int], work) -> dict[int, I
     """Run the SULA main condition through the sula suite's code (extraction in
     work/extraction-main, axes in work/axis.npz) and return the layers whose axis could be fitted."""
     from geomprobe.interventions import InterventionAxis
-    from geomprobe.suites.sula import extract_condition, main_axes, main_layers, save_axis_file
+    from geomprobe.suites.entropy_axis import extract_condition, main_axes, main_layers, save_axis_file
 
     last = ctx.loaded.adapter.shape.n_layers - 1
     _, model, vectors = extract_condition(ctx, spec, choice, records, "main", main_layers(ctx.loaded.adapter, needed),

@@ -42,7 +42,7 @@ def null_ablation(ctx, null, copy, spec, choice, records, operations, sets, need
     primary statistic and the true and random axes' behaviour changes. A condition whose layers
     have no axis on this copy (or nothing downstream) is left out with why."""
     from geomprobe.interventions import InterventionAxis, save_axes
-    from geomprobe.suites.sula import main_axes, main_layers
+    from geomprobe.suites.entropy_axis import main_axes, main_layers
 
     config = ctx.options
     work = ctx.work / "nulls" / null.name

@@ -17,7 +17,7 @@ from geomprobe.suites.ablation.conditions import (
     parse_ops,
     without_layers,
 )
-from geomprobe.suites.sula import SulaPromptOptions
+from geomprobe.suites.entropy_axis import SulaPromptOptions
 from geomprobe.suites.sula.plan import sula_lengths, sula_unsupported
 
 

@@ -23,7 +23,7 @@ from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
 
 from ..base import NullOptions, option, register_suite, windtunnel_task
-from ..geometry import ManifoldOptions, readout_matrix, shares_sample, stratified_prompts
+from ..sampling import ManifoldOptions, readout_matrix, shares_sample, stratified_prompts
 from .results import SCHEMA_VERSION, DomainResults
 
 
