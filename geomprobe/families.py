@@ -2,12 +2,15 @@
 
 Everything that depends on a model's family is derived from this table: the adapters registry
 (geomprobe.adapters.ADAPTERS), the type -> family lookup of the model registry, the planner's
-parameter layouts and config-class names (geomprobe.plan), the model types whose prefix reuse is
-proven (geomprobe.prefix.PROVEN) and the built-in tiny models (geomprobe.models.builtin.TINY_MODELS)
-that every family-parametrised test runs on.
+parameter layouts (geomprobe.layouts) and config-class names (geomprobe.plan), the Auto class that
+builds a model (auto_class), the released code's fused-qkv split (released_fused_qkv), the model
+types whose prefix reuse is proven (geomprobe.prefix.PROVEN) and the built-in tiny models
+(geomprobe.models.builtin.TINY_MODELS) that every family-parametrised test runs on. No other module
+names a family (tests/test_families.py).
 
-Adding a family: write its adapter file (geomprobe/adapters/<name>.py) when none of the existing
-ones reads it, and add one row here with its tiny model. The tests iterate over the rows, so the
+Adding a family: write its adapter file (geomprobe/adapters/<name>.py) and its layout
+(geomprobe/layouts.py) when none of the existing ones reads it, and add one row here with its tiny
+model. The tests iterate over the rows, so the
 new row is checked by every existing family test (extraction against TransformerLens and eager
 attention, hooks, planning against the built model's parameter count, prefix reuse, quantisation).
 """
@@ -21,9 +24,10 @@ from dataclasses import dataclass, field
 class Family:
     """One transformers model type.
 
-    family: the adapter family, which is also the planner's parameter layout: gpt_neox (fused
-        query_key_value, parallel residual), llama (separate q/k/v/o, gated MLP, grouped-query
-        attention), phi (separate q/k/v, dense, partial rotary), bert (encoder).
+    layout: the parameter layout, which is also the adapter family recorded in a run's manifest:
+        gpt_neox (fused query_key_value, parallel residual), llama (separate q/k/v/o, gated MLP,
+        grouped-query attention), phi (separate q/k/v, dense, partial rotary), bert (encoder). Its
+        parameter groups and config field names are geomprobe.layouts.LAYOUTS[layout].
     adapter: "module.Class" under geomprobe.adapters.
     config_class: the transformers config class (what a config object's class name is).
     tiny: the built-in random-init model of this type (its config overrides and note).
@@ -39,10 +43,15 @@ class Family:
     rotary: "full", "partial" (a fraction of each head) or "none" (learned absolute positions).
     prefix_reuse: blocks below an edit give the same states with and without it (geomprobe.prefix;
         tests/test_prefix_reuse.py checks every row where this is True).
+    experts: the MLP is a mixture of experts (Mixtral: fused 3-D expert weights and a router).
+    mlp_bias_option: the config's `mlp_bias` field adds biases to the MLP projections (Llama).
+    released_fused_qkv: the papers' released code reads this type's fused query_key_value output as
+        (3, H, d) blocks, so `--definitions paper-code-as-released` edits and reads other columns than
+        the model's values (geomprobe.paper_code.neox_split).
     """
 
     model_type: str
-    family: str
+    layout: str
     adapter: str
     config_class: str
     tiny: str
@@ -57,23 +66,26 @@ class Family:
     block_norms: int = 2
     rotary: str = "full"
     prefix_reuse: bool = True
+    experts: bool = False
+    mlp_bias_option: bool = False
+    released_fused_qkv: bool = False
 
 
 FAMILY_ROWS: tuple[Family, ...] = (
     Family("gpt_neox", "gpt_neox", "gpt_neox.GPTNeoXAdapter", "GPTNeoXConfig", "tiny-neox",
            dict(intermediate_size=512, rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False,
                 bos_token_id=0, eos_token_id=0),
-           "random init from a config", rotary="partial"),
+           "random init from a config", rotary="partial", released_fused_qkv=True),
     Family("llama", "llama", "llama.LlamaAdapter", "LlamaConfig", "tiny-llama",
            dict(intermediate_size=256, num_key_value_heads=2, bos_token_id=1, eos_token_id=0, pad_token_id=None),
-           "random init, grouped-query attention", "bos", bos=True),
+           "random init, grouped-query attention", "bos", bos=True, mlp_bias_option=True),
     Family("mistral", "llama", "llama.LlamaAdapter", "MistralConfig", "tiny-mistral",
            dict(intermediate_size=256, num_key_value_heads=2, sliding_window=8, bos_token_id=1, eos_token_id=0),
            "random init, sliding window 8", "bos", bos=True),
     Family("mixtral", "llama", "llama.LlamaAdapter", "MixtralConfig", "tiny-mixtral",
            dict(intermediate_size=128, num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2,
                 sliding_window=None, bos_token_id=1, eos_token_id=0),
-           "random init, 4 experts", "bos", bos=True),
+           "random init, 4 experts", "bos", bos=True, experts=True),
     Family("qwen2", "llama", "llama.LlamaAdapter", "Qwen2Config", "tiny-qwen2",
            dict(intermediate_size=256, num_key_value_heads=2, bos_token_id=0, eos_token_id=0,
                 tie_word_embeddings=False),
@@ -101,12 +113,27 @@ FAMILIES: dict[str, Family] = {row.model_type: row for row in FAMILY_ROWS}
 if len(FAMILIES) != len(FAMILY_ROWS):
     raise RuntimeError("geomprobe.families: a model type has two rows")
 
-FAMILY_OF_TYPE: dict[str, str] = {t: row.family for t, row in FAMILIES.items()}  # model_type -> adapter family
+FAMILY_OF_TYPE: dict[str, str] = {t: row.layout for t, row in FAMILIES.items()}  # model_type -> adapter family
 CONFIG_CLASS_TYPES: dict[str, str] = {row.config_class: t for t, row in FAMILIES.items()}
-LLAMA_LIKE: tuple[str, ...] = tuple(t for t, row in FAMILIES.items() if row.family == "llama")
+LLAMA_LIKE: tuple[str, ...] = tuple(t for t, row in FAMILIES.items() if row.layout == "llama")
+ENCODER_LAYOUTS: frozenset[str] = frozenset(row.layout for row in FAMILY_ROWS if row.encoder)
+# the wind tunnels' transformer (geomprobe.windtunnel.models builds GPT-NeoX models)
+WINDTUNNEL_TYPE = "gpt_neox"
+
+
+def auto_class(family: str) -> str:
+    """The transformers Auto class that builds a model of this adapter family (layout): an encoder's
+    base model (no LM head) or a causal language model."""
+    return "AutoModel" if family in ENCODER_LAYOUTS else "AutoModelForCausalLM"
+
+
+def released_fused_qkv(model_type: str) -> bool:
+    """Family.released_fused_qkv of a model type (False for a type without a row)."""
+    row = FAMILIES.get(model_type)
+    return bool(row and row.released_fused_qkv)
 BOS_TYPES: tuple[str, ...] = tuple(t for t, row in FAMILIES.items() if row.bos)
 PREFIX_REUSE_TYPES: tuple[str, ...] = tuple(t for t, row in FAMILIES.items() if row.prefix_reuse)
 
 
-__all__ = ["BOS_TYPES", "CONFIG_CLASS_TYPES", "FAMILIES", "FAMILY_OF_TYPE", "FAMILY_ROWS", "LLAMA_LIKE",
-           "PREFIX_REUSE_TYPES", "Family"]
+__all__ = ["BOS_TYPES", "CONFIG_CLASS_TYPES", "ENCODER_LAYOUTS", "FAMILIES", "FAMILY_OF_TYPE", "FAMILY_ROWS",
+           "LLAMA_LIKE", "PREFIX_REUSE_TYPES", "WINDTUNNEL_TYPE", "Family", "auto_class", "released_fused_qkv"]

@@ -35,6 +35,7 @@ import torch
 
 from geomprobe.adapters import adapter_for
 from geomprobe.attention import ATTN_IMPLEMENTATION, QueryRowsCapture, capture_query_rows
+from geomprobe.families import auto_class
 from geomprobe.hooks import Hook, edit, hooked, watch
 
 
@@ -188,8 +189,7 @@ def fresh_model(loaded_or_model, seed: int):
             setattr(config, name, getattr(config, name)[:1])
     config._attn_implementation = "eager"
     torch.manual_seed(seed)
-    model_class = (transformers.AutoModel if adapter_for(model).family == "bert"
-                   else transformers.AutoModelForCausalLM)
+    model_class = getattr(transformers, auto_class(adapter_for(model).family))
     return model_class.from_config(config, dtype=torch.float32)
 
 

@@ -42,6 +42,7 @@ import re
 from dataclasses import dataclass
 
 from geomprobe.errors import ConfigError
+from geomprobe.families import auto_class
 
 INIT_SEED0 = 1000
 SEED_STRIDE = 1000  # copies per run seed: init:N takes N <= SEED_STRIDE
@@ -194,7 +195,7 @@ def fresh_copy(loaded, seed: int, build: str = "own-init"):
         raise ConfigError(f"an untrained copy's build is 'own-init' or 'legacy', not {build!r}")
     config = copy.deepcopy(loaded.model.config)
     config._attn_implementation = loaded.attn_implementation
-    model_class = transformers.AutoModel if loaded.family == "bert" else transformers.AutoModelForCausalLM
+    model_class = getattr(transformers, auto_class(loaded.family))
     torch.manual_seed(seed)
     dtype = getattr(torch, loaded.dtype)
     if build == "legacy":

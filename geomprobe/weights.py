@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from geomprobe.errors import ConfigError
+from geomprobe.families import auto_class
 
 
 def _norm_scale(adapter, layer: int) -> np.ndarray | None:
@@ -76,7 +77,7 @@ def init_key_weights(loaded, seed: int, n_layers: int = 2) -> list[np.ndarray]:
     config = _shrunk_config(loaded.model.config, min(n_layers, loaded.adapter.shape.n_layers))
     config._attn_implementation = "eager"
     torch.manual_seed(seed)
-    model_class = transformers.AutoModel if loaded.family == "bert" else transformers.AutoModelForCausalLM
+    model_class = getattr(transformers, auto_class(loaded.family))
     model = model_class.from_config(config, dtype=torch.float32)
     try:
         return key_weight_stack(model)
@@ -107,9 +108,10 @@ def token_keys(loaded, n_tokens: int = 256, seed: int = 0, fold_ln: bool = True)
 
 
 def step0_source(loaded) -> str | None:
-    """Pythia publishes its untrained weights as revision `step0`; other families do not."""
+    """Pythia publishes its untrained weights as revision `step0` of every hub repository; other
+    model series do not."""
     source = loaded.source
-    if loaded.family == "gpt_neox" and "pythia" in source.lower() and not source.startswith(("/", ".")):
+    if "/pythia" in source.lower() and not source.startswith(("/", ".")):
         return f"{source}@step0"
     return None
 

@@ -35,10 +35,10 @@ def test_the_family_table_is_the_one_source(load_tiny):
     assert set(ADAPTERS) == set(rows) == set(FAMILY_OF_TYPE)
     assert {row.tiny for row in rows.values()} == set(TINY_MODELS)
     for model_type, row in rows.items():
-        assert ADAPTERS[model_type].family == row.family == FAMILY_OF_TYPE[model_type]
+        assert ADAPTERS[model_type].family == row.layout == FAMILY_OF_TYPE[model_type]
         assert getattr(transformers, row.config_class).model_type == model_type
         assert CONFIG_CLASS_TYPES[row.config_class] == model_type
-        assert (model_type in PROVEN) == row.prefix_reuse and (model_type in LLAMA_LIKE) == (row.family == "llama")
+        assert (model_type in PROVEN) == row.prefix_reuse and (model_type in LLAMA_LIKE) == (row.layout == "llama")
         assert TINY_MODELS[row.tiny].encoder == row.encoder
         loaded = load_tiny(row.tiny)
         assert loaded.model.config.model_type == model_type
@@ -103,3 +103,28 @@ def test_gemma3_embeds_with_its_scale_and_sandwich_norms(load_tiny):
     handle.remove()
     keys = layer0_token_keys(loaded, ids[:1].numpy())  # [G, 1, d], before the key norm
     torch.testing.assert_close(torch.from_numpy(keys[:, 0]).flatten(), seen["k"][0, 0].float(), rtol=1e-4, atol=1e-5)
+
+
+def test_no_family_is_named_outside_the_family_table_and_its_adapters():
+    """What depends on a family is answered by its row (geomprobe.families), its layout
+    (geomprobe.layouts) or its adapter (geomprobe/adapters/), so a new family is one row and one
+    adapter file: no other module compares with a model type or layout name. models/published.py
+    is exempt: its entries are published config.json fields, which name their model_type."""
+    import ast
+    from pathlib import Path
+
+    import geomprobe
+    from geomprobe.families import FAMILY_ROWS
+
+    names = {row.model_type for row in FAMILY_ROWS} | {row.layout for row in FAMILY_ROWS}
+    package = Path(geomprobe.__file__).parent
+    allowed = {"families.py", "layouts.py", "models/published.py"}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        where = path.relative_to(package).as_posix()
+        if where in allowed or where.startswith("adapters/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in names:
+                found.append(f"geomprobe/{where}:{node.lineno}: {node.value!r}")
+    assert not found, "ask the family row, its layout or its adapter instead:\n" + "\n".join(found)

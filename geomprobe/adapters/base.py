@@ -174,6 +174,12 @@ class Adapter:
         s = self.shape
         return output.view(*output.shape[:-1], s.n_kv_heads, s.d_head)
 
+    def split_keys(self, output):
+        """key_module output [..., out] -> keys [..., n_kv_heads, d_head], the model's own split (a
+        torch tensor or a numpy array: reshapes and indexing only)."""
+        s = self.shape
+        return output.reshape(*output.shape[:-1], s.n_kv_heads, s.d_head)
+
     def merge_values(self, output: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
         """value_module output with its value part replaced by `values` [batch, pos, n_kv_heads, d_head]."""
         return values.reshape(output.shape).to(output.dtype)

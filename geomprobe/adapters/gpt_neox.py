@@ -39,6 +39,10 @@ class GPTNeoXAdapter(Adapter):
     def split_values(self, output):
         return self._per_head(output)[..., 2, :]
 
+    def split_keys(self, output):
+        s = self.shape
+        return output.reshape(*output.shape[:-1], s.n_heads, 3, s.d_head)[..., 1, :]
+
     def merge_values(self, output, values):
         merged = self._per_head(output.clone())
         merged[..., 2, :] = values.to(output.dtype)

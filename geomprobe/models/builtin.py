@@ -44,7 +44,7 @@ class TinyModel:
 # One per model type of the family table (geomprobe.families: its tiny model's config and note);
 # tests run every code path on each.
 TINY_MODELS: dict[str, TinyModel] = {
-    row.tiny: TinyModel(row.config_class, row.tiny_overrides, row.family, row.tiny_note, row.special_tokens,
+    row.tiny: TinyModel(row.config_class, row.tiny_overrides, row.layout, row.tiny_note, row.special_tokens,
                         encoder=row.encoder)
     for row in FAMILY_ROWS}
 BUILTIN_CONFIGS: dict[str, tuple[str, dict]] = {name: (m.config_class, m.overrides) for name, m in TINY_MODELS.items()}

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from geomprobe.console import transformers_silenced
 from geomprobe.errors import ConfigError, ModelNotFoundError
+from geomprobe.families import auto_class
 
 from .gguf import PACKAGED, ensure_gguf, ensure_packaged, is_gguf_path, missing_package_error, packaged_files
 from .loaded import LoadedModel
@@ -304,7 +305,7 @@ def load_model(spec, *, dtype: str = "float32", device: str = "auto", device_map
         device_map = device_map or (device if device != "cpu" else "cpu")
     if device_map is not None:
         kwargs["device_map"] = device_map
-    model_class = transformers.AutoModel if family == "bert" else transformers.AutoModelForCausalLM
+    model_class = getattr(transformers, auto_class(family))
     try:
         model = _from_pretrained(model_class.from_pretrained, resolved, **kwargs)
     except (OSError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as error:

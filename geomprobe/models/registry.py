@@ -118,7 +118,8 @@ _BUILTIN = _builtin()
 # Wind tunnels (see geomprobe.windtunnel.builtin, RECIPES): shipped with the package (reference.py), else
 # trained on first use and cached.
 def _windtunnel(task: str, n_layers: int, n_heads: int, d_model: int, note: str, caveat: str = "") -> ModelInfo:
-    return ModelInfo(f"windtunnel-{task}", f"windtunnel:{task}", "gpt_neox", n_layers, n_heads, n_heads, d_model, note,
+    return ModelInfo(f"windtunnel-{task}", f"windtunnel:{task}", FAMILY_OF_TYPE[families.WINDTUNNEL_TYPE], n_layers, n_heads,
+                     n_heads, d_model, note,
                      d_head=d_model // n_heads, caveat=caveat)
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from geomprobe.families import released_fused_qkv
+
 from .definitions import DEFINITIONS
 from .layouts import llama_keys_as_released, neox_released_blocks, neox_split
 from .orthogonality import embedding_key_orthogonality, final_token_key_orthogonality, vocab_token_key_cosine
@@ -182,10 +184,7 @@ def final_token_keys(loaded, prompts, max_tokens: int | None = None, batch_size:
     adapter, shape = loaded.adapter, loaded.adapter.shape
     outputs = final_token_outputs(loaded, prompts, [adapter.key_module(layer) for layer in range(shape.n_layers)],
                                   max_tokens, batch_size)
-    if adapter.family == "gpt_neox":
-        layers = [neox_split(rows, shape.n_heads, shape.d_head)[1] for rows in outputs]
-    else:
-        layers = [rows.reshape(len(rows), shape.n_kv_heads, shape.d_head) for rows in outputs]
+    layers = [adapter.split_keys(rows) for rows in outputs]
     return np.stack(layers, axis=1)
 
 
@@ -202,7 +201,7 @@ def released_final_token_values(loaded, prompts, layer: int, max_tokens: int | N
 
     adapter, shape = loaded.adapter, loaded.adapter.shape
     attention = adapter.attention(layer)
-    if adapter.family == "gpt_neox":
+    if released_fused_qkv(loaded.model.config.model_type):
         what = (f"query_key_value columns {2 * shape.n_heads * shape.d_head}-{3 * shape.n_heads * shape.d_head - 1} "
                 f"read as (3, H, d): {', '.join(f'{kind}{head}' for head, kind in neox_released_blocks(shape.n_heads))}")
     elif hasattr(attention, "v_proj"):
@@ -211,7 +210,7 @@ def released_final_token_values(loaded, prompts, layer: int, max_tokens: int | N
         raise ConfigError(f"--definitions paper-code-as-released knows the released layouts of GPT-NeoX and "
                           f"Llama-like attention, not {type(attention).__name__}")
     [matrix] = final_token_outputs(loaded, prompts, [adapter.value_module(layer)], max_tokens, batch_size)
-    if adapter.family == "gpt_neox":
+    if released_fused_qkv(loaded.model.config.model_type):
         matrix = neox_split(matrix, shape.n_heads, shape.d_head, as_released=True)[2].reshape(len(matrix), -1)
     return matrix, what
 
@@ -246,7 +245,7 @@ def released_final_token_keys(loaded, prompts, max_tokens: int | None = None,
 
     adapter, shape = loaded.adapter, loaded.adapter.shape
     attention = adapter.attention(shape.n_layers - 1)
-    if adapter.family == "gpt_neox":
+    if released_fused_qkv(loaded.model.config.model_type):
         what = (f"query_key_value columns {shape.n_heads * shape.d_head}-{2 * shape.n_heads * shape.d_head - 1} "
                 f"read as (3, H, d): {', '.join(f'{kind}{head}' for head, kind in neox_released_blocks(shape.n_heads, 'k'))}")
     elif hasattr(attention, "k_proj"):
@@ -262,7 +261,7 @@ def released_final_token_keys(loaded, prompts, max_tokens: int | None = None,
                           f"Llama-like attention, not {type(attention).__name__}")
     outputs = final_token_outputs(loaded, prompts, [adapter.key_module(layer) for layer in range(shape.n_layers)],
                                   max_tokens, batch_size)
-    if adapter.family == "gpt_neox":
+    if released_fused_qkv(loaded.model.config.model_type):
         layers = [neox_split(rows, shape.n_heads, shape.d_head, as_released=True)[1] for rows in outputs]
     else:
         layers = [llama_keys_as_released(rows, shape.n_heads, shape.n_kv_heads, shape.d_head) for rows in outputs]

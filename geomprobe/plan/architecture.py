@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from geomprobe import families
 from geomprobe.errors import ConfigError
+from geomprobe.layouts import LAYOUTS
 
 # from the family table (geomprobe.families): config class -> model type, the llama layout's types,
 # tokenizers that prepend a BOS token
@@ -65,63 +66,36 @@ class Architecture:
 
 def parameter_groups(fields: dict) -> dict:
     """config.json fields -> the parameter groups of the transformers model built from them (the
-    defaults of the transformers config classes where a field is absent)."""
-    c = fields
-    t = c["model_type"]
-    D, L, H, V = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"], c["vocab_size"]
+    defaults of the transformers config classes where a field is absent), by the model type's
+    layout (geomprobe.layouts)."""
+    t = fields["model_type"]
+    row = families.FAMILIES.get(t)
+    if row is None or row.layout not in LAYOUTS:
+        raise ConfigError(f"planning knows no parameter layout for model type '{t}'")
+    layout = LAYOUTS[row.layout]
+    c = layout.canonical(fields)
+    D, V = c["hidden_size"], c["vocab_size"]
     F = c.get("intermediate_size") or 4 * D
-    KV = c.get("num_key_value_heads") or H
-    dh = c.get("head_dim") or D // H
+    H = c["num_attention_heads"]
     tied = bool(c.get("tie_word_embeddings", False))
     g = {"embedding": V * D, "lm_head": 0 if tied else V * D, "linear": 0, "linear_rows": 0, "experts": 0, "small": 0,
-         "gated": False, "causal": True, "d_ff": F, "n_kv_heads": KV, "d_head": dh, "n_experts": None,
-         "experts_per_token": None}
-    if t == "gpt_neox":
-        bias = bool(c.get("attention_bias", True))
-        g["linear"] = L * (4 * D * D + 2 * D * F)
-        g["linear_rows"] = L * (5 * D + F)
-        g["small"] = L * (4 * D + (4 * D if bias else 0) + F + D) + 2 * D
-    elif t in LLAMA_LIKE:
-        g["gated"] = True
-        attn, attn_rows = D * dh * (2 * H + 2 * KV), dh * (H + 2 * KV) + D
-        row = families.FAMILIES[t]
-        if row.qkv_bias:
-            bias = dh * (H + 2 * KV)
-        elif c.get("attention_bias", False):  # q, k, v and o biases (Llama, Qwen3)
-            bias = dh * (H + 2 * KV) + D
-        else:
-            bias = 0
-        bias += 2 * dh if row.key_norm else 0  # the query and key RMSNorm weights (per head, shared)
-        mlp_bias = 2 * F + D if t == "llama" and c.get("mlp_bias", False) else 0
-        g["linear"], g["linear_rows"] = L * attn, L * attn_rows
-        if t == "mixtral":
-            E = c.get("num_local_experts", 8)
-            g.update(n_experts=E, experts_per_token=c.get("num_experts_per_tok", 2))
-            g["experts"] = L * E * 3 * D * F
-            g["small"] = L * (2 * D + bias + D * E) + D
-        else:
-            g["linear"] += L * 3 * D * F
-            g["linear_rows"] += L * (2 * F + D)
-            g["small"] = L * (row.block_norms * D + bias + mlp_bias) + D
-    elif t == "phi":
-        attn = D * dh * (2 * H + 2 * KV)
-        g["linear"] = L * (attn + 2 * D * F)
-        g["linear_rows"] = L * (dh * (H + 2 * KV) + D + F + D)
-        qk_norm = 4 * dh if c.get("qk_layernorm", False) else 0
-        g["small"] = L * (dh * (H + 2 * KV) + D + F + D + 2 * D + qk_norm) + 2 * D
-        g["lm_head"] += V  # the unembedding's bias
-    elif t == "bert":
-        g["causal"], g["lm_head"] = False, 0
-        g["embedding"] = (V + c.get("max_position_embeddings", 512) + c.get("type_vocab_size", 2)) * D
-        g["linear"] = L * (4 * D * D + 2 * D * F) + D * D  # the pooler is a linear layer too
-        g["linear_rows"] = L * (5 * D + F) + D
-        g["small"] = 2 * D + L * (4 * D + F + D + 4 * D) + D
-    else:
-        raise ConfigError(f"planning knows no parameter layout for model type '{t}'")
+         "gated": False, "causal": True, "d_ff": F, "n_kv_heads": c.get("num_key_value_heads") or H,
+         "d_head": c.get("head_dim") or D // H, "n_experts": None, "experts_per_token": None}
+    layout.groups(c, row, g)
     return g
 
 
+def canonical_fields(fields: dict) -> dict:
+    """config.json fields with the common names (hidden_size, num_hidden_layers, ...) filled in from
+    the names the model type's layout gives them (geomprobe.layouts.Layout.field_names)."""
+    row = families.FAMILIES.get(fields.get("model_type"))
+    return LAYOUTS[row.layout].canonical(fields) if row is not None and row.layout in LAYOUTS else fields
+
+
 def architecture_from_fields(fields: dict, n_params: int | None = None, source: str = "") -> Architecture:
+    """The Architecture of a model from its config.json fields (n_params: the published total, when
+    known, else the sum of the parameter groups)."""
+    fields = canonical_fields(fields)
     g = parameter_groups(fields)
     counted = g["embedding"] + g["lm_head"] + g["linear"] + g["experts"] + g["small"]
     return Architecture(

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from geomprobe import families
 from geomprobe.errors import ConfigError
 
 from .architecture import CONFIG_CLASS_TYPES, Architecture, architecture_from_fields
@@ -80,7 +81,7 @@ def _windtunnel_fields(task: str) -> tuple[dict, dict]:
         info = {"task": task, "task_options": config.task_options}
         made = make_task(task, **config.task_options)
         spec = config.spec
-        fields = {"model_type": "gpt_neox", "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
+        fields = {"model_type": families.WINDTUNNEL_TYPE, "hidden_size": spec.d_model, "num_hidden_layers": spec.n_layers,
                   "num_attention_heads": spec.n_heads, "intermediate_size": spec.d_mlp, "vocab_size": made.vocab_size,
                   "max_position_embeddings": max(2048, made.max_tokens()), "tie_word_embeddings": False,
                   "attention_bias": True}
@@ -149,7 +150,7 @@ def resolve_target(spec: str) -> ModelTarget:
         fields = _fields_of_config_json(_read_config(Path(directory) / "config.json"), f"{name} config.json")
         return ModelTarget(spec, name, "hub", name,
                            architecture_from_fields(fields, source=f"{name} config.json (Hugging Face cache)"),
-                           pythia="pythia" in name.lower() and fields["model_type"] == "gpt_neox",
+                           pythia="/pythia" in name.lower(),
                            tokenizer_dir=directory)
     hint = closest_aliases(name)
     raise ConfigError(f"unknown model '{name}'" + (f" (did you mean {', '.join(hint)}?)" if hint else "")

@@ -51,7 +51,7 @@ class TokenCounter:
         elif tokenizer is not None:
             self.how = "the model's tokenizer"
         else:
-            special = 2 if target.arch.model_type == "bert" else int(_prepends_bos(target))
+            special = 2 if not target.arch.causal else int(_prepends_bos(target))  # an encoder: [CLS] ... [SEP]
             self.special = special
             self.how = ("estimated: 1.3 tokens per word + 1 per punctuation mark" +
                         (f" + {special} special" if special else ""))

@@ -74,7 +74,9 @@ RELEASED_EDITS = ("--definitions paper-code-as-released: as paper-code, on the r
 def released_split(loaded) -> bool:
     """Whether --definitions paper-code-as-released edits other columns than the model's values:
     GPT-NeoX's fused query_key_value output, read as (3, H, d) (geomprobe.paper_code.neox_split)."""
-    return loaded.adapter.family == "gpt_neox"
+    from geomprobe.families import released_fused_qkv
+
+    return released_fused_qkv(loaded.model.config.model_type)
 
 
 def released_edit(loaded, edit_axes: dict[int, InterventionAxis], op: str, positions: str, final_index, params):

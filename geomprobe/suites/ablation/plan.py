@@ -6,6 +6,7 @@ again on each untrained null copy. The prompts are the sula suite's (geomprobe.s
 from __future__ import annotations
 
 from geomprobe.errors import ConfigError
+from geomprobe.families import released_fused_qkv
 from geomprobe.nulls import specs_text
 from geomprobe.options import fields_of
 from geomprobe.plan import DTYPE_BYTES, Passes, PlanContext, SuitePlan, register_planner
@@ -92,7 +93,7 @@ def plan_ablation(ctx: PlanContext, options, sula_options=None) -> SuitePlan:
 
     edited = sorted({layer for _, layers in sets for layer in layers})
     released = getattr(options, "definitions", "geomprobe") == "paper-code-as-released"
-    released_split = released and ctx.arch.model_type == "gpt_neox"
+    released_split = released and released_fused_qkv(ctx.arch.model_type)
 
     def passes(prefix: str, on: str) -> list[Passes]:
         """The controls' attention read (or the released value split's final-token values, one pass per
