@@ -381,18 +381,16 @@ class Run:
                 f"<th align=left>status</th><th align=left>key figures</th></tr>{''.join(rows)}</table>{notes}</div>")
 
     def rows(self, suite: str, condition: str | None = None) -> list[dict]:
-        """Per-prompt rows of a suite (one dict per prompt): sula and ablation per condition (all
+        """Per-prompt rows of a suite (one dict per prompt), from the suite's rows face
+        (geomprobe/suites/<name>/rows.py, register_rows): sula and ablation per condition (all
         conditions, with a `condition` column, when None); extract and geometry from their
         extraction arrays (prompt id, next-token entropy, length, head-mean attention entropy per
         layer)."""
-        if suite == "sula":
-            return self._sula_rows(condition)
-        if suite == "ablation":
-            return self._ablation_rows(condition)
-        if suite in ("extract", "geometry"):
-            return self._extraction_rows(self.path / ("extraction" if suite == "extract" else "geometry/extraction"))
-        raise RunDirectoryError(f"no per-prompt table for the {suite} suite: tables exist for extract, geometry, "
-                                "sula and ablation")
+        readers = row_readers()
+        if suite not in readers:
+            listed = ", ".join(readers[:-1]) + " and " + readers[-1] if len(readers) > 1 else "".join(readers)
+            raise RunDirectoryError(f"no per-prompt table for the {suite} suite: tables exist for {listed}")
+        return ROW_READERS[suite](self, condition)
 
     def table(self, suite: str, condition: str | None = None):
         """rows(suite, condition) as a pandas DataFrame (pandas is optional: `pip install pandas`)."""
@@ -403,58 +401,48 @@ class Run:
                 from None
         return pd.DataFrame(self.rows(suite, condition))
 
-    def _sula_rows(self, condition: str | None) -> list[dict]:
-        work = self.path / "sula"
-        files = sorted(work.glob("prompts-*.jsonl"), key=lambda f: (f.stem != "prompts-main", f.stem))
-        if not files:
-            raise RunDirectoryError(f"{work} has no prompts-<condition>.jsonl: run the sula suite first")
-        names = [f.stem.removeprefix("prompts-") for f in files]
-        if condition is not None and condition not in names:
-            raise RunDirectoryError(f"no sula condition '{condition}' in {work}: it has {', '.join(names)}")
-        rows = []
-        for name, path in zip(names, files):
-            if condition is None or name == condition:
-                rows += [{"condition": name, **json.loads(line)} for line in path.read_text().splitlines()
-                         if line.strip()]
-        return rows
 
-    def _ablation_rows(self, condition: str | None) -> list[dict]:
-        import numpy as np
+# ----------------------------------------------------------------------------------------------
+# per-prompt rows: each suite's rows face registers its reader
 
-        from geomprobe.analysis.sula_metrics import restrict_to_labels
+ROW_READERS: dict[str, typing.Callable] = {}
 
-        work = self.path / "ablation" / "conditions"
-        files = sorted(work.glob("*.json"))
-        if not files:
-            raise RunDirectoryError(f"{work} has no passes: run the ablation suite first")
-        names = [f.stem for f in files]
-        if condition is not None and condition not in names:
-            raise RunDirectoryError(f"no ablation condition '{condition}' in {work}: it has {', '.join(names)}")
-        rows = []
-        for name, path in zip(names, files):
-            if condition is not None and name != condition:
-                continue
-            side = restrict_to_labels(np.array(json.loads(path.read_text())["token_probs"]))
-            rows += [{"condition": name, "prompt": i, "p_model_l1": float(side["p_model_l1"][i]),
-                      "H_model": float(side["H_model"][i])} for i in range(len(side["H_model"]))]
-        return rows
 
-    def _extraction_rows(self, directory: Path) -> list[dict]:
-        from geomprobe.extraction import load_extraction
+def register_rows(suite: str, reader) -> None:
+    """Give `suite` per-prompt rows: reader(run, condition) -> list of dicts (Run.rows, Run.table).
+    A suite with a reader already is a ValueError."""
+    if suite in ROW_READERS:
+        raise ValueError(f"register_rows: the {suite!r} suite already has a rows reader")
+    ROW_READERS[suite] = reader
 
-        if not (directory / "meta.json").exists():
-            raise RunDirectoryError(f"{directory} holds no finished extraction")
-        extraction = load_extraction(directory)
-        head_mean = extraction["attn_entropy_bits"].mean(axis=2)
-        rows = []
-        for i, prompt_id in enumerate(extraction.prompt_ids):
-            row = {"id": prompt_id, "n_tokens": int(extraction["n_tokens"][i])}
-            if "next_entropy_bits" in extraction.arrays:
-                row["next_entropy_bits"] = float(extraction["next_entropy_bits"][i])
-            for column, layer in enumerate(extraction.layers):
-                row[f"attn_entropy_bits_L{layer}"] = float(head_mean[i, column])
-            rows.append(row)
-        return rows
+
+def row_readers() -> list[str]:
+    """The suites with per-prompt rows, after each suite folder's rows face is loaded, in registry order."""
+    from geomprobe.suites.base import load_faces
+
+    load_faces("rows")
+    order = {name: rank for rank, name in enumerate(SUITES)}
+    return sorted(ROW_READERS, key=lambda name: order.get(name, len(order)))
+
+
+def extraction_rows(directory: Path) -> list[dict]:
+    """Per-prompt rows of a finished extraction: prompt id, length in tokens, next-token entropy,
+    head-mean attention entropy per layer."""
+    from geomprobe.extraction import load_extraction
+
+    if not (directory / "meta.json").exists():
+        raise RunDirectoryError(f"{directory} holds no finished extraction")
+    extraction = load_extraction(directory)
+    head_mean = extraction["attn_entropy_bits"].mean(axis=2)
+    rows = []
+    for i, prompt_id in enumerate(extraction.prompt_ids):
+        row = {"id": prompt_id, "n_tokens": int(extraction["n_tokens"][i])}
+        if "next_entropy_bits" in extraction.arrays:
+            row["next_entropy_bits"] = float(extraction["next_entropy_bits"][i])
+        for column, layer in enumerate(extraction.layers):
+            row[f"attn_entropy_bits_L{layer}"] = float(head_mean[i, column])
+        rows.append(row)
+    return rows
 
 
 def load_run(path: str | Path) -> Run:
