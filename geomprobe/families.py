@@ -38,7 +38,7 @@ class Family:
         attention_residual and mlp_output, the hook points attn_out and mlp_out).
     rotary: "full", "partial" (a fraction of each head) or "none" (learned absolute positions).
     prefix_reuse: blocks below an edit give the same states with and without it (geomprobe.prefix;
-        tests/test_prefix_reuse.py checks every row where this is True).
+        tests/extraction/test_prefix_reuse.py checks every row where this is True).
     """
 
     model_type: str
