@@ -8,10 +8,10 @@ Controls (each against 19 untrained copies of its own architecture, the ablation
 - the shipped wind tunnels, which track an exact posterior: windtunnel-sula (geometry, sula,
   ablation), windtunnel-bijection and windtunnel-hmm (geometry; sula and the ablation need the SULA
   task, so their evidence of inference is "not tested");
-- a hand-planted tiny Llama with every geometry signature (tests/test_specificity.py's), and a
-  tiny Llama with a planted readout of its entropy axis (tests/test_ablation_controls.py's: the
+- a hand-planted tiny Llama with every geometry signature (tests/suites/test_specificity.py's), and a
+  tiny Llama with a planted readout of its entropy axis (tests/suites/test_ablation_controls.py's: the
   ablation's positive control);
-- a model trained to copy (no posterior to track; tests/test_specificity.py's);
+- a model trained to copy (no posterior to track; tests/suites/test_specificity.py's);
 - with --untrained, the runs of analyses/copy_levels.py (untrained tiny Llamas against their own
   copies, geometry and sula), their labels re-derived with this code from their stored results.
 """
@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # the control models' builders live beside the tests that use them
+sys.path.insert(0, str(ROOT / "tests" / "suites"))  # the control models' builders live beside the tests that use them
 
 
 def labels(run_dirs: list[Path]) -> dict:

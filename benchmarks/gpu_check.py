@@ -78,7 +78,7 @@ or a tolerance was not met, 0 otherwise (stages skipped for time are not failure
 --cpu-smoke runs the same code on the CPU with tiny shapes: each alias's published config with
 3 layers, d_model 64, 4 heads (2 kv heads, head width 16), MLP 128-256, vocabulary 1024; 4-bit
 through bitsandbytes' CPU kernels; batch 4, n_boot 20; no memory figures (CUDA only), the planner
-is still called. Its figures test the script, not the hardware. tests/test_gpu_check.py runs it.
+is still called. Its figures test the script, not the hardware. tests/project/test_gpu_check.py runs it.
 """
 
 from __future__ import annotations

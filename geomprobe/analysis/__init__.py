@@ -1,2 +1,2 @@
-"""Statistics on extracted arrays: numpy/scipy only, no torch, no models (tests/test_layers.py keeps
+"""Statistics on extracted arrays: numpy/scipy only, no torch, no models (tests/project/test_layers.py keeps
 them below every module that loads one)."""

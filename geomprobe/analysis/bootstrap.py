@@ -32,7 +32,7 @@ and moves the interval across it, to the other side, and once |z0| > z its far e
 quantiles beyond the extreme resamples, where the percentile fallback takes over.
 `excludes_estimate_note` says so on an interval that misses its estimate.
 
-Limit (measured, see tests/test_intervals.py): BCa corrects a bias of a fraction of the bootstrap
+Limit (measured, see tests/analysis/test_intervals.py): BCa corrects a bias of a fraction of the bootstrap
 spread. The PCA ratios of the value manifold with n prompts << p columns are biased by more:
 duplicated rows make a resample's spectrum less isotropic (pc1 and pc12 up, pr down, by 1 to 3.5
 bootstrap standard deviations on all-MiniLM-L6-v2), and then neither BCa nor percentile

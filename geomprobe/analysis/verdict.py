@@ -27,7 +27,7 @@ Fail closed: with nulls on, a criterion whose comparison is missing or could not
 learned geometry from architecture, prompt length and token identity.
 
 Focusing is specific to learned retrieval, not to inference: a model trained on a copy task, which
-has no posterior to track, meets it too (tests/test_specificity.py); the criterion says so. So can
+has no posterior to track, meets it too (tests/suites/test_specificity.py); the criterion says so. So can
 the whole verdict: beside it, paper_iii (the paper's thresholds alone) and, for a whole run,
 evidence_of_inference, which counts only what a model without a posterior cannot pass (sula
 against the exact posterior, the ablation of the entropy axis, each against untrained copies).

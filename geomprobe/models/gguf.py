@@ -52,7 +52,7 @@ class PackagedModel:
     quantization: str  # the GGUF file type, as llama.cpp names it
     licence: str
     install: str  # the command that installs every part
-    prepends_bos: bool  # what its tokenizer does (tests/test_real_models.py checks it on the real tokenizer)
+    prepends_bos: bool  # what its tokenizer does (tests/models/test_real_models.py checks it on the real tokenizer)
 
     @property
     def distributions(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ weights:
 width, vocabulary, context, parameters, sliding window, experts) from these fields, without
 importing torch or transformers. Parameter counts are those of the transformers model built from
 the config (`sum(p.numel() for p in model.parameters())`, tied embeddings counted once);
-tests/test_published_shapes.py builds every alias on the meta device and checks both.
+tests/models/test_published_shapes.py builds every alias on the meta device and checks both.
 
 Sources (from memory, then checked against stored public copies of these config.json files:
 hub duplicates and fine-tunes whose _name_or_path is the original, and of the model cards):

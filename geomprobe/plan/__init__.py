@@ -12,7 +12,7 @@ from geomprobe.models.published (hub aliases: config.json fields and the publish
 count), the built-in tiny models' and wind tunnels' own configs, a local directory's config.json,
 or a hub id's config.json in the local Hugging Face cache. Parameters are counted in groups by
 formula (embeddings, the untied unembedding, linear weights, fused expert weights, norms and
-biases); the formulas reproduce every alias's published total exactly (tests/test_plan.py) and the
+biases); the formulas reproduce every alias's published total exactly (tests/cli/test_plan.py) and the
 meta-device count of the built-in models.
 
 What is estimated, and how (each figure carries its formula in `Plan.lines()`):

@@ -1,6 +1,6 @@
 """The architecture: shapes and parameter groups from config.json fields (no torch, no transformers).
 Separate from resolving a model spec (geomprobe.plan.target) so that the formulas, which reproduce
-every published parameter count (tests/test_plan.py), read on their own."""
+every published parameter count (tests/cli/test_plan.py), read on their own."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ from geomprobe.prompts import Prompt
 
 pytestmark = pytest.mark.slow
 
-RECORDED = Path(__file__).parent / "data" / "real_models_recorded.json"
+RECORDED = Path(__file__).resolve().parents[1] / "data" / "real_models_recorded.json"
 TEXTS = ["The capital of France is", "def add(a, b):\n    return", "Two plus two equals",
          "Once upon a time, in a small village by the sea, there lived an old fisherman who",
          "The mitochondria is the powerhouse of the", "In 1969, the first person to walk on the moon was",

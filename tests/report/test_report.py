@@ -169,7 +169,7 @@ def test_sula_and_intervention_figures_draw_the_results(runs, report):
 
 @pytest.mark.slow
 def test_runs_without_paper_code_definitions_have_no_side_by_side_table(runs, report):
-    """The table of --definitions paper-code (tests/test_paper_code_report.py) only where a suite ran with it."""
+    """The table of --definitions paper-code (tests/report/test_paper_code_report.py) only where a suite ran with it."""
     _, text = report
     for suite in ("geometry", "sula"):
         assert json.loads((runs["probe"] / suite / "results.json").read_text()).get("definitions", "geomprobe") \

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ["README.md", "CONTRIBUTING.md", "analyses/README.md",
         *sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rglob("*.md"))]
 README_MAX_LINES = 300  # the README is the front door: what geomprobe answers, two commands, links

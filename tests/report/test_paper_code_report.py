@@ -4,7 +4,7 @@ windtunnel-sula model with paper-code definitions. The cells are read back from 
 compared with <run>/<suite>/results.json. "Without paper-code" is checked on a copy of that run
 whose results.json files have the "paper_code" and "definitions" keys removed (what a run made
 without the option, or before it existed, holds), so the tidy rows of the two can be compared
-exactly; tests/test_report.py and tests/test_compare_sweep.py check it on runs made without it."""
+exactly; tests/report/test_report.py and tests/report/test_compare_sweep.py check it on runs made without it."""
 
 import json
 import re

@@ -78,7 +78,7 @@ def _copy_prompts(vocab, n: int = 40, seed: int = 1) -> list[Prompt]:
 def shared_copies(tmp_path, monkeypatch):
     """The copy cache on, in tmp_path: every "model" of a calibration meets the same ten copies on
     the same prompts, so the copies' extractions after the first model's come from the cache
-    (bit-identical, tests/test_copy_cache.py), as in a sweep over checkpoints."""
+    (bit-identical, tests/extraction/test_copy_cache.py), as in a sweep over checkpoints."""
     from geomprobe import copycache
 
     monkeypatch.setenv("GEOMPROBE_COPY_CACHE_MB", "512")

@@ -174,7 +174,7 @@ def test_compare_writes_csv_json_and_parquet_that_read_back_exactly(runs, tmp_pa
 
 @pytest.mark.slow
 def test_runs_without_paper_code_definitions_get_no_paper_code_rows(runs):
-    """The rows of --definitions paper-code (tests/test_paper_code_report.py) only where a suite ran with it."""
+    """The rows of --definitions paper-code (tests/report/test_paper_code_report.py) only where a suite ran with it."""
     rows = aggregate([runs["neox"], runs["llama"]]).rows
     assert results(runs["neox"], "sula").get("definitions", "geomprobe") == "geomprobe"
     assert not [row["statistic"] for row in rows if row["statistic"].startswith("paper_code.")]

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from geomprobe.cli import app
 from geomprobe.corpora import CORPORA, corpus_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # requirements of the optional extras only (pyproject [project.optional-dependencies])
 OPTIONAL = {"transformer-lens": "tl", "bitsandbytes": "quant", "scikit-learn": "dev", "pandas": "tables"}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "geomprobe"
+PACKAGE = Path(__file__).resolve().parents[2] / "geomprobe"
 
 # Lowest first. A module may import its own layer and the layers below it.
 LAYERS: list[tuple[str, list[str]]] = [
@@ -155,7 +155,7 @@ def test_a_suite_folder_s_faces_sit_with_their_machinery():
 
 def test_every_module_has_a_layer(graph):
     unplaced = sorted(m for m in graph if layer_of(m) is None)
-    assert not unplaced, f"place these modules in tests/test_layers.py LAYERS: {unplaced}"
+    assert not unplaced, f"place these modules in tests/project/test_layers.py LAYERS: {unplaced}"
 
 
 def test_no_import_goes_up_a_layer(graph):

@@ -16,7 +16,7 @@ from geomprobe.options import fields_of, flag
 from geomprobe.suites import SUITES
 from geomprobe.suites.base import SuiteConfig, option, register_suite, suite_prompts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 

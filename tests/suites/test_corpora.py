@@ -10,7 +10,7 @@ import pytest
 from geomprobe.corpora import CORPORA, corpus_path, load_corpus
 from geomprobe.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _normalised(text):

@@ -83,7 +83,7 @@ def test_step0_needs_a_family_that_publishes_one(load_tiny):
 def test_a_fresh_copy_is_the_library_initialisation(load_tiny):
     """Seed 0 in the legacy build rebuilds the built-in model exactly (the built-in models are
     from_config with seed 0, the build of init-legacy:N); another seed gives other weights of the
-    same shapes. (The default build, each weight drawn once, is tests/test_null_build.py's.)"""
+    same shapes. (The default build, each weight drawn once, is tests/extraction/test_null_build.py's.)"""
     loaded = load_tiny("tiny-llama")
     same, other = fresh_copy(loaded, 0, "legacy"), fresh_copy(loaded, 1, "legacy")
     reference = loaded.model.state_dict()
@@ -241,7 +241,7 @@ def test_the_level_and_power_table_on_untrained_copies():
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root / "analyses"))
     from copy_levels import COUNTS, power, table
 
