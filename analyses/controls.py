@@ -107,12 +107,12 @@ def run_controls(work: Path) -> list[dict]:
     untrained = ablation._random_llama(lambda name: load_model(name, device="cpu"), 0, work / "readout-base")
     options = dict(n_per_k=8, n_boot=20, ops="cut", n_random=9, null="init:4")
     base_run = work / "readout-base-run"
-    run(RunConfig(model=str(untrained), out=str(base_run), layers=[ablation.LAYER], device="cpu"),
-        AblationConfig(**options), progress=False)
+    run(RunConfig(model=str(untrained), out=str(base_run), device="cpu"),
+        AblationConfig(**options, edit_layers=[ablation.LAYER]), progress=False)
     if not readout.exists():
         ablation._plant_readout(base_run, untrained, readout)
-    run(RunConfig(model=str(readout), out=str(work / "planted-readout"), layers=[ablation.LAYER], device="cpu"),
-        AblationConfig(**options), progress=False)
+    run(RunConfig(model=str(readout), out=str(work / "planted-readout"), device="cpu"),
+        AblationConfig(**options, edit_layers=[ablation.LAYER]), progress=False)
     done("untrained tiny Llama (readout base)", [base_run])
     done("planted entropy-axis readout (tiny Llama)", [work / "planted-readout"])
     return rows

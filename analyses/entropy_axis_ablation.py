@@ -70,9 +70,9 @@ def main() -> None:
 
     out = Path(args.out) if args.out else default_out(args.model)
     layers = [int(x) for x in args.layers.split(",")] if args.layers else None
-    run(RunConfig(model=args.model, out=str(out), layers=layers, device=args.device, dtype=args.dtype,
+    run(RunConfig(model=args.model, out=str(out), device=args.device, dtype=args.dtype,
                   batch_size=args.batch_size, seed=args.seed),
-        AblationConfig(n_per_k=args.n_per_k, n_random=args.n_random, ops=args.ops, cut_lambda=args.cut_lambda,
+        AblationConfig(edit_layers=layers, n_per_k=args.n_per_k, n_random=args.n_random, ops=args.ops, cut_lambda=args.cut_lambda,
                        positions=args.positions, n_boot=args.n_boot), progress=not args.quiet)
     results = json.loads((out / "ablation" / "results.json").read_text())
 

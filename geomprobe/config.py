@@ -47,8 +47,8 @@ class RunConfig:
     batch_size: int | None = option(None, "prompts per forward pass (default: 8 on a CPU; on a GPU the largest "
                                           "power of two up to 64 that fits, from `geomprobe plan`)", min=1)
     seed: int = option(0, "seed for every random choice", min=0, max=2**32 - 1)
-    layers: tuple[int, ...] | None = option(None, "comma-separated layer indices (default: all; ablation: the "
-                                                  "layers to intervene on, default by fraction of depth)")
+    layers: tuple[int, ...] | None = option(None, "comma-separated layer indices to extract (default: all; the "
+                                                  "ablation's edited layers are --edit-layers)")
     readouts: tuple[Readout, ...] = option(("values",), "comma-separated readouts to extract: values, z, resid "
                                                         "(block output, pre-norm), hidden (hidden_states, "
                                                         "last layer after the final norm; a suite adds the "

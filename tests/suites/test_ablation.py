@@ -404,8 +404,9 @@ def test_ablation_suite_end_to_end(tmp_path):
 @pytest.mark.slow
 def test_lambda_zero_equals_the_baseline_bit_for_bit(tmp_path):
     out = tmp_path / "run"
-    run(RunConfig(model="tiny-neox", out=str(out), layers=[1, 2]),
-        AblationConfig(n_per_k=3, n_boot=20, ops="cut", cut_lambda=0.0, n_random=1, null="off"), progress=False)
+    run(RunConfig(model="tiny-neox", out=str(out)),
+        AblationConfig(edit_layers=[1, 2], n_per_k=3, n_boot=20, ops="cut", cut_lambda=0.0, n_random=1, null="off"),
+        progress=False)
     conditions = out / "ablation" / "conditions"
     baseline = _read(conditions / "baseline.json")
     edited = sorted(conditions.glob("cut_*.json"))
@@ -438,8 +439,8 @@ def test_hooks_are_removed_when_a_run_fails_and_the_rerun_resumes(tmp_path, load
 
     monkeypatch.setattr(interventions, "apply_op", failing)
     out = tmp_path / "run"
-    config = RunConfig(model="tiny-neox", out=str(out), layers=[2], batch_size=8)
-    options = AblationConfig(n_per_k=3, n_boot=20, ops="cut", n_random=1, null="off")
+    config = RunConfig(model="tiny-neox", out=str(out), batch_size=8)
+    options = AblationConfig(edit_layers=[2], n_per_k=3, n_boot=20, ops="cut", n_random=1, null="off")
     with pytest.raises(RuntimeError, match="injected failure"):
         run(config, options, progress=False)
     assert _n_hooks(loaded.adapter) == 0
@@ -460,16 +461,19 @@ def test_ablation_cli_options_and_errors(tmp_path):
 
     base = ["run", "--model", "tiny-llama", "--suite", "ablation", "--out", str(tmp_path / "cli"), "--quiet",
             "--n-per-k", "2", "--n-boot", "20"]
-    bad = CliRunner().invoke(app, [*base, "--layers", "9"])
+    bad = CliRunner().invoke(app, [*base, "--edit-layers", "9"])
     assert bad.exit_code == 2 and "layer 9 is out of range" in bad.output and len(bad.output.strip().splitlines()) == 1
     bad = CliRunner().invoke(app, [*base, "--ops", "cut,scale"])
     assert bad.exit_code == 2 and "unknown operation(s) scale" in bad.output
     bad = CliRunner().invoke(app, [*base, "--positions", "first"])
     assert bad.exit_code == 2 and "--positions" in bad.output
-    bad = CliRunner().invoke(app, [*base, "--layers", "3"])  # the last layer: nothing downstream to measure
+    bad = CliRunner().invoke(app, [*base, "--edit-layers", "3"])  # the last layer: nothing downstream to measure
     assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1
-    assert "--layers includes the last layer (3)" in bad.output and "choose layers from 0 to 2" in bad.output
-    result = CliRunner().invoke(app, [*base, "--layers", "2", "--ops", "shift", "--n-random", "1", "--lambda", "0.5",
+    assert "--edit-layers includes the last layer (3)" in bad.output and "choose layers from 0 to 2" in bad.output
+    bad = CliRunner().invoke(app, [*base, "--layers", "2"])  # what is extracted, not what is edited
+    assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1
+    assert "--layers chooses the layers extracted" in bad.output and "--edit-layers 2" in bad.output
+    result = CliRunner().invoke(app, [*base, "--edit-layers", "2", "--ops", "shift", "--n-random", "1", "--lambda", "0.5",
                                       "--positions", "final", "--k", "0,2"])
     assert result.exit_code == 0, result.output
     results = _read(tmp_path / "cli" / "ablation" / "results.json")
@@ -507,6 +511,6 @@ def test_ablation_suite_on_windtunnel_sula(tmp_path):
     cut = results["conditions"][0]
     assert cut["true"]["axis_entropy"]["at_edited_layers"]["1"]["after"] == 0.0
     bad = CliRunner().invoke(app, ["run", "--model", "windtunnel-sula", "--suite", "ablation", "--out",
-                                   str(tmp_path / "cli"), "--quiet", "--layers", "2"])
+                                   str(tmp_path / "cli"), "--quiet", "--edit-layers", "2"])
     assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1
     assert "includes the last layer (2)" in bad.output

@@ -175,8 +175,8 @@ def test_true_axis_rank_is_uniform_on_twenty_untrained_llamas(tmp_path, load_tin
     for seed in range(20):
         model = _random_llama(load_tiny, seed, tmp_path / f"model-{seed}")
         out = tmp_path / f"run-{seed}"
-        run(RunConfig(model=str(model), out=str(out), layers=[LAYER], device="cpu"),
-            AblationConfig(n_per_k=6, n_boot=20, ops="cut,shift", n_random=19, null="off"), progress=False)
+        run(RunConfig(model=str(model), out=str(out), device="cpu"),
+            AblationConfig(edit_layers=[LAYER], n_per_k=6, n_boot=20, ops="cut,shift", n_random=19, null="off"), progress=False)
         for condition in _results(out)["conditions"]:
             assert condition["primary"]["statistic"]["of"] == 20 and condition["primary"]["statistic"]["p_value"]
             ranks.setdefault(condition["id"], []).append(condition["primary"]["statistic"]["rank"])
@@ -228,7 +228,7 @@ def test_untrained_model_is_indistinguishable_and_a_planted_readout_is_above_unt
     options = dict(n_per_k=8, n_boot=20, ops="cut", n_random=9, null="init:4")
     model = _random_llama(load_tiny, 0, tmp_path / "untrained")
     out = tmp_path / "run-untrained"
-    run(RunConfig(model=str(model), out=str(out), layers=[LAYER], device="cpu"), AblationConfig(**options),
+    run(RunConfig(model=str(model), out=str(out), device="cpu"), AblationConfig(**options, edit_layers=[LAYER]),
         progress=False)
     results = _results(out)
     condition = results["conditions"][0]
@@ -250,7 +250,7 @@ def test_untrained_model_is_indistinguishable_and_a_planted_readout_is_above_unt
     # (b) plant the readout into the same weights
     planted_dir = _plant_readout(out, model, tmp_path / "planted")
     out = tmp_path / "run-planted"
-    run(RunConfig(model=str(planted_dir), out=str(out), layers=[LAYER], device="cpu"), AblationConfig(**options),
+    run(RunConfig(model=str(planted_dir), out=str(out), device="cpu"), AblationConfig(**options, edit_layers=[LAYER]),
         progress=False)
     condition = _results(out)["conditions"][0]
     assert condition["primary"]["statistic"]["rank"] == 1
@@ -301,8 +301,9 @@ def test_paper_code_as_released_edits_the_released_split(tmp_path, load_tiny, de
     assert np.abs(coordinate).max() < 1e-4 * np.abs(plain[..., 2 * width:].double().numpy() @ axis.u).max()
 
     out = tmp_path / "run"
-    run(RunConfig(model="tiny-neox", out=str(out), layers=[2]),
-        AblationConfig(n_per_k=3, n_boot=20, ops="cut", n_random=2, null="off", definitions="paper-code-as-released"),
+    run(RunConfig(model="tiny-neox", out=str(out)),
+        AblationConfig(edit_layers=[2], n_per_k=3, n_boot=20, ops="cut", n_random=2, null="off",
+                       definitions="paper-code-as-released"),
         progress=False)
     results = _results(out)
     settings = results["settings"]
@@ -347,8 +348,8 @@ def test_values_that_vary_along_the_axis_alone_get_no_matched_control(tmp_path, 
     flat.save_pretrained(tmp_path / "flat")
     load_tiny("tiny-llama").tokenizer.save_pretrained(tmp_path / "flat")
     out = tmp_path / "run"
-    run(RunConfig(model=str(tmp_path / "flat"), out=str(out), layers=[LAYER], device="cpu"),
-        AblationConfig(n_per_k=6, n_boot=20, ops="cut,shift", n_random=4, null="off"), progress=False)
+    run(RunConfig(model=str(tmp_path / "flat"), out=str(out), device="cpu"),
+        AblationConfig(edit_layers=[LAYER], n_per_k=6, n_boot=20, ops="cut,shift", n_random=4, null="off"), progress=False)
     results = _results(out)
     cut, shift = results["conditions"][0], results["conditions"][1]
     assert cut["id"] == f"cut/L{LAYER}" and cut["primary"]["controls"].startswith("refused: layer 1:")

@@ -9,7 +9,7 @@
    <run>/ablation/sula-main/. The axes used (the edited layers' and every later layer's) are saved
    to <run>/ablation/axis.npz (geomprobe.interventions.load_axes replays them), the random control
    axes to <run>/ablation/random_axes.npz.
-3. Layer sets: each --layers entry alone plus all of them together. By default paper III's
+3. Layer sets: each --edit-layers entry alone plus all of them together. By default paper III's
    Pythia-410M layers (single 12 and 23, multi 8, 12, 16, 20, 23 of 24) as fractions of depth,
    rounded half up and capped at n_layers - 2, so that at least one layer follows every set: 24
    layers give single 12 and 22, multi 8, 12, 16, 20, 22; 4 layers single 2, multi 1, 2; 3 layers
@@ -18,7 +18,7 @@
    leaves its sets (on windtunnel-sula layer 0, whose final-token values do not vary, so only L1
    remains, measured at layer 2), and a default set with no later layer that has an axis is
    dropped (settings.dropped_sets). A model with one layer has nothing downstream and is refused,
-   and so is an explicit --layers that includes the last layer (its own set, and the multi set,
+   and so is an explicit --edit-layers that includes the last layer (its own set, and the multi set,
    would have no later layer to measure), with what to choose instead.
 4. Controls (METHODS.md section 8.3): n_random matched random axes per edited layer (default 19, so
    the smallest empirical p is 1/20 = 0.05), unit directions from the values' own covariance over
@@ -165,7 +165,7 @@ def __getattr__(name: str):
 
 @dataclass
 class AblationConfig(SulaPromptOptions, NullOptions):
-    """Entropy-axis interventions on the SULA main prompts (METHODS.md section 8). --layers (RunConfig)
+    """Entropy-axis interventions on the SULA main prompts (METHODS.md section 8). --edit-layers
     chooses the layers to intervene on."""
 
     # each condition is one pass over the prompts: fewer than the sula suite's 250 per k
@@ -179,6 +179,9 @@ class AblationConfig(SulaPromptOptions, NullOptions):
     cut_lambda: float = option(1.0, "cut strength (1 removes the axis, 0 leaves the values as they are)",
                                cli="--lambda")
     positions: Literal["all", "final"] = option("all", "edit the values at every position or at the final token only")
+    edit_layers: tuple[int, ...] | None = option(None, "comma-separated layers to intervene on, each alone and all "
+                                                       "together (default: paper III's layers as fractions of depth); "
+                                                       "--layers is what is extracted")
     definitions: Definitions = definitions_option()
 
     def null_specs(self, loaded=None, n_params: float | None = None, run_seed: int = 0) -> list:
@@ -225,7 +228,7 @@ def run_ablation_suite(ctx) -> dict:
     if why:
         raise ConfigError(why)
     operations = parse_ops(config.ops, config.cut_lambda)
-    sets, explicit = layer_sets(adapter, ctx.run.layers)
+    sets, explicit = layer_sets(adapter, config.edit_layers)
 
     spec, choice, info, _, _ = sula_setup(loaded, config, seed)
     records = generate(spec, ["main"])["main"]
@@ -292,21 +295,21 @@ def _suite_axes(ctx, spec, choice, records, needed: list[int]) -> tuple[dict[int
 def _measurable_sets(loaded, axes, needed: list[int], sets, explicit: bool, main_extraction, definitions: str,
                      seed: int) -> tuple[list[tuple[str, list[int]]], dict, dict]:
     """(the layer sets left, dropped_layers, dropped_sets): without the layers that have no axis or no
-    matched control, and the sets with no later layer that has an axis (an explicit --layers refuses)."""
+    matched control, and the sets with no later layer that has an axis (an explicit --edit-layers refuses)."""
     n_layers = loaded.adapter.shape.n_layers
     last = n_layers - 1
     missing = [layer for layer in needed if layer not in axes]
     edited_missing = sorted({layer for _, layers in sets for layer in layers} & set(missing))
     if edited_missing and explicit:
         raise ConfigError(f"layer(s) {', '.join(map(str, edited_missing))} have no entropy axis (no value column "
-                          "varies across the SULA prompts at the final token): choose other --layers")
+                          "varies across the SULA prompts at the final token): choose other --edit-layers")
     dropped_layers = {str(layer): "no value column varies across the SULA prompts at the final token"
                       for layer in missing}
     no_control = [] if definitions != "geomprobe" else _without_control(
         axes, sorted({layer for _, layers in sets for layer in layers} - set(missing)), main_extraction, seed)
     if no_control and explicit:
         raise ConfigError(f"layer(s) {', '.join(map(str, no_control))}: the final-token values vary along the entropy "
-                          "axis only, so no matched random axis exists to compare the edit with: choose other --layers")
+                          "axis only, so no matched random axis exists to compare the edit with: choose other --edit-layers")
     dropped_layers.update({str(layer): "the values vary along the entropy axis only: no matched random control "
                                        "(the axis is still measured downstream)" for layer in no_control})
     sets = without_layers(sets, set(missing) | set(no_control))
@@ -317,7 +320,7 @@ def _measurable_sets(loaded, axes, needed: list[int], sets, explicit: bool, main
             continue
         if explicit:
             raise ConfigError(f"no layer after layer {max(layers)} has an entropy axis to measure the edit on: choose "
-                              "earlier --layers")
+                              "earlier --edit-layers")
         dropped_sets[set_name] = f"no layer after layer {max(layers)} has an entropy axis"
     if not kept_sets:
         without = ", ".join(map(str, [layer for layer in missing if layer < last])) or "none"
@@ -340,7 +343,7 @@ def _suite_settings(loaded, config, spec, choice, info, operations, sets, axes, 
             "n_boot": config.n_boot,
             "layer_sets": [{"name": n, "layers": ls, "downstream": downstream_of(ls, axes, n_layers)}
                            for n, ls in sets],
-            "layer_choice": "explicit --layers" if explicit else
+            "layer_choice": "explicit --edit-layers" if explicit else
             f"paper III's Pythia-410M layers as fractions of depth (single {list(PAPER_SINGLE)}, multi "
             f"{list(PAPER_MULTI)} of {PAPER_DEPTH}), rounded half up and capped at n_layers - 2 so that a "
             f"layer follows every set; multi 0 to n_layers - 2 where the fractions give one layer",
@@ -377,9 +380,15 @@ def _axis_entry(source: str, axes: dict[int, InterventionAxis], controls: dict[i
 
 
 def check_options(loaded, run_config, options) -> None:
-    """The layer choice and the label pair, before anything is written."""
+    """The layer choice and the label pair, before anything is written. --layers (what is extracted)
+    without --edit-layers is refused: it once chose the edited layers, and would now leave them to
+    the default in silence."""
     parse_ops(options.ops, options.cut_lambda)
-    layer_sets(loaded.adapter, run_config.layers)
+    if run_config.layers is not None and options.edit_layers is None:
+        raise ConfigError("ablation suite: --layers chooses the layers extracted; the layers the ablation edits are "
+                          "--edit-layers (e.g. --edit-layers " + ",".join(map(str, run_config.layers)) + "); give "
+                          "both when a run needs both")
+    layer_sets(loaded.adapter, options.edit_layers)
     sula_setup(loaded, options, run_config.seed)
 
 

@@ -1,5 +1,5 @@
 """The ablation suite's conditions, as its options choose them: --ops and --lambda parsed into
-operations, --layers (else paper III's layers by depth) into layer sets, and the layers each set
+operations, --edit-layers (else paper III's layers by depth) into layer sets, and the layers each set
 is measured on. Plain functions of the options and the model's depth, apart from the run
 because the planner (plan.py) calls them too."""
 
@@ -82,14 +82,14 @@ def without_layers(sets, missing: set) -> list[tuple[str, list[int]]]:
 
 
 def layer_sets(adapter, layers) -> tuple[list[tuple[str, list[int]]], bool]:
-    """(layer sets, explicit): --layers gives each layer alone plus all together."""
+    """(layer sets, explicit): --edit-layers gives each layer alone plus all together."""
     n_layers = adapter.shape.n_layers
     if layers is None:
         return default_layer_sets(n_layers), False
     check_depth(n_layers)
     chosen = sorted({adapter.check_layer(layer) for layer in layers})
     if chosen[-1] == n_layers - 1:
-        raise ConfigError(f"--layers includes the last layer ({n_layers - 1}), which leaves no layer downstream to "
+        raise ConfigError(f"--edit-layers includes the last layer ({n_layers - 1}), which leaves no layer downstream to "
                           f"measure the axis-entropy correlation on (at the edited layer a cut makes it 0 by "
                           f"construction): choose layers from 0 to {n_layers - 2}")
     return named_layer_sets(chosen, chosen), True

@@ -22,27 +22,27 @@ from geomprobe.suites.entropy_axis import SulaPromptOptions
 from geomprobe.suites.sula.plan import sula_lengths, sula_unsupported
 
 
-def ablation_layer_sets(ctx: PlanContext, template: str | None) -> tuple[list, list[str]]:
-    """The layer sets the ablation suite will edit (geomprobe.suites.ablation): --layers, else paper
+def ablation_layer_sets(ctx: PlanContext, template: str | None, edit_layers=None) -> tuple[list, list[str]]:
+    """The layer sets the ablation suite will edit (geomprobe.suites.ablation): --edit-layers, else paper
     III's by depth; layer 0 left out where the SULA prompts all end in the same token (the default
     templates end in ':'), since a rotary model's layer-0 values at a fixed final token do not vary
     and so have no axis. Assumes every other layer has one."""
     n_layers = ctx.arch.n_layers
     notes = []
-    if ctx.run.layers is None:
+    if edit_layers is None:
         sets = default_layer_sets(n_layers)
     else:
         check_depth(n_layers)
-        chosen = sorted({layer if layer >= 0 else n_layers + layer for layer in ctx.run.layers})
+        chosen = sorted({layer if layer >= 0 else n_layers + layer for layer in edit_layers})
         if chosen[-1] >= n_layers - 1:
-            raise ConfigError(f"ablation suite: --layers includes the last layer ({n_layers - 1}): choose layers "
+            raise ConfigError(f"ablation suite: --edit-layers includes the last layer ({n_layers - 1}): choose layers "
                               f"from 0 to {n_layers - 2}")
         sets = named_layer_sets(chosen, chosen)
     fixed_final = template is None or not template.rstrip().endswith("{query}")
     if fixed_final and ctx.arch.causal:
-        if ctx.run.layers is not None and 0 in ctx.run.layers:
+        if edit_layers is not None and 0 in edit_layers:
             notes.append("layer 0 has no entropy axis on these prompts (they all end in the same token): the suite "
-                         "will refuse --layers with 0")
+                         "will refuse --edit-layers with 0")
         sets = without_layers(sets, {0})
         notes.append("layer 0 left out (its final-token values do not vary: every prompt ends in ':'); every other "
                      "layer is assumed to have an axis")
@@ -66,7 +66,7 @@ def plan_ablation(ctx: PlanContext, options, sula_options=None) -> SuitePlan:
         out.skipped = why
         return out
     operations = parse_ops(options.ops, options.cut_lambda)
-    sets, notes = ablation_layer_sets(ctx, options.template)
+    sets, notes = ablation_layer_sets(ctx, options.template, options.edit_layers)
     out.notes += notes
     if not sets:
         out.skipped = "no layer set below the last layer keeps an entropy axis: the suite cannot run on this model"
