@@ -21,23 +21,6 @@ from pathlib import Path
 
 from geomprobe.errors import RunDirectoryError
 from geomprobe.suites import SUITES
-from geomprobe.suites.ablation.results import (  # noqa: F401  (re-exported)
-    AblationAxisEntropy,
-    AblationCondition,
-    AblationDownstreamLayer,
-    AblationEditedLayer,
-    AblationPrimary,
-    AblationRandomDraw,
-    AblationResults,
-    AblationTrueAxis,
-    AblationUntrained,
-    AblationVersusRandom,
-    RandomAxesComparison,
-)
-from geomprobe.suites.domain.results import DomainResults  # noqa: F401
-from geomprobe.suites.extract.results import ExtractResults, LayerEntropy  # noqa: F401
-from geomprobe.suites.geometry.results import GeometryResults  # noqa: F401
-from geomprobe.suites.mechanisms.results import MechanismsResults  # noqa: F401
 from geomprobe.suites.schema import (  # noqa: F401
     HEADER,
     SCHEMA_VERSION,
@@ -52,7 +35,19 @@ from geomprobe.suites.schema import (  # noqa: F401
 )
 from geomprobe.suites.schema import check_results as _check_results
 from geomprobe.suites.schema import schema_problems as _schema_problems
-from geomprobe.suites.sula.results import SulaCondition, SulaPerK, SulaResults  # noqa: F401
+
+
+def __getattr__(name: str):
+    """The suites' results types as names of this module (geomprobe.results.SulaResults, ...): each
+    registered suite's schema and the TypedDicts of its results module, found through the registry,
+    so this module names no suite."""
+    for spec in list(SUITES.values()):
+        if spec.schema is None:
+            continue
+        value = getattr(import_module(spec.schema.__module__), name, None)
+        if isinstance(value, type) and typing.is_typeddict(value):
+            return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def schema_of(suite: str) -> type | None:
