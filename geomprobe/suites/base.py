@@ -99,6 +99,9 @@ class SuiteSpec:
     # its results.json's TypedDict (geomprobe.suites.schema checks it) and that schema's version
     schema: type | None = None
     schema_version: int | None = None
+    # results dict -> None: the suite's full tables on the console, printed by SuiteContext.write_results
+    # under --details (details=True)
+    summary: Callable | None = None
 
     @property
     def package(self) -> str | None:
@@ -188,12 +191,14 @@ class NullOptions(SuiteConfig):
 
 def register_suite(name: str, config: type, run: Callable, description: str = "",
                    unsupported: Callable | None = None, check: Callable | None = None,
-                   replace: bool = False, schema: type | None = None, schema_version: int | None = None) -> SuiteSpec:
+                   replace: bool = False, schema: type | None = None, schema_version: int | None = None,
+                   summary: Callable | None = None) -> SuiteSpec:
     """Make a suite available to geomprobe.run, `geomprobe run --suite NAME` and the report.
     unsupported(loaded, run_config) -> why the suite cannot run on this model, or None;
     check(loaded, run_config, options) raises ConfigError for options that do not fit the model
     (both run before anything is written); schema, the results' TypedDict, and its schema_version
-    (written in each results.json's header). A name already registered is a ValueError unless
+    (written in each results.json's header); summary(results), the suite's full console tables,
+    printed by SuiteContext.write_results under --details. A name already registered is a ValueError unless
     replace=True (e.g. a notebook cell run again); unregister_suite(name) removes one."""
     if not (isinstance(config, type) and issubclass(config, SuiteConfig)):
         raise TypeError(f"register_suite({name!r}): the config must subclass SuiteConfig")
@@ -204,7 +209,7 @@ def register_suite(name: str, config: type, run: Callable, description: str = ""
                          f"({SUITES[name].run.__module__}.{SUITES[name].run.__qualname__}): choose another name, or "
                          "pass replace=True to replace it")
     spec = SuiteSpec(name=name, config=config, run=run, description=description, unsupported=unsupported,
-                     check=check, schema=schema, schema_version=schema_version)
+                     check=check, schema=schema, schema_version=schema_version, summary=summary)
     SUITES[name] = spec
     return spec
 
@@ -313,7 +318,8 @@ class SuiteContext:
         self.run_dir.write_manifest(manifest)
 
     def write_results(self, results: dict) -> dict:
-        """<run>/<suite>/results.json, written atomically, with the schema header first."""
+        """<run>/<suite>/results.json, written atomically, with the schema header first; then, under
+        --details, the suite's full tables (register_suite(..., summary=))."""
         from geomprobe.rundir import atomic_write_json
 
         from .schema import check_results, with_header
@@ -322,6 +328,8 @@ class SuiteContext:
         results = with_header(self.suite, self.loaded.spec, results, spec.schema_version)
         check_results(self.suite, json.loads(json.dumps(results, default=_plain)), spec.schema)
         atomic_write_json(self.work / "results.json", results)
+        if spec.summary is not None and self.progress and self.details:
+            spec.summary(results)
         return results
 
 

@@ -274,10 +274,7 @@ def run_ablation_suite(ctx) -> dict:
         "thresholds": READING_THRESHOLDS,
         "reference_paper_iii": REFERENCE_PAPER_III,
     }
-    results = ctx.write_results(results)
-    if ctx.progress and ctx.details:
-        print_summary(results)
-    return results
+    return ctx.write_results(results)
 
 
 def _suite_axes(ctx, spec, choice, records, needed: list[int]) -> tuple[dict[int, InterventionAxis], str, Path]:
@@ -395,4 +392,4 @@ def check_options(loaded, run_config, options) -> None:
 register_suite("ablation", AblationConfig, run_ablation_suite,
                "entropy-axis interventions (cut, only, shift) against random axes, on the SULA prompts",
                unsupported=unsupported, check=check_options,
-               schema=AblationResults, schema_version=SCHEMA_VERSION)
+               schema=AblationResults, schema_version=SCHEMA_VERSION, summary=print_summary)

@@ -109,11 +109,8 @@ def run_domain_suite(ctx) -> dict:
     if nulls is not None:
         for label in config.domains:
             summary[label]["gain_vs_untrained"] = nulls["comparisons"][f"pc12_gain_{label}"]
-    results = ctx.write_results({"readout": config.readout, "layer": ctx.loaded.adapter.shape.n_layers - 1,
+    return ctx.write_results({"readout": config.readout, "layer": ctx.loaded.adapter.shape.n_layers - 1,
                                  "sets": summary, "untrained_null": nulls, "caveat": CAVEAT})
-    if ctx.progress and ctx.details:
-        print_summary(results)
-    return results
 
 
 def null_gains(ctx, sets: dict, matrices: dict, chosen: dict) -> dict | None:
@@ -187,12 +184,6 @@ def null_gains(ctx, sets: dict, matrices: dict, chosen: dict) -> dict | None:
                     "narrower vocabulary alone"}
 
 
-register_suite("domain", DomainConfig, run_domain_suite,
-               "value manifold of the mixed corpus against domain-restricted corpora (PC1+PC2 gain)",
-               unsupported=unsupported,
-               schema=DomainResults, schema_version=SCHEMA_VERSION)
-
-
 def _signed_ci(entry: dict) -> str:
     low, high = entry["ci95"]
     return f"{entry['value']:+.3f}" + ("" if low is None else f" [{low:+.3f}, {high:+.3f}]")
@@ -219,3 +210,8 @@ def print_summary(results: dict) -> None:
         if cmp:
             console.print(f"{label}: PC1+PC2 gain over mixed, {comparison_text(cmp, '+.3f')}", markup=False)
     console.print(f"caveat: {results['caveat']}")
+
+register_suite("domain", DomainConfig, run_domain_suite,
+               "value manifold of the mixed corpus against domain-restricted corpora (PC1+PC2 gain)",
+               unsupported=unsupported,
+               schema=DomainResults, schema_version=SCHEMA_VERSION, summary=print_summary)

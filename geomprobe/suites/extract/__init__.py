@@ -58,15 +58,7 @@ def run_extract_suite(ctx) -> dict:
     ctx.record_prompts(prompts, source)
     extraction = extract(ctx.loaded, prompts, ctx.extraction_config(), out_dir=ctx.run_dir.path / "extraction",
                          progress=ctx.progress, label="extract")
-    results = ctx.write_results(summarise(extraction, n_boot=ctx.options.n_boot))
-    if ctx.progress and ctx.details:
-        print_summary(results)
-    return results
-
-
-register_suite("extract", ExtractConfig, run_extract_suite,
-               "METHODS.md section 1's arrays for every prompt; per-layer final-token attention entropy",
-               schema=ExtractResults, schema_version=SCHEMA_VERSION)
+    return ctx.write_results(summarise(extraction, n_boot=ctx.options.n_boot))
 
 
 def print_summary(results: dict) -> None:
@@ -87,3 +79,7 @@ def print_summary(results: dict) -> None:
 
 def _interval(ci) -> str:
     return "-" if ci is None or ci[0] is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+register_suite("extract", ExtractConfig, run_extract_suite,
+               "METHODS.md section 1's arrays for every prompt; per-layer final-token attention entropy",
+               schema=ExtractResults, schema_version=SCHEMA_VERSION, summary=print_summary)

@@ -321,18 +321,10 @@ def run_geometry_suite(ctx) -> dict:
     ctx.record_prompts(prompts, source)
     extraction = extract(ctx.loaded, prompts, ctx.extraction_config(layers=None), out_dir=work / "extraction",
                          label="geometry: sample", progress=ctx.progress)
-    results = ctx.write_results({
+    return ctx.write_results({
         "shape": dict(ctx.loaded.adapter.shape.__dict__),
         "prompts": {"source": source, "n": len(prompts), "stratified": sample["stratified"]},
         **geometry_results(ctx, extraction, prompts, candidates)})
-    if ctx.progress and ctx.details:
-        print_summary(results)
-    return results
-
-
-register_suite("geometry", GeometryConfig, run_geometry_suite,
-               "value manifold, key orthogonality and attention focusing with their baselines, and the verdict",
-               schema=GeometryResults, schema_version=SCHEMA_VERSION)
 
 
 def _ci(entry) -> str:
@@ -394,3 +386,7 @@ def print_summary(results: dict) -> None:
         console.print(f"the {final['n_prompts']} prompts end in {final['n_distinct']} distinct tokens ({common}): "
                       "prompts ending in the same token share its layer-0 values in any network", markup=False)
     console.print(f"verdict: {results['verdict']['summary']}", markup=False)
+
+register_suite("geometry", GeometryConfig, run_geometry_suite,
+               "value manifold, key orthogonality and attention focusing with their baselines, and the verdict",
+               schema=GeometryResults, schema_version=SCHEMA_VERSION, summary=print_summary)

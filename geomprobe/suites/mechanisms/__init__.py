@@ -324,15 +324,7 @@ def run_mechanisms_suite(ctx) -> dict:
                                                     max_tokens=ctx.run.max_tokens), last_only=False)
         else:
             results["prompt_set"] = entry
-    results = ctx.write_results(results)
-    if ctx.progress and ctx.details:
-        print_summary(results)
-    return results
-
-
-register_suite("mechanisms", MechanismsConfig, run_mechanisms_suite,
-               "Q-K alignment, the layer-0 hypothesis frame, head/layer ablations and two timescales (papers I, II)",
-               schema=MechanismsResults, schema_version=SCHEMA_VERSION)
+    return ctx.write_results(results)
 
 
 # --------------------------------------------------------------------------------------------
@@ -460,3 +452,7 @@ def _print_timescale(console, timescale: dict) -> None:
                   f"{steps['pc1']}, |rho(PC1, H_bayes)| {steps['abs_rho_pc1_bayes_entropy']}, entropy MAE "
                   f"{steps['entropy_mae_bits']} (log10 scale {steps['entropy_mae_log10']}), of "
                   f"{settle['final_step']}", markup=False)
+
+register_suite("mechanisms", MechanismsConfig, run_mechanisms_suite,
+               "Q-K alignment, the layer-0 hypothesis frame, head/layer ablations and two timescales (papers I, II)",
+               schema=MechanismsResults, schema_version=SCHEMA_VERSION, summary=print_summary)

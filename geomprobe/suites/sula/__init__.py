@@ -108,7 +108,6 @@ class SulaConfig(SulaPromptOptions, NullOptions):
         return (self.readout,) if self.definitions == "geomprobe" else tuple(dict.fromkeys((self.readout, "hidden")))
 
 
-
 def run_sula_suite(ctx) -> dict:
     config, loaded = ctx.options, ctx.loaded
     why = unsupported(loaded, ctx.run)
@@ -184,10 +183,7 @@ def run_sula_suite(ctx) -> dict:
             table.update(definitions="paper-code-as-released", released_values=what,
                          note="AS RELEASED: the rows 'values as released' read the released code's value split, "
                               "which is wrong for GPT-NeoX (METHODS.md section 11); " + table["note"])
-    results = ctx.write_results(results)
-    if ctx.progress and ctx.details:
-        print_summary(results)
-    return results
+    return ctx.write_results(results)
 
 
 def abs_rho_given_k(rows) -> float:
@@ -266,12 +262,6 @@ def null_results(ctx, spec, choice, records, last: int, readout: str, model_erro
 def check_options(loaded, run_config, options) -> None:
     """The label pair (single tokens of this tokenizer) and the wind tunnel's task, before anything is written."""
     sula_setup(loaded, options, run_config.seed)
-
-
-register_suite("sula", SulaConfig, run_sula_suite,
-               "in-context Bayesian updating against the exact posterior, four controls, the entropy axis",
-               unsupported=unsupported, check=check_options,
-               schema=SulaResults, schema_version=SCHEMA_VERSION)
 
 
 def _fmt(entry, digits: int = 3) -> str:
@@ -465,3 +455,8 @@ def prompts_for(loaded, *, n_per_k: int = 250, k_values=DEFAULT_K_VALUES, alpha:
                               f"{loaded.spec}'s tokenizer does not know ({words}), so they would read as its unknown "
                               f"token: {advice}")
     return SulaPromptSet(records=records, spec=spec, choice=choice, windtunnel=info is not None)
+
+register_suite("sula", SulaConfig, run_sula_suite,
+               "in-context Bayesian updating against the exact posterior, four controls, the entropy axis",
+               unsupported=unsupported, check=check_options,
+               schema=SulaResults, schema_version=SCHEMA_VERSION, summary=print_summary)
