@@ -596,7 +596,19 @@ app.command("sweep", cls=SweepClickCommand)(SweepCommand(
     "says more."))
 
 
+def _drop_interrupted_zipfile(unraisable) -> None:
+    """sys.unraisablehook for the command line: a Ctrl-C that lands inside zipfile.ZipFile.__init__
+    (np.savez writing a shard) leaves an object whose __del__ raises AttributeError when it is
+    collected, which Python would print as a traceback after the one-line "interrupted" message.
+    Exactly that is dropped; anything else goes to the default hook."""
+    if (isinstance(unraisable.exc_value, AttributeError)
+            and getattr(unraisable.object, "__qualname__", "") == "ZipFile.__del__"):
+        return
+    sys.__unraisablehook__(unraisable)
+
+
 def main() -> None:
+    sys.unraisablehook = _drop_interrupted_zipfile
     try:
         app()
     except KeyboardInterrupt:

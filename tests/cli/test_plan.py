@@ -326,7 +326,9 @@ def test_preflight_is_cheap_never_raises_and_plan_is_json_ready():
     for alias in list(PUBLISHED) + ["tiny-neox", "windtunnel-sula"]:
         start = time.perf_counter()
         p = preflight(alias, RunConfig(model=alias), configs, "cpu")
-        assert time.perf_counter() - start < 0.5, alias
+        # a bound a loaded machine keeps (0.5 s failed once at 0.52 s under a parallel test run): a
+        # preflight that loaded weights or scored a corpus would take tens of seconds
+        assert time.perf_counter() - start < 2.0, alias
         assert isinstance(p.fits, bool)
     broken = preflight("no-such-model", RunConfig(), configs, "cpu")
     assert broken.fits is True and broken.why.startswith("no plan: unknown model")
