@@ -19,7 +19,7 @@ from geomprobe.analysis.sula_metrics import (
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_save_npz
-from geomprobe.sula import (
+from geomprobe.sula_task import (
     CARRIER_POOL,
     CONTROLS,
     K0_TEMPLATE,

@@ -18,7 +18,7 @@ from geomprobe.analysis.confounds import (
     within_stratum_spearman,
 )
 from geomprobe.analysis.sula_metrics import condition_metrics, correlation
-from geomprobe.sula import SulaSpec, generate, h_bayes_bits
+from geomprobe.sula_task import SulaSpec, generate, h_bayes_bits
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from geomprobe.errors import ConfigError, RunDirectoryError
 from geomprobe.extraction import ExtractionConfig, NotExtractedError, extract, load_extraction
 from geomprobe.prompts import Prompt
 from geomprobe.suites.sula import prompts_for
-from geomprobe.sula import CONDITIONS, SulaSpec, choose_labels, generate
+from geomprobe.sula_task import CONDITIONS, SulaSpec, choose_labels, generate
 
 SUITE_SETTINGS = dict(n_per_k=6, k_values=(0, 1, 2, 4), seed=3)
 

@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("models", ["models", "models.*", "config", "backends", "backends.*", "weights", "quantization"]),
     ("extraction and nulls", ["extraction", "extraction.*", "prefix", "interventions", "nulls", "paper_code",
                               "paper_code.*"]),
-    ("domain modules", ["sula", "mechanisms", "gradient_dynamics"]),
+    ("domain modules", ["sula_task", "mechanisms", "gradient_dynamics"]),
     ("suites", ["suites", "suites.*"]),
     # a suite folder's faces (geomprobe.suites.base.FACES) sit with the machinery that reads them
     ("plan, runner, compare, report", ["plan", "plan.*", "runner", "compare", "compare.*", "report", "report.*",

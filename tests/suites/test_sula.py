@@ -13,7 +13,7 @@ from geomprobe.analysis.sula_metrics import binary_kl_bits, restrict_to_labels
 from geomprobe.errors import ConfigError
 from geomprobe.runner import RunConfig, run
 from geomprobe.suites.sula import SulaConfig, print_summary
-from geomprobe.sula import (
+from geomprobe.sula_task import (
     CARRIER_POOL,
     CONDITIONS,
     WINDTUNNEL_K0_TEMPLATE,

@@ -82,7 +82,7 @@ import numpy as np
 from geomprobe.analysis.ablation_metrics import AXIS_STATISTIC, PRIMARY, READING_THRESHOLDS, SECONDARY_NOTE
 from geomprobe.errors import ConfigError
 from geomprobe.extraction import ExtractionConfig
-from geomprobe.sula import generate
+from geomprobe.sula_task import generate
 
 from ..base import Definitions, NullOptions, definitions_option, option, register_suite
 from ..entropy_axis import SulaPromptOptions, sula_setup

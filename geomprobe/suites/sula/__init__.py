@@ -1,9 +1,9 @@
 """The `sula` suite: in-context Bayesian updating against the exact posterior (METHODS.md section 7).
 
 1. Labels: two nonce words that the model's tokenizer writes as one token each where a label
-   stands (geomprobe.sula.choose_labels; --labels overrides), and a second pair for lexical_remap.
+   stands (geomprobe.sula_task.choose_labels; --labels overrides), and a second pair for lexical_remap.
    A wind-tunnel model gets its own trained label pairs, carrier words and k = 0 form.
-2. Prompts (geomprobe.sula.generate): n_per_k per k, the main condition and each control with the
+2. Prompts (geomprobe.sula_task.generate): n_per_k per k, the main condition and each control with the
    same k, latent labels, carriers and noisy labels; written with their Bayes quantities and the
    model's outputs to <run>/sula/prompts-<condition>.jsonl.
 3. Extraction per condition in <run>/sula/extraction-<condition>/ (resumable): next-token
@@ -39,7 +39,7 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.prompts import Prompt
 from geomprobe.rundir import atomic_write_text
-from geomprobe.sula import (
+from geomprobe.sula_task import (
     CONDITIONS,
     CONTROLS,
     DEFAULT_K_VALUES,

@@ -5,7 +5,7 @@ suite's planner, which runs on the same prompts."""
 from __future__ import annotations
 
 from geomprobe.plan import DTYPE_BYTES, Lengths, Passes, PlanContext, SuitePlan, register_planner
-from geomprobe.sula import (
+from geomprobe.sula_task import (
     CARRIER_POOL,
     CONTROLS,
     K0_TEMPLATE,

@@ -450,6 +450,6 @@ def choose_labels(tokenizer, labels=None, candidates=LABEL_CANDIDATES, sweep: bo
 
 def __getattr__(name: str):
     if name in ("prompts_for", "SulaPromptSet"):  # they read a model through the sula suite, a layer above
-        raise AttributeError(f"geomprobe.sula.{name} moved to geomprobe.suites.sula: use `from geomprobe import "
+        raise AttributeError(f"geomprobe.sula_task.{name} moved to geomprobe.suites.sula: use `from geomprobe import "
                              f"{name}` (or from geomprobe.suites.sula)")
-    raise AttributeError(f"module 'geomprobe.sula' has no attribute {name!r}")
+    raise AttributeError(f"module 'geomprobe.sula_task' has no attribute {name!r}")
