@@ -60,13 +60,13 @@ from .paper_table import (
 )
 from .runs import (
     DEFAULT_REVISION,
-    SUITE_ORDER,
     RunIdentity,
     finished_results,
     identify,
     identities,
     ordered_runs,
     parse_step,
+    suite_order,
     unique_labels,
 )
 from .tidy import (
@@ -102,10 +102,11 @@ from .tidy import (
 
 __all__ = ["Aggregate", "DEFAULT_REVISION", "DIRECTIONS", "EARLY_FRACTION", "GENERIC_LIST_MAX", "Headline", "LAYOUTS",
            "PAPER_CODE_DEFINITIONS", "PAPER_III", "PLUGIN_COLUMNS", "Rows", "RunIdentity", "STATUS_MARK", "STATUS_WORD",
-           "SUITE_ORDER", "TIDY_COLUMNS", "ablation_headline", "aggregate", "ci_text", "compare", "finished_results",
+           "TIDY_COLUMNS", "ablation_headline", "aggregate", "ci_text", "compare", "finished_results",
            "generic_reader", "headlines", "identify", "identities", "is_estimate", "markdown_table", "number", "ordered_runs",
            "paper_code_statistic", "paper_reference", "parse_step", "plugin_columns", "print_summary", "print_table",
-           "register_compare", "row_for", "shared_basis", "suite_readers", "suite_rows", "summary_cell", "summary_columns",
+           "register_compare", "row_for", "shared_basis", "suite_order", "suite_readers", "suite_rows",
+           "summary_cell", "summary_columns",
            "table2", "unique_labels", "unregister_compare", "value_of", "write_tidy"]
 
 

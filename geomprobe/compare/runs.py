@@ -13,7 +13,12 @@ from pathlib import Path
 
 from geomprobe.errors import RunDirectoryError
 
-SUITE_ORDER = ("extract", "geometry", "domain", "sula", "ablation", "mechanisms")
+
+def suite_order() -> tuple[str, ...]:
+    """The registered suites in run order (geomprobe.suites.SUITES): a run's suites are read in it."""
+    from geomprobe.suites import SUITES
+
+    return tuple(SUITES)
 DEFAULT_REVISION = "main"
 _STEP = re.compile(r"^step[-_]?(\d+)$", re.IGNORECASE)
 
@@ -167,7 +172,8 @@ def finished_results(run_dir: str | Path) -> tuple[dict | None, dict[str, dict],
     manifest = _read(run_dir / "manifest.json")
     statuses = (manifest or {}).get("suites") or {}
     found = {path.parent.name: path for path in run_dir.glob("*/results.json")}
-    order = sorted(found, key=lambda s: (SUITE_ORDER.index(s) if s in SUITE_ORDER else len(SUITE_ORDER), s))
+    known = suite_order()
+    order = sorted(found, key=lambda s: (known.index(s) if s in known else len(known), s))
     results, notes = {}, []
     for suite in order:
         entry = statuses.get(suite)
