@@ -26,7 +26,8 @@ class Family:
 
     layout: the parameter layout, which is also the adapter family recorded in a run's manifest:
         gpt_neox (fused query_key_value, parallel residual), llama (separate q/k/v/o, gated MLP,
-        grouped-query attention), phi (separate q/k/v, dense, partial rotary), bert (encoder). Its
+        grouped-query attention), phi (separate q/k/v, dense, partial rotary), gpt2 (Conv1D projections,
+        a fused c_attn laid out [q | k | v], learned absolute positions), bert (encoder). Its
         parameter groups and config field names are geomprobe.layouts.LAYOUTS[layout].
     adapter: "module.Class" under geomprobe.adapters.
     config_class: the transformers config class (what a config object's class name is).
@@ -104,6 +105,10 @@ FAMILY_ROWS: tuple[Family, ...] = (
     Family("phi", "phi", "phi.PhiAdapter", "PhiConfig", "tiny-phi",
            dict(intermediate_size=512, partial_rotary_factor=0.4, bos_token_id=0, eos_token_id=0),
            "random init, partial rotary", rotary="partial"),
+    Family("gpt2", "gpt2", "gpt2.GPT2Adapter", "GPT2Config", "tiny-gpt2",
+           dict(n_inner=512, max_position_embeddings=1024, bos_token_id=0, eos_token_id=0),
+           "random init, Conv1D projections, fused c_attn, learned absolute positions", rotary="none",
+           prefix_reuse=True),
     Family("bert", "bert", "bert.BertAdapter", "BertConfig", "tiny-bert",
            dict(intermediate_size=512, max_position_embeddings=512, pad_token_id=4),
            "random init encoder", "cls", encoder=True, rotary="none", prefix_reuse=False),

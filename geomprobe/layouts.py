@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from geomprobe.families import Family
+from geomprobe.families import FAMILIES, Family
 
 
 @dataclass(frozen=True)
@@ -99,5 +99,27 @@ def _bert(c: dict, row: Family, g: dict) -> None:
     g["small"] = 2 * D + L * (4 * D + F + D + 4 * D) + D
 
 
+def _gpt2(c: dict, row: Family, g: dict) -> None:
+    """Learned positions (n_positions x D) beside the token embedding; Conv1D projections with biases:
+    a fused c_attn (3D outputs), c_proj, a 2-layer MLP (n_inner, or 4D when null); two LayerNorms
+    per block and ln_f. The unembedding is tied unless the config says otherwise (GPT2Config's
+    default is tied, and gpt2's config.json does not name the field)."""
+    D, L, H, V, F, KV, dh = _shape(c)
+    g["embedding"] = (V + c.get("max_position_embeddings", 1024)) * D
+    g["lm_head"] = 0 if c.get("tie_word_embeddings", True) else V * D
+    g["linear"] = L * (4 * D * D + 2 * D * F)
+    g["linear_rows"] = L * (5 * D + F)
+    g["small"] = L * (2 * D + 3 * D + D + 2 * D + F + D) + 2 * D  # ln_1, c_attn, c_proj, ln_2, c_fc, mlp.c_proj; ln_f
+
+
 LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in (
-    Layout("gpt_neox", _gpt_neox), Layout("llama", _llama), Layout("phi", _phi), Layout("bert", _bert))}
+    Layout("gpt_neox", _gpt_neox), Layout("llama", _llama), Layout("phi", _phi), Layout("bert", _bert),
+    Layout("gpt2", _gpt2, {"hidden_size": "n_embd", "num_hidden_layers": "n_layer", "num_attention_heads": "n_head",
+                           "intermediate_size": "n_inner", "max_position_embeddings": "n_positions"}))}
+
+
+def canonical_fields(fields: dict) -> dict:
+    """config.json fields with the common names (hidden_size, num_hidden_layers, ...) filled in from
+    the names the model type's layout gives them (Layout.field_names)."""
+    row = FAMILIES.get(fields.get("model_type"))
+    return LAYOUTS[row.layout].canonical(fields) if row is not None and row.layout in LAYOUTS else fields

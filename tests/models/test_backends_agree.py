@@ -16,7 +16,7 @@ from geomprobe.models import load_model
 from geomprobe.models.builtin import demo_prompts_path
 from geomprobe.prompts import Prompt, read_prompts
 
-CAUSAL_BUILTINS = ["tiny-neox", "tiny-llama", "tiny-mistral", "tiny-mixtral", "tiny-phi", "tiny-gemma3"]
+CAUSAL_BUILTINS = ["tiny-neox", "tiny-llama", "tiny-mistral", "tiny-mixtral", "tiny-phi", "tiny-gemma3", "tiny-gpt2"]
 TOKENS = [" the", " is", "."]  # single tokens of the built-in tokenizer
 READOUTS = ("values", "z", "resid", "hidden")
 FLOAT_ARRAYS = ["values", "z", "resid", "hidden", "attn_entropy_bits", "next_entropy_bits"]
@@ -75,9 +75,6 @@ def test_hf_and_tl_backends_agree(name, prompts):
     assert loaded.model.config._attn_implementation == loaded.attn_implementation  # its own copy
 
 
-FINAL_NORMS = ("norm", "final_layer_norm", "final_layernorm")
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CAUSAL_BUILTINS)
 def test_backends_agree_on_hidden_after_a_non_trivial_final_norm(name, prompts, tmp_path):
@@ -85,8 +82,7 @@ def test_backends_agree_on_hidden_after_a_non_trivial_final_norm(name, prompts, 
     "hidden" at the last layer must include the norm's affine part in both backends (TransformerLens'
     ln_final.hook_normalized would not)."""
     loaded = load_model(name)
-    norm = next(getattr(loaded.model.base_model, attr) for attr in FINAL_NORMS
-                if hasattr(loaded.model.base_model, attr))
+    norm = loaded.adapter.final_norm()
     generator = torch.Generator().manual_seed(1)
     with torch.no_grad():
         norm.weight.copy_(1 + 0.5 * torch.randn(norm.weight.shape, generator=generator))

@@ -96,10 +96,9 @@ def test_capture_shapes_and_final_token_slices(load_tiny, name):
 
 
 def _final_norm(model):
-    for name in ("norm", "final_layer_norm", "final_layernorm"):
-        if hasattr(model.base_model, name):
-            return getattr(model.base_model, name)
-    return None  # BERT: no final norm
+    from geomprobe.adapters import adapter_for
+
+    return adapter_for(model).final_norm()  # None for BERT: no final norm
 
 
 @pytest.mark.parametrize("name", ALL_TINY)
@@ -164,7 +163,7 @@ def test_attn_out_is_the_output_projection_of_z(load_tiny, name):
         _run(loaded, input_ids, attention_mask)
     projection = adapter.output_projection(2)
     with torch.no_grad():
-        manual = torch.nn.functional.linear(acts["blocks.2.z"].flatten(-2), projection.weight, projection.bias)
+        manual = projection(acts["blocks.2.z"].flatten(-2))  # a Linear, or GPT-2's Conv1D (weight stored [in, out])
         post_norm = adapter.attention_residual(2)
         if post_norm is not projection:
             assert FAMILIES[loaded.model.config.model_type].block_norms == 4

@@ -19,7 +19,7 @@ def _n_hooks(adapter):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["tiny-neox", "tiny-llama", "tiny-phi"])
+@pytest.mark.parametrize("name", ["tiny-neox", "tiny-llama", "tiny-phi", "tiny-gpt2"])
 def test_identity_edit_is_bit_exact_and_zero_edit_changes_output(load_tiny, demo_prompts, name):
     loaded = load_tiny(name)
     text = demo_prompts[0].text
@@ -34,9 +34,9 @@ def test_identity_edit_is_bit_exact_and_zero_edit_changes_output(load_tiny, demo
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["tiny-neox", "tiny-mistral"])
+@pytest.mark.parametrize("name", ["tiny-neox", "tiny-mistral", "tiny-gpt2"])
 def test_edited_values_are_what_extraction_sees(load_tiny, varied_prompts, name):
-    """Only the value part changes (NeoX's fused q/k stay intact) and extraction sees the edit."""
+    """Only the value part changes (NeoX's and GPT-2's fused q/k stay intact) and extraction sees the edit."""
     loaded = load_tiny(name)
     before = extract(loaded, varied_prompts, progress=False)
     with edit_values(loaded.adapter, [2], lambda layer, v: v * 0 + 0.25):

@@ -86,10 +86,11 @@ def test_adapter_reads_the_published_shape(alias, meta_models):
         weight, bias = adapter.key_weights(layer)
         assert tuple(weight.shape) == (s.n_kv_heads, s.d_model, s.d_head)
         assert bias is None or tuple(bias.shape) == (s.n_kv_heads, s.d_head)
-        values = adapter.value_module(layer)
-        assert adapter.split_values(torch.empty(1, 1, values.out_features, device="meta")).shape[-2:] == (
-            s.n_kv_heads, s.d_head)
-        assert adapter.output_projection(layer).in_features == s.n_heads * s.d_head
+        # the modules' own outputs on meta inputs (a Linear, or GPT-2's Conv1D, which has no in/out_features)
+        values = adapter.value_module(layer)(torch.empty(1, 1, s.d_model, device="meta"))
+        assert adapter.split_values(values).shape[-2:] == (s.n_kv_heads, s.d_head)
+        assert adapter.output_projection(layer)(torch.empty(1, 1, s.n_heads * s.d_head, device="meta")).shape[-1] == (
+            s.d_model)
 
 
 def test_published_specifics():
@@ -148,7 +149,7 @@ def _last_row_probs(query, key, scaling, kv_of_head):
 
 
 # the smaller families at their real width, one layer, vocabulary 1000 (W_K does not depend on the MLP)
-REAL_WIDTH = ["pythia-410m", "llama-3.2-1b", "phi-2", "mistral-7b"]
+REAL_WIDTH = ["pythia-410m", "llama-3.2-1b", "phi-2", "mistral-7b", "gpt2"]
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ really be quantised), and extraction must run and stay close to the float extrac
 Measured with bitsandbytes 0.50.2 on the tiny models (hidden size 128, Gaussian init std 0.1),
 relative Frobenius error of each layer's W_K against the float model:
     8-bit (LLM.int8 row-wise absmax):  0.63% - 0.68%
-    4-bit (nf4, blocksize 64):         9.1% - 9.4%
+    4-bit (nf4, blocksize 64):         9.1% - 9.4% (tiny-gpt2: 9.07% - 9.22%)
 Hidden size 128 is enough: 4-bit needs no divisibility by the blocksize (the last block may be
 partial), and bitsandbytes' AVX512-BF16 CPU repacking needs out_features % 32 == 0 and
 in_features % 64 == 0, which every built-in satisfies.
@@ -27,13 +27,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytestmark = [pytest.mark.filterwarnings("ignore:MatMul8bitLt"),
               pytest.mark.filterwarnings("ignore::UserWarning:bitsandbytes")]
 
-MODELS = ["tiny-llama", "tiny-neox", "tiny-phi"]
+MODELS = ["tiny-llama", "tiny-neox", "tiny-phi", "tiny-gpt2"]
 # (lower, upper) bounds on the relative Frobenius error of W_K, from the measurements above
 # with margin. The lower bound catches a layer that silently stayed in float.
 WK_ERROR = {"8bit": (0.002, 0.015), "4bit": (0.05, 0.13)}
 # Upper bounds on the relative error of extracted arrays against the float model (measured on
 # the eight prompts below: values 8-bit 2.0-3.8%, 4-bit 17-37%; attention entropy 8-bit
-# 0.2-0.6%, 4-bit 2.1-5.4%).
+# 0.2-0.6%, 4-bit 2.1-5.4%; tiny-gpt2's 2.2%, 20%, 0.28%, 2.0%).
 VALUES_ERROR = {"8bit": 0.10, "4bit": 0.60}
 ENTROPY_ERROR = {"8bit": 0.02, "4bit": 0.15}
 LINEAR_CLASS = {"8bit": "Linear8bitLt", "4bit": "Linear4bit"}
@@ -108,7 +108,7 @@ def test_key_weights_dequantised(load, name, quantize):
     assert quant.quantize == quantize
     key_module = quant.adapter.key_module(0)
     assert type(key_module).__name__ == LINEAR_CLASS[quantize]
-    assert type(ref.adapter.key_module(0)).__name__ == "Linear"
+    assert type(ref.adapter.key_module(0)).__name__ == ("Conv1D" if name == "tiny-gpt2" else "Linear")
     _check_key_weights(quant, ref, quantize)
 
 

@@ -20,7 +20,7 @@ from geomprobe.gradient_dynamics import (
     value_gradient,
 )
 
-MODELS = ["tiny-neox", "tiny-llama"]  # tiny-llama: 8 query heads over 2 kv heads
+MODELS = ["tiny-neox", "tiny-llama", "tiny-gpt2"]  # tiny-llama: 8 query heads over 2 kv heads
 
 
 def _batch(loaded, demo_prompts):

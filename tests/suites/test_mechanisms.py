@@ -45,7 +45,7 @@ def _batch(loaded, texts):
 # Q-K rows: recomputed from the captured post-rotary q and k, equal to the model's own attention
 
 
-@pytest.mark.parametrize("name", ["tiny-llama", "tiny-neox"])
+@pytest.mark.parametrize("name", ["tiny-llama", "tiny-neox", "tiny-gpt2"])
 def test_query_rows_reproduce_the_models_own_attention(load_tiny, name):
     # loaded eager, so output_attentions gives the model's own probabilities; query_rows switches to
     # geomprobe's attention function for its pass and back afterwards
