@@ -67,17 +67,16 @@ def cards() -> list[Card]:
 # what the suites' cards write with
 
 
-def versus_untrained(cmp) -> str:
+def versus_untrained(cmp, words_for=None) -> str:
     """'; better than untrained copies (0.359 vs 0.254)', or '' when none was measured. The status
     (geomprobe.analysis.null_comparison) is on the favourable side: "below untrained" of a
-    lower-is-better statistic is a model value above the copies'."""
+    lower-is-better statistic is a model value above the copies'. words_for(status): the
+    statistic's own words (the keys' "more orthogonal than untrained"), else better / worse."""
     if not isinstance(cmp, dict) or cmp.get("status") in (None, "not measured", "not tested"):
         return ""
     words = UNTRAINED_WORDS.get(cmp["status"], str(cmp["status"]))
-    if not cmp.get("higher_is_better", True):
-        from geomprobe.analysis.verdict import _key_words
-
-        words = _key_words(cmp["status"])
+    if words_for is not None:
+        words = words_for(cmp["status"])
     better = "" if cmp.get("higher_is_better", True) else "; lower is better"
     return f"; {words} ({fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}{better})"
 
@@ -97,16 +96,16 @@ def entropy_order_words(rho, what: str, reference: str, by: str = "entropy") -> 
     return abs(rho) >= strong, f"{what} is {order} by {by}: rho {rho:+.2f} against the papers' {reference}"
 
 
-def untrained_cells(cmp, label: str) -> str:
-    """'PC1 0.359 vs 0.307: indistinguishable from untrained (+0.051 [-0.004, +0.108]). ' or ''."""
+def untrained_cells(cmp, label: str, words_for=None) -> str:
+    """'PC1 0.359 vs 0.307: indistinguishable from untrained (+0.051 [-0.004, +0.108]). ' or ''.
+    words_for(status): the statistic's own words (the keys'), else the status as written."""
     if not cmp:
         return ""
     if cmp.get("status") in ("not measured", "not tested"):
         return f"{label}: not tested ({cmp.get('note')}). "
     from geomprobe.analysis.null_comparison import test_text
-    from geomprobe.analysis.verdict import _key_words
 
-    status = cmp.get("status") if cmp.get("higher_is_better", True) else _key_words(cmp.get("status"))
+    status = cmp.get("status") if words_for is None else words_for(cmp.get("status"))
     test = test_text(cmp)
     return (f"{label} {fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}: {status} "
             f"({difference_text(cmp)}{'; ' + test if test else ''}). ")

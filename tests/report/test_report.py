@@ -523,3 +523,19 @@ def test_a_tables_data_link_saves_its_cells_as_csv(runs, report, tmp_path):
     assert [row[0] for row in rows[1:-1]] == list(sula["conditions"]) and rows[-1][0].startswith("paper III")
     main = next(row for row in rows if row[0] == "main")
     assert main[3] == str(sula["conditions"]["main"]["n_prompts"])
+
+
+def test_a_lower_is_better_error_is_not_called_orthogonal():
+    """Only the keys say "more orthogonal than untrained": the SULA MAE, also lower-is-better, is
+    better or worse than its untrained copies in the card's words."""
+    from geomprobe.analysis.verdict import _key_words
+    from geomprobe.report.cards import untrained_cells, versus_untrained
+
+    mae = {"statistic": "mae_bits", "status": "above untrained", "higher_is_better": False, "model": 0.005,
+           "null_mean": 0.634, "difference": {"value": -0.629, "ci95": [-0.64, -0.62]}, "rule": "rank", "rank": 1,
+           "of": 20, "p_value": 0.05}
+    assert "better than untrained copies" in versus_untrained(mae) and "orthogonal" not in versus_untrained(mae)
+    assert "above untrained" in untrained_cells(mae, "MAE") and "orthogonal" not in untrained_cells(mae, "MAE")
+    keys = dict(mae, statistic="keys_mean_abs_cos", status="below untrained")
+    assert "less orthogonal than untrained" in versus_untrained(keys, _key_words)
+    assert "less orthogonal than untrained" in untrained_cells(keys, "mean |cos|", _key_words)
