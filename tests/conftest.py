@@ -24,6 +24,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["GEOMPROBE_WINDTUNNEL_STEPS"] = "20"
 # Untrained copies are computed in every test (tests/extraction/test_copy_cache.py turns the cache on).
 os.environ["GEOMPROBE_COPY_CACHE_MB"] = "0"
+# Under pytest-xdist (`make test`: one worker per core) each worker computes on one thread, as do the
+# commands its tests start: two workers of two threads each on two cores spent their time waiting on
+# each other (a 12 s test took 62 s beside another).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"
 
 from geomprobe.models.builtin import TINY_MODELS  # noqa: E402  (after the environment above)
 
