@@ -5,20 +5,49 @@ the run's evidence of inference (geomprobe.analysis.verdict.evidence_of_inferenc
 tables (every layer, baseline and control) are printed with `--details` (run(..., details=True)),
 and are in results.json and the report.
 
-    print_brief(run_dir, "geometry")
+    print_brief(run_dir, suite)                 # after each suite of a run (geomprobe.runner)
 
 reads what the suite wrote (geomprobe.results.Run.headlines), so the console shows the figures the
-compare table and the report show, from the same file.
+compare table and the report show, from the same file. A suite's `brief` face
+(geomprobe/suites/<name>/brief.py, register_brief) may give its own rows (geometry: the criteria
+of its verdict) and ask for the evidence line after it; this module names no suite.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-# geometry's criteria: (the verdict's entry, the headline figure that carries it, the label)
-CRITERIA = (("value_manifold", ("pc12", "pc1"), "value manifold PC1+PC2"),
-            ("keys", ("keys_mean_abs_cos",), "keys: mean |cos| (lower is better)"),
-            ("focusing", ("focusing",), "attention focusing"))
+
+@dataclass(frozen=True)
+class Brief:
+    """A suite's part in the console brief: rows(run, figures, copies) -> (title, columns, rows), or
+    None for the generic table of its headlines; evidence: print the run's evidence line after it."""
+
+    suite: str
+    rows: Callable | None = None
+    evidence: bool = False
+
+
+BRIEFS: dict[str, Brief] = {}
+
+
+def register_brief(suite: str, rows: Callable | None = None, evidence: bool = False) -> Brief:
+    """Give `suite` its own console brief (Brief). A suite with one already is a ValueError."""
+    if suite in BRIEFS:
+        raise ValueError(f"register_brief: the {suite!r} suite already has a brief")
+    BRIEFS[suite] = Brief(suite, rows, evidence)
+    return BRIEFS[suite]
+
+
+def briefs() -> dict[str, Brief]:
+    """Every registered brief, after each suite folder's brief face is loaded."""
+    from geomprobe.suites.base import load_faces
+
+    load_faces("brief")
+    return BRIEFS
+
 
 def details_hint(run_dir: Path | str) -> str:
     """The line after the short summaries: where the full tables are."""
@@ -26,19 +55,21 @@ def details_hint(run_dir: Path | str) -> str:
             f"`geomprobe report {run_dir}`")
 
 
-def _number(value, spec: str = ".3f") -> str:
+def number(value, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _model_cell(figure: dict) -> str:
-    text = _number(figure.get("value"))
+def model_cell(figure: dict) -> str:
+    """The model's value with its 95% CI (and bits), as the brief's cells write it."""
+    text = number(figure.get("value"))
     ci = figure.get("ci95")
     if ci is not None and ci[0] is not None:
         text += f" [{ci[0]:.3f}, {ci[1]:.3f}]"
     return text + (" bits" if figure.get("unit") == "bits" else "")
 
 
-def _words(status: str | None, copies: bool) -> str:
+def words(status: str | None, copies: bool) -> str:
+    """better / worse / indistinguishable, or why there is no comparison."""
     from geomprobe.analysis.null_comparison import status_words
 
     if not status:
@@ -50,24 +81,14 @@ def brief_rows(run, suite: str) -> tuple[str, list[str], list[list[str]]]:
     """(title, columns, rows) of one suite's short summary in `run` (a geomprobe.results.Run)."""
     figures = {f["statistic"]: f for f in run.headlines(suite)}
     data = run.results.get(suite) or {}
-    columns = ["figure", "model [95% CI]", "untrained mean", "vs untrained"]
-    verdict = data.get("verdict") if suite == "geometry" else None
     copies = bool(data.get("untrained_null"))
-    if isinstance(verdict, dict) and verdict.get("label"):
-        rows = []
-        for entry, statistics, label in CRITERIA:
-            figure = next((figures[s] for s in statistics if s in figures), None)
-            if figure is None:
-                continue
-            state = (verdict.get(entry) or {}).get("state", "")
-            name = label if figure["statistic"] != "pc1" else "value manifold PC1"
-            rows.append([name, _model_cell(figure), _number(figure.get("untrained_mean")),
-                         _words(figure.get("vs_untrained"), copies), state])
-        title = (f"geometry: {run.model}: {verdict['label']} ({verdict.get('n_met')}/{verdict.get('n_criteria')} "
-                 "criteria met)")
-        return title, ["criterion", *columns[1:], "met"], rows
-    rows = [[f["header"], _model_cell(f) if f.get("unit") != "verdict" else f"{f['text']} ({f['value']}/{f['n']})",
-             _number(f.get("untrained_mean")), _words(f.get("vs_untrained"), copies)] for f in figures.values()]
+    own = briefs().get(suite)
+    made = own.rows(run, figures, copies) if own is not None and own.rows is not None else None
+    if made is not None:
+        return made
+    columns = ["figure", "model [95% CI]", "untrained mean", "vs untrained"]
+    rows = [[f["header"], model_cell(f) if f.get("unit") != "verdict" else f"{f['text']} ({f['value']}/{f['n']})",
+             number(f.get("untrained_mean")), words(f.get("vs_untrained"), copies)] for f in figures.values()]
     return f"{suite}: {run.model}", columns, rows
 
 
@@ -88,11 +109,9 @@ def print_brief(run_dir: Path | str, suite: str) -> None:
         table.add_row(*row)
     console = table_console(min_width=100)
     console.print(table)
-    if suite in EVIDENCE_SUITES:
+    own = briefs().get(suite)
+    if own is not None and own.evidence:
         console.print(evidence_line(load_run(run_dir)), highlight=False, markup=False)
-
-
-EVIDENCE_SUITES = ("geometry", "sula", "ablation")
 
 
 def evidence_line(run) -> str:

@@ -5,10 +5,11 @@ the console summary, and registers them; results.py its results schema (a TypedD
 SCHEMA_VERSION); plan.py its cost model; compare.py its compare rows (a reader and the headline
 statistics it declares, with direction and unit); figures.py its report figures; card.py its report
 card (its part of a run's verdict card, and what the page says around its figures); rows.py its
-per-prompt rows (Run.rows, Run.table). The face modules (FACES) are imported by the machinery that
-reads them (geomprobe.plan, geomprobe.compare, geomprobe.report, geomprobe.results), never by the
-suite itself, so a suite runs without plotting or planning code,
-and each face registers itself with that machinery when imported (load_faces).
+per-prompt rows (Run.rows, Run.table); brief.py its console brief (geomprobe.brief). The face
+modules (FACES) are imported by the machinery that reads them (geomprobe.plan, geomprobe.compare,
+geomprobe.report, geomprobe.results, geomprobe.brief), never by the suite itself, so a suite runs
+without plotting or planning code, and each face registers itself with that machinery when
+imported (load_faces).
 
 A plug-in suite may be a single file: a config dataclass (its options, defaults written once), a
 function from a SuiteContext to its results, and one registration line:
@@ -119,7 +120,7 @@ class SuiteSpec:
 
 SUITES: dict[str, SuiteSpec] = {}
 
-FACES = ("plan", "compare", "figures", "card", "rows")  # modules a suite folder may hold, each read by one machinery
+FACES = ("plan", "compare", "figures", "card", "rows", "brief")  # modules a suite folder may hold, each read by one machinery
 
 
 def load_faces(face: str) -> list[str]:

@@ -71,3 +71,18 @@ def test_a_column_too_narrow_for_its_numbers_folds_them_instead_of_cutting_them(
     for column in range(8):
         cells = "".join(line.split("│")[column + 1].strip() for line in lines)
         assert cells == numbers[column]
+
+
+def test_the_brief_faces_say_where_the_evidence_line_goes():
+    """The evidence line follows geometry, sula and the ablation (each suite's brief face says so);
+    geometry alone gives its own rows (its criteria); geomprobe/brief.py names no suite."""
+    import inspect
+
+    import geomprobe.brief
+    from geomprobe.brief import briefs
+
+    found = briefs()
+    assert {suite for suite, brief in found.items() if brief.evidence} == {"geometry", "sula", "ablation"}
+    assert [suite for suite, brief in found.items() if brief.rows is not None] == ["geometry"]
+    source = inspect.getsource(geomprobe.brief)
+    assert not any(f'"{name}"' in source for name in ("geometry", "sula", "ablation", "mechanisms", "domain"))

@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("plan, runner, compare, report", ["plan", "plan.*", "runner", "compare", "compare.*", "report", "report.*",
                                        "sweep", "sweep.*", "commandline", "results", "brief", "suites.*.plan",
                                        "suites.*.compare", "suites.*.figures", "suites.*.card",
-                                       "suites.*.rows"]),
+                                       "suites.*.rows", "suites.*.brief"]),
     ("command line", ["cli", "__main__"]),
 ]
 
@@ -213,7 +213,7 @@ def test_no_suite_imports_another(graph):
     suites = sorted({m.split(".")[2] for m in graph if m.count(".") >= 2 and m.startswith("geomprobe.suites.")
                      and (PACKAGE / "suites" / m.split(".")[2]).is_dir()})
     assert {"sula", "ablation", "geometry"} <= set(suites)
-    faces = {"plan", "compare", "figures", "card", "rows"}
+    faces = {"plan", "compare", "figures", "card", "rows", "brief"}
     crossing = [f"{importer} imports {target}" for importer, targets in graph.items() for target in targets
                 if importer.startswith("geomprobe.suites.") and target.startswith("geomprobe.suites.")
                 and importer.split(".")[2] in suites and target.split(".")[2] in suites
