@@ -1,7 +1,7 @@
 """The ablation suite's cost model (geomprobe.plan): the axis fit on the SULA main condition
 (skipped when the sula suite of the same plan fits the same axes), the matched controls, the
 baseline and the edited conditions at the share of the blocks prefix reuse runs, and all of it
-again on each untrained null copy. The prompts are the sula suite's (geomprobe.suites.sula.plan)."""
+again on each untrained null copy. The prompts are the sula suite's (geomprobe.plan.sula_task)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from geomprobe.families import released_fused_qkv
 from geomprobe.nulls import specs_text
 from geomprobe.options import fields_of
 from geomprobe.plan import DTYPE_BYTES, Passes, PlanContext, SuitePlan, register_planner
+from geomprobe.plan.sula_task import sula_lengths, sula_unsupported
 from geomprobe.suites.ablation.conditions import (
     check_depth,
     default_layer_sets,
@@ -19,7 +20,6 @@ from geomprobe.suites.ablation.conditions import (
     without_layers,
 )
 from geomprobe.suites.entropy_axis import SulaPromptOptions
-from geomprobe.suites.sula.plan import sula_lengths, sula_unsupported
 
 
 def ablation_layer_sets(ctx: PlanContext, template: str | None, edit_layers=None) -> tuple[list, list[str]]:

@@ -1,11 +1,11 @@
 """The domain suite's cost model (geomprobe.plan): the geometry suite's candidate scoring and chosen
-sample (geomprobe.suites.geometry.plan.manifold_sets) for the mixed corpus and each domain, and
+sample (geomprobe.plan.manifold_sample.manifold_sets) for the mixed corpus and each domain, and
 the same for each untrained null copy."""
 
 from __future__ import annotations
 
 from geomprobe.plan import DTYPE_BYTES, Passes, PlanContext, SuitePlan, register_planner
-from geomprobe.suites.geometry.plan import manifold_sets
+from geomprobe.plan.manifold_sample import manifold_sets
 
 
 def plan_domain(ctx: PlanContext, options) -> SuitePlan:
@@ -18,7 +18,7 @@ def plan_domain(ctx: PlanContext, options) -> SuitePlan:
         return out
     chosen = {}
     for label, corpus in {"mixed": options.corpus, **{d: d for d in options.domains}}.items():
-        sweeps, chosen[label], notes = manifold_sets(ctx, options, "domain", corpus, f"{label}: ", False)
+        sweeps, chosen[label], notes = manifold_sets(ctx, options, False, corpus, f"{label}: ", False)
         out.sweeps += sweeps
         out.notes += notes
     nulls = ctx.nulls(options, "domain")

@@ -1,42 +1,16 @@
 """The geometry suite's cost model (geomprobe.plan): candidate scoring, the chosen sample, and the
-same for each untrained null copy; manifold_sets is shared with the domain suite's."""
+same for each untrained null copy (the sample's passes: geomprobe.plan.manifold_sample, which the
+domain suite's planner reads too)."""
 
 from __future__ import annotations
 
-from geomprobe.plan import DTYPE_BYTES, Lengths, Load, Passes, PlanContext, SuitePlan, corpus_texts, register_planner
-from geomprobe.suites.geometry import N_WINDTUNNEL_CANDIDATES
-
-
-def manifold_sets(ctx: PlanContext, options, suite: str, corpus: str, label: str, layers_all: bool) -> tuple:
-    """Candidate scoring and the chosen sample of one prompt set (geometry.stratified_prompts)."""
-    if suite == "geometry":
-        candidates, source = ctx.default_prompts(N_WINDTUNNEL_CANDIDATES, corpus)
-    else:
-        candidates, source = ctx.counter.lengths(corpus_texts(corpus)), f"corpus:{corpus}"
-    sweeps, notes = [], []
-    readouts = (*ctx.run.readouts, options.readout)
-    layers = ctx.layers(ctx.run.layers) if layers_all else 1
-    if options.n_per_quintile == 0:
-        chosen = candidates
-    else:
-        n = min(candidates.n, 5 * options.n_per_quintile)
-        if ctx.arch.causal and options.sample == "entropy":  # --sample length: drawn from the token counts alone
-            sweeps.append(Passes(f"{label}candidates ({source}): next-token entropy", candidates, ctx.batch, layers=1,
-                                readout_width=ctx.arch.n_heads))
-        if candidates.n < 5 * options.n_per_quintile:
-            notes.append(f"{source} has {candidates.n} candidates, fewer than 5 x --n-per-quintile "
-                         f"{options.n_per_quintile}: the suite will refuse it")
-        chosen = Lengths(n, candidates.mean, candidates.max, candidates.how)  # a stratified draw: same lengths
-    if options.max_per_final_token:
-        notes.append("--max-per-final-token drops candidates before sampling (not counted here)")
-    sweeps.append(Passes(f"{label}chosen sample ({chosen.n} prompts)", chosen, ctx.batch, layers=layers,
-                        readout_width=ctx.readout_width(readouts)))
-    return sweeps, chosen, notes
+from geomprobe.plan import DTYPE_BYTES, Load, Passes, PlanContext, SuitePlan, register_planner
+from geomprobe.plan.manifold_sample import manifold_sets
 
 
 def plan_geometry(ctx: PlanContext, options) -> SuitePlan:
     out = SuitePlan("geometry")
-    sweeps, chosen, notes = manifold_sets(ctx, options, "geometry", options.corpus, "", True)
+    sweeps, chosen, notes = manifold_sets(ctx, options, True, options.corpus, "", True)
     out.sweeps += sweeps
     out.notes += notes
     nulls = ctx.nulls(options, "geometry")
