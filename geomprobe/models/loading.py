@@ -138,10 +138,27 @@ def resolve(spec: str) -> ResolvedSource:
         return ResolvedSource(str(path), None, True, None)
     if name.count("/") == 1 and not name.startswith((".", "/", "~")):
         return ResolvedSource(name, revision, False, None)
+    raise _unknown_model(name)
+
+
+def _unknown_model(name: str) -> ModelNotFoundError:
     hint = closest_aliases(name)
     hint_text = f" (did you mean {', '.join(hint)}?)" if hint else ""
-    raise ModelNotFoundError(f"unknown model '{name}'{hint_text}: use an alias from `geomprobe models`, "
-                             "a hub id such as EleutherAI/pythia-410m, or a local model directory")
+    return ModelNotFoundError(f"unknown model '{name}'{hint_text}: use an alias from `geomprobe models`, "
+                              "a hub id such as EleutherAI/pythia-410m, or a local model directory")
+
+
+def check_spec(spec) -> None:
+    """Refuse a model spec that resolve() could never load (not an alias, a GGUF file, a directory or
+    an org/name hub id) with resolve()'s one-line error, before anything heavy is imported: a typo
+    costs a fraction of a second, not a torch import. Model objects and anything else pass."""
+    if not isinstance(spec, str) or not spec.strip():
+        return
+    name, _ = parse_model_spec(spec)
+    if (name in MODELS or is_gguf_path(name) or Path(name).expanduser().exists()
+            or (name.count("/") == 1 and not name.startswith((".", "/", "~")))):
+        return
+    raise _unknown_model(name)
 
 
 def _packaged_source(name: str, family: str) -> ResolvedSource | None:

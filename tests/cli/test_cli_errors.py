@@ -125,3 +125,15 @@ def test_a_zipfile_cut_by_ctrl_c_prints_no_traceback(monkeypatch):
     del noisy
     gc.collect()
     assert len(passed) == 1 and "not a zipfile" in str(passed[0].exc_value)
+
+
+def test_a_mistyped_model_is_refused_before_torch_loads(tmp_path):
+    """An alias typo is refused by run() in one line (with the closest aliases) before torch or
+    transformers is imported, so it costs a fraction of a second."""
+    code = ("import sys\nfrom geomprobe import RunConfig, run\nfrom geomprobe.errors import ModelNotFoundError\n"
+            "try:\n    run(RunConfig(model='pythia-41m', out=sys.argv[1]), 'geometry')\n"
+            "except ModelNotFoundError as err:\n    print('REFUSED', err)\n"
+            "print('TORCH', 'torch' in sys.modules, 'transformers' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
+    assert "REFUSED unknown model 'pythia-41m' (did you mean pythia-410m" in done.stdout, done.stdout + done.stderr
+    assert "TORCH False False" in done.stdout and not (tmp_path / "r").exists()
