@@ -67,6 +67,9 @@ def _run(suite_text: str, kwargs: dict) -> None:
     quiet, verbose, as_json = bool(kwargs.get("quiet")), bool(kwargs.get("verbose")), bool(kwargs.get("as_json"))
     with cli_logging(quiet, verbose), _stdout_to_stderr(as_json):  # --json: stdout holds the JSON alone
         run_config, configs = parse_command(suite_text, kwargs)
+        from geomprobe.models.loading import check_spec
+
+        check_spec(run_config.model)  # a typo is refused before torch loads
         _quiet_libraries(verbose)
         report = bool(kwargs.get("report"))
         run_dir = run_suites(run_config, configs, progress=not quiet, report=report,

@@ -170,9 +170,7 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
     are raised as usual); it implies progress=False. The results are in the returned directory:
     load_run(path), whose repr is a few lines and, in Jupyter, a card."""
     from geomprobe.console import silenced
-    from geomprobe.models.loading import check_spec
 
-    check_spec(config.model if isinstance(config, RunConfig) else None)  # a typo: refused before torch loads
     if quiet and progress:
         raise ConfigError("run: quiet=True prints nothing and progress=True asks for progress bars: pass one of them")
     with silenced(quiet):

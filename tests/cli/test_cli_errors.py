@@ -128,12 +128,14 @@ def test_a_zipfile_cut_by_ctrl_c_prints_no_traceback(monkeypatch):
 
 
 def test_a_mistyped_model_is_refused_before_torch_loads(tmp_path):
-    """An alias typo is refused by run() in one line (with the closest aliases) before torch or
-    transformers is imported, so it costs a fraction of a second."""
-    code = ("import sys\nfrom geomprobe import RunConfig, run\nfrom geomprobe.errors import ModelNotFoundError\n"
-            "try:\n    run(RunConfig(model='pythia-41m', out=sys.argv[1]), 'geometry')\n"
-            "except ModelNotFoundError as err:\n    print('REFUSED', err)\n"
-            "print('TORCH', 'torch' in sys.modules, 'transformers' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
-    assert "REFUSED unknown model 'pythia-41m' (did you mean pythia-410m" in done.stdout, done.stdout + done.stderr
-    assert "TORCH False False" in done.stdout and not (tmp_path / "r").exists()
+    """`geomprobe run` refuses an alias typo in one line (with the closest aliases) before torch or
+    transformers is imported (python -X importtime lists every import), so it costs about a second."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "geomprobe.cli", "run", "--model", "pythia-41m",
+                           "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "200"})
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+    assert len(errors) == 1 and "unknown model 'pythia-41m' (did you mean pythia-410m" in errors[0], errors
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "geomprobe.commandline" in imported and not {"torch", "transformers"} & imported
+    assert not (tmp_path / "r").exists()
