@@ -149,14 +149,14 @@ def _unknown_model(name: str) -> ModelNotFoundError:
 
 
 def check_spec(spec) -> None:
-    """Refuse a model spec that resolve() could never load (not an alias, a GGUF file, a directory or
-    an org/name hub id) with resolve()'s one-line error, before anything heavy is imported: a typo
-    costs a fraction of a second, not a torch import. Model objects and anything else pass."""
+    """Refuse a mistyped alias (a bare name that is neither an alias nor a file or directory here)
+    with resolve()'s one-line error, before anything heavy is imported: a typo costs a fraction of
+    a second, not a torch import. Paths, hub ids (anything with a '/'), GGUF files and model objects
+    pass: resolve() judges them when the model is loaded."""
     if not isinstance(spec, str) or not spec.strip():
         return
     name, _ = parse_model_spec(spec)
-    if (name in MODELS or is_gguf_path(name) or Path(name).expanduser().exists()
-            or (name.count("/") == 1 and not name.startswith((".", "/", "~")))):
+    if name in MODELS or "/" in name or name.startswith(("~", ".")) or is_gguf_path(name) or Path(name).exists():
         return
     raise _unknown_model(name)
 
