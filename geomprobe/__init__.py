@@ -19,7 +19,26 @@ _LAZY = {"RunConfig": "geomprobe.config", "run": "geomprobe.runner", "load_run":
          "load_extraction": "geomprobe.extraction", "Prompt": "geomprobe.prompts", "prompts_for": "geomprobe.suites.sula"}
 
 
+def _quiet_notebook_imports() -> None:
+    """In a Jupyter kernel without ipywidgets, tqdm.auto (imported by transformers and datasets)
+    warns "IProgress not found" on import; geomprobe draws its own bars there (no widgets), so the
+    warning says nothing to a geomprobe user. Nothing is imported to decide."""
+    import sys
+
+    if "ipykernel" in sys.modules:
+        import warnings
+
+        warnings.filterwarnings("ignore", message="IProgress not found")
+
+
+_quiet_notebook_imports()
+
+
 def __getattr__(name):  # the API without importing torch at `import geomprobe`
+    if name == "plot":  # the submodule: geomprobe.plot.figures(...) without importing it first
+        import importlib
+
+        return importlib.import_module("geomprobe.plot")
     if name in _LAZY:
         import importlib
 
@@ -28,4 +47,4 @@ def __getattr__(name):  # the API without importing torch at `import geomprobe`
 
 
 __all__ = ["Extraction", "ExtractionConfig", "Prompt", "Run", "RunConfig", "__version__", "extract", "load_extraction",
-           "load_model", "load_run", "prompts_for", "run"]
+           "load_model", "load_run", "plot", "prompts_for", "run"]

@@ -72,15 +72,14 @@ def _run(suite_text: str, kwargs: dict) -> None:
         check_spec(run_config.model)  # a typo is refused before torch loads
         _quiet_libraries(verbose)
         report = bool(kwargs.get("report"))
-        run_dir = run_suites(run_config, configs, progress=not quiet, report=report,
-                             details=bool(kwargs.get("details")),
-                             skip_unsupported="all" in [s.strip() for s in suite_text.split(",")])
+        result = run_suites(run_config, configs, progress=not quiet, report=report,
+                            details=bool(kwargs.get("details")),
+                            skip_unsupported="all" in [s.strip() for s in suite_text.split(",")])
+    run_dir = result.path
     if as_json:
         import json
 
-        from geomprobe.results import load_run
-
-        summary = load_run(run_dir).summary()
+        summary = result.summary()
         summary["report"] = str(run_dir / "report.html") if report else None
         typer.echo(json.dumps(summary, indent=2, default=str))
         return

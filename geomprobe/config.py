@@ -34,8 +34,9 @@ class RunConfig:
 
     model: str = option(DEFAULT_MODEL, "alias (see `geomprobe models`), alias@revision, hub id or local directory "
                                        "(from Python also a model object: geomprobe.models.borrowed)")
-    prompts: str | None = option(None, "prompt file (.jsonl records or plain text lines); default: each suite "
-                                       "chooses its own (built-in demo prompts, corpora or a wind tunnel's task)")
+    prompts: str | None = option(None, "prompt file (.jsonl records or plain text lines; from Python also a list "
+                                       "of strings or records); default: each suite chooses its own (built-in "
+                                       "demo prompts, corpora or a wind tunnel's task)")
     out: str | None = option(None, "run directory (default runs/<model>); a rerun resumes it")
     revision: str | None = option(None, "hub revision, e.g. step0 (same as model@revision)")
     dtype: Literal["float32", "bfloat16", "float16"] = option("float32", "weights and activations dtype")
@@ -66,9 +67,16 @@ class RunConfig:
         held = self.model if is_model_object(self.model) else None
         if held is not None:  # a model object (or a LoadedModel): the run borrows it; the rest is checked as usual
             object.__setattr__(self, "model", "in-memory")
+        given = None
+        if self.prompts is not None and not isinstance(self.prompts, (str, Path)):
+            from geomprobe.prompts import prompts_from  # prompts given in Python: kept as JSON-ready records
+
+            given, self.prompts = prompts_from(self.prompts), None
         validate(self)
         if held is not None:
             object.__setattr__(self, "model", held)
+        if given is not None:
+            self.prompts = given
 
     def check(self) -> None:
         """Refuse, in one line (ConfigError), what no model could run: an unknown device or device map,

@@ -42,10 +42,51 @@ def table_console(min_width: int = 130):
     return WholeCells(width=max(Console().width, min_width))
 
 
+def in_notebook() -> bool:
+    """Whether the code runs in a Jupyter kernel (where rich's live bars need ipywidgets)."""
+    shell = sys.modules.get("IPython")
+    try:
+        ip = shell.get_ipython() if shell is not None else None
+    except Exception:  # noqa: BLE001 - an IPython that cannot say is not a notebook
+        return False
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+class NotebookBar:
+    """A progress bar for Jupyter without widgets: one HTML output (an HTML <progress> element and
+    the counts) updated in place through IPython's display handles, at most five times a second."""
+
+    def __init__(self, label: str, total: int, completed: int = 0, unit: str = "prompts"):
+        from IPython.display import HTML, display
+
+        self._html, self.label, self.total, self.completed, self.unit = HTML, label, total, completed, unit
+        self.start = self.shown = time.monotonic()
+        self.handle = display(HTML(self._text()), display_id=True)
+
+    def _text(self) -> str:
+        from html import escape
+
+        elapsed = time.monotonic() - self.start
+        done = f"{self.completed}/{self.total} {self.unit}, {elapsed:.0f} s"
+        return (f"<div style='font-family:monospace;font-size:12px'>{escape(self.label)} "
+                f"<progress value='{self.completed}' max='{max(self.total, 1)}' style='width:220px'></progress> "
+                f"{escape(done)}</div>")
+
+    def advance(self, n: int) -> None:
+        self.completed += n
+        if time.monotonic() - self.shown >= 0.2 or self.completed >= self.total:
+            self.shown = time.monotonic()
+            self.handle.update(self._html(self._text()))
+
+    def close(self) -> None:
+        self.handle.update(self._html(self._text()))
+
+
 class ProgressReport:
-    """Progress on stderr: a live rich bar on a terminal (or in Jupyter); otherwise a plain line every
-    ~10% of the batches and at the end, since a live bar on a pipe or a log file shows nothing until
-    it finishes. Nothing at all when disabled."""
+    """Progress on stderr: a live rich bar on a terminal; in Jupyter an HTML bar updated in place
+    (NotebookBar: no ipywidgets needed); otherwise a plain line every ~10% of the batches and at the
+    end, since a live bar on a pipe or a log file shows nothing until it finishes. Nothing at all
+    when disabled."""
 
     def __init__(self, enabled: bool, label: str, total: int, completed: int = 0, n_batches: int | None = None,
                  verb: str = "extract", unit: str = "prompts"):
@@ -56,19 +97,22 @@ class ProgressReport:
         self.enabled, self.label, self.total, self.completed = enabled, label, total, completed
         self.n_batches, self.batches = n_batches, 0
         self.every = max(1, -(-n_batches // 10))
-        self.bar = self.task = None
+        self.bar = self.task = self.notebook = None
         self.start = time.monotonic()
         self.live = False
         if enabled:
             from rich.console import Console
 
             self.console = Console(stderr=True)
-            self.live = self.console.is_terminal or self.console.is_jupyter
+            self.live = self.console.is_terminal and not in_notebook()
 
     def __enter__(self) -> ProgressReport:
         if not self.enabled:
             return self
-        if self.live:
+        if in_notebook():
+            label = f"{self.verb} {self.label}".strip()
+            self.notebook = NotebookBar(label, self.total, self.completed, self.unit)
+        elif self.live:
             from rich.markup import escape
             from rich.progress import (
                 BarColumn,
@@ -92,7 +136,9 @@ class ProgressReport:
     def advance(self, n: int) -> None:
         self.completed += n
         self.batches += 1
-        if self.bar is not None:
+        if self.notebook is not None:
+            self.notebook.advance(n)
+        elif self.bar is not None:
             self.bar.advance(self.task, n)
         elif self.enabled and (self.batches % self.every == 0 or self.batches == self.n_batches):
             self._line(f"{self.completed}/{self.total} {self.unit}, {time.monotonic() - self.start:.0f} s")
@@ -101,6 +147,8 @@ class ProgressReport:
         print(f"{self.verb} {self.label}: {text}".lstrip(), file=sys.stderr, flush=True)
 
     def __exit__(self, *exc) -> None:
+        if self.notebook is not None:
+            self.notebook.close()
         if self.bar is not None:
             self.bar.__exit__(*exc)
 

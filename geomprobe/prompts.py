@@ -84,6 +84,64 @@ def read_prompts(path: str | Path) -> list[Prompt]:
     return prompts
 
 
+def prompts_from(values) -> tuple[dict, ...]:
+    """Prompts given in Python (RunConfig(prompts=[...])) as JSON-ready records {"id", "text",
+    "domain", "source"}: each value a string, a record with "text" (and optionally "id", "domain",
+    "source"), or a Prompt. Ids default to `prompt-N` (N from 1, in order). Raises PromptFileError
+    naming the bad entry: not text or a record, empty text, text that is not valid Unicode (a
+    lone surrogate), a duplicate id, no prompts at all."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise PromptFileError(f"prompts: give a file path or a list of strings or records, not {type(values).__name__}")
+    records, seen = [], {}
+    for number, value in enumerate(values, start=1):
+        where = f"prompts[{number - 1}]"
+        if isinstance(value, Prompt):
+            value = value.to_dict()
+        if isinstance(value, str):
+            value = {"text": value}
+        if not isinstance(value, dict):
+            raise PromptFileError(f'{where}: expected a string or a record with "text", not {type(value).__name__}')
+        unknown = sorted(set(value) - {"id", "text", "domain", "source"})
+        if unknown:
+            raise PromptFileError(f"{where}: unknown key {unknown[0]!r}: a prompt record has id, text, domain, source")
+        text = value.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise PromptFileError(f'{where}: "text" must be a non-empty string')
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise PromptFileError(f"{where}: the text is not valid Unicode ({error.reason} at character "
+                                  f"{error.start}): remove the lone surrogate") from None
+        record = {"id": str(value.get("id", f"prompt-{number}")), "text": text,
+                  "domain": str(value.get("domain", "")), "source": str(value.get("source", ""))}
+        if record["id"] in seen:
+            raise PromptFileError(f'{where}: duplicate id "{record["id"]}" (first at prompts[{seen[record["id"]]}])')
+        seen[record["id"]] = number - 1
+        records.append(record)
+    if not records:
+        raise PromptFileError("prompts: the list is empty: give at least one prompt (or leave prompts out)")
+    return tuple(records)
+
+
+def given_prompts(source) -> list[Prompt] | None:
+    """RunConfig.prompts as Prompt objects: None when not given, a file read (read_prompts), or the
+    records given in Python (prompts_from)."""
+    if not source:
+        return None
+    if isinstance(source, (str, Path)):
+        return read_prompts(source)
+    return [Prompt(**record) for record in prompts_from(source)]
+
+
+def prompts_label(source) -> str:
+    """How a run names RunConfig.prompts in its records: the file's path, or the prompts given in
+    Python with their count and hash."""
+    if isinstance(source, (str, Path)):
+        return str(source)
+    given = given_prompts(source)
+    return f"{len(given)} prompts given in Python (sha256 {prompts_hash(given)[:12]})"
+
+
 def is_jsonl(path: Path, lines: list[str]) -> bool:
     """JSON records: a .jsonl or .json file (any case), or any file whose first non-empty line is a
     JSON object; every other file is plain text, one prompt a line."""

@@ -220,15 +220,29 @@ def _short(text: str, width: int) -> str:
 
 @dataclass(repr=False)
 class Run:
-    """A run directory as written by geomprobe.run: its manifest and every suite's results.
+    """A run directory as written by geomprobe.run (which returns one): its manifest and every
+    suite's results.
 
     Its repr is a few lines (model, each suite's status and headline figures), in Jupyter a card
-    (_repr_html_); summary() is the same as JSON-ready values (what `geomprobe run --json` prints)."""
+    (_repr_html_); summary() is the same as JSON-ready values (what `geomprobe run --json` prints).
+    A Run stands for its directory where a path is expected (os.PathLike: open(), Path(run),
+    load_extraction(run / "extraction"), str(run.path)), as run()'s return value did when it was
+    a pathlib.Path."""
 
     path: Path
     manifest: dict
     results: dict[str, dict] = field(default_factory=dict)  # suite -> results.json (typed as its suite's schema)
     notes: list[str] = field(default_factory=list)
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    def __str__(self) -> str:  # the directory, as str(path) was; repr(run) is the summary
+        return str(self.path)
+
+    def __truediv__(self, other) -> Path:
+        """run / "geometry" / "results.json": a path inside the run directory."""
+        return self.path / other
 
     @property
     def suites(self) -> list[str]:
@@ -338,7 +352,7 @@ class Run:
         if self.notes:
             lines.append(_short(f"  {len(self.notes)} note{'s' if len(self.notes) > 1 else ''}: "
                                 f"{_one_line(self.notes[0])}", 90))
-        lines.append("  .results[suite], .rows(suite), .table(suite), .summary()")
+        lines.append("  .results[suite], .table(suite), .frame(), .figures(), .summary()")
         text = "\n".join(lines)
         return text if len(text) <= REPR_MAX else text[:REPR_MAX - 3] + "..."
 
@@ -389,12 +403,32 @@ class Run:
 
     def table(self, suite: str, condition: str | None = None):
         """rows(suite, condition) as a pandas DataFrame (pandas is optional: `pip install pandas`)."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise RunDirectoryError("Run.table needs pandas: pip install pandas (or use Run.rows for plain dicts)") \
-                from None
-        return pd.DataFrame(self.rows(suite, condition))
+        return data_frame(self.rows(suite, condition), "Run.table")
+
+    def frame(self):
+        """This run's tidy table as a pandas DataFrame: one row per suite x statistic, with its value,
+        95% CI, n and how it compares with the untrained copies (what `geomprobe compare RUN
+        --layout tidy` writes; geomprobe.compare.aggregate)."""
+        from geomprobe.compare import aggregate
+
+        return data_frame(aggregate([self.path]).rows, "Run.frame")
+
+    def figures(self, section: str | None = None) -> dict:
+        """The report's figures for this run, {title: plotly Figure} in page order (geomprobe.plot.figures;
+        `section` keeps one section). Each figure's caption is in fig.layout.meta["caption"]."""
+        from geomprobe.plot import figures
+
+        return figures(self, section)
+
+
+def data_frame(rows: list[dict], what: str):
+    """rows as a pandas DataFrame; one line naming the fix when pandas is not installed."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise RunDirectoryError(f"{what} needs pandas: pip install pandas (or read the rows as plain dicts)") \
+            from None
+    return pd.DataFrame(rows)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -440,7 +474,7 @@ def extraction_rows(directory: Path) -> list[dict]:
     return rows
 
 
-def load_run(path: str | Path) -> Run:
+def load_run(path: str | Path | Run) -> Run:
     """The manifest and the results of every suite in a `geomprobe run` directory (what
     geomprobe.run returns, or a CLI run's --out).
 
@@ -454,8 +488,9 @@ def load_run(path: str | Path) -> Run:
     notes (what could not be read, or was written under another schema version). The arrays are not
     loaded: geomprobe.load_extraction(path / "extraction") reads the extract suite's.
     Results written before the schema had a header (schema 1) are read as they are, with a note.
-    Raises RunDirectoryError (one line) when `path` has no readable manifest.json."""
-    path = Path(path)
+    Raises RunDirectoryError (one line) when `path` has no readable manifest.json. A Run is read
+    again from its directory (what changed on disk since)."""
+    path = Path(path.path if isinstance(path, Run) else path)
     manifest_path = path / "manifest.json"
     if not manifest_path.exists():
         raise RunDirectoryError(f"{path} is not a geomprobe run directory (no manifest.json): pass the --out of a "

@@ -4,8 +4,9 @@ The CLI (`geomprobe run`) parses its options into the same objects and calls thi
 
     from geomprobe import RunConfig, load_run, run
     from geomprobe.suites.sula import SulaConfig
-    run_dir = run(RunConfig(model="pythia-410m", dtype="bfloat16"), ["geometry", SulaConfig(n_per_k=100)])
-    results = load_run(run_dir)          # geomprobe.results.Run: manifest, results, tables
+    result = run(RunConfig(model="pythia-410m", dtype="bfloat16"), ["geometry", SulaConfig(n_per_k=100)])
+    result.results["sula"], result.table("sula")   # a geomprobe.results.Run: manifest, results, tables
+    load_run(result.path)                # the same, read again from the run directory
 """
 
 from __future__ import annotations
@@ -136,15 +137,16 @@ def _pairing(specs_and_configs, model, config: RunConfig, skip_unsupported: bool
 
 def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progress: bool | None = None,
         quiet: bool = False, details: bool = False, report: bool = False,
-        skip_unsupported: bool | None = None) -> Path:
-    """Run `suites` on `config.model` and return the run directory. Reruns of the same configuration
-    resume: finished extraction batches and passes are kept.
+        skip_unsupported: bool | None = None):
+    """Run `suites` on `config.model` and return the results as a geomprobe.results.Run. Reruns of
+    the same configuration resume: finished extraction batches and passes are kept.
 
-    Returns the run directory as a pathlib.Path (config.out, default runs/<model>). To read what it
-    holds: geomprobe.load_run(path) gives a Run (the manifest, every suite's results.json,
-    per-prompt tables via Run.rows/Run.table), geomprobe.load_extraction(path / "extraction") the
-    extract suite's arrays (geometry: path / "geometry" / "extraction"; sula: path / "sula" /
-    "extraction-main").
+    The Run (load_run of the run directory, config.out, default runs/<model>) holds the manifest,
+    every suite's results.json, per-prompt tables (Run.rows, Run.table), headline figures
+    (Run.headlines, Run.frame) and the report's figures (Run.figures). It stands for its directory
+    where a path is expected: geomprobe.load_extraction(result / "extraction") reads the extract
+    suite's arrays (geometry: result / "geometry" / "extraction"; sula: result / "sula" /
+    "extraction-main"), result.path is the pathlib.Path.
 
     suites: a name ("sula"), several ("geometry,sula", "all"), suite configs (SulaConfig(n_per_k=50)),
     or a list of these. The model is loaded once for all of them. With "all" (or skip_unsupported),
@@ -173,16 +175,19 @@ def run(config: RunConfig, suites: str | object | Iterable = "extract", *, progr
 
     if quiet and progress:
         raise ConfigError("run: quiet=True prints nothing and progress=True asks for progress bars: pass one of them")
+    from geomprobe.results import load_run
+
     with silenced(quiet):
-        return _run_suites(config, suites, progress=not quiet if progress is None else bool(progress), report=report,
+        path = _run_suites(config, suites, progress=not quiet if progress is None else bool(progress), report=report,
                            skip_unsupported=skip_unsupported, details=bool(details))
+    return load_run(path)
 
 
 def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip_unsupported: bool | None,
                 details: bool = False) -> Path:
     """run() after its quiet: load the model (or borrow the object passed in) and run the suites."""
     from geomprobe.models import load_model
-    from geomprobe.prompts import read_prompts
+    from geomprobe.prompts import given_prompts
     from geomprobe.rundir import check_out
     from geomprobe.suites import get_suite
 
@@ -197,7 +202,7 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
     specs = [(get_suite(options.suite), options) for options in configs]
     if skip_unsupported is None:
         skip_unsupported = isinstance(suites, str) and "all" in [s.strip() for s in suites.split(",")]
-    prompts = read_prompts(config.prompts) if config.prompts else None
+    prompts = given_prompts(config.prompts)
     out = check_out(config.out if config.out is not None else default_out(config.model), overwrite=config.overwrite)
     device = resolve_device(config.device)
     config, planned = plan_check(config, configs, device)
@@ -245,7 +250,7 @@ def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, sk
 
     from geomprobe.models.borrowed import borrow
     from geomprobe.models.loading import LoadedModel
-    from geomprobe.prompts import read_prompts
+    from geomprobe.prompts import given_prompts
     from geomprobe.rundir import check_out
     from geomprobe.suites import get_suite
 
@@ -269,7 +274,7 @@ def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, sk
         specs = [(get_suite(options.suite), options) for options in configs]
         if skip_unsupported is None:
             skip_unsupported = isinstance(suites, str) and "all" in [s.strip() for s in suites.split(",")]
-        prompts = read_prompts(config.prompts) if config.prompts else None
+        prompts = given_prompts(config.prompts)
         out = check_out(config.out if config.out is not None else default_out(config.model),
                         overwrite=config.overwrite)
         seed_everything(config.seed)
@@ -312,10 +317,14 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
     """Open the run directory (its lock held) and run each suite, recording its status."""
     from geomprobe.options import as_dict
     from geomprobe.plan import recommended_batch
+    from geomprobe.prompts import prompts_label
     from geomprobe.rundir import model_identity, now
     from geomprobe.suites import SUITES, SuiteContext
 
     running = {spec.name: options.to_dict() for spec, options in specs if spec.name not in skipped}
+    recorded = as_dict(config)  # prompts given in Python: their count and hash (each suite saves its prompts)
+    if recorded["prompts"] is not None:
+        recorded["prompts"] = prompts_label(config.prompts)
     manifest = run_dir.open(config.fingerprint(loaded.revision, model_identity(loaded)), overwrite=config.overwrite,
                             suites=running, registered=set(SUITES),
                             extra={"model": loaded.describe(), "backend": config.backend, "dtype": config.dtype,
@@ -329,7 +338,7 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
             continue
         manifest = run_dir.read_manifest()
         fresh = spec.name not in (manifest.get("suites") or {})  # nothing of it kept from before: a whole run
-        manifest["suites"][spec.name] = {"status": "running", "started": now(), "run_config": as_dict(config),
+        manifest["suites"][spec.name] = {"status": "running", "started": now(), "run_config": recorded,
                                          "options": options.to_dict()}
         run_dir.write_manifest(manifest)
         ctx = SuiteContext(loaded=loaded, run=config, options=options, run_dir=run_dir, prompts=prompts,

@@ -50,6 +50,7 @@ from .paper_table import (
     EARLY_FRACTION,
     LAYOUTS,
     PAPER_III,
+    CompareRows,
     compare,
     markdown_table,
     paper_reference,
@@ -100,7 +101,8 @@ from .tidy import (
     write_tidy,
 )
 
-__all__ = ["Aggregate", "DEFAULT_REVISION", "DIRECTIONS", "EARLY_FRACTION", "GENERIC_LIST_MAX", "Headline", "LAYOUTS",
+__all__ = ["Aggregate", "CompareRows",
+           "DEFAULT_REVISION", "DIRECTIONS", "EARLY_FRACTION", "GENERIC_LIST_MAX", "Headline", "LAYOUTS",
            "PAPER_CODE_DEFINITIONS", "PAPER_III", "PLUGIN_COLUMNS", "Rows", "RunIdentity", "STATUS_MARK", "STATUS_WORD",
            "TIDY_COLUMNS", "ablation_headline", "aggregate", "ci_text", "compare", "finished_results",
            "generic_reader", "headlines", "identify", "identities", "is_estimate", "markdown_table", "number", "ordered_runs",

@@ -131,10 +131,11 @@ def table2(run_dirs: list[str | Path]) -> list[dict]:
 
 
 def compare(run_dirs: list[str | Path], out: str | Path | None = None, basis: dict | None = None,
-            layout: str = "table2") -> list[dict]:
-    """Rows of the cross-run table. layout "table2" (this function's default, as before): paper III's
-    Table 2 rows, with `out` also OUT.json and OUT.md (and `basis`, a `shared_basis(run_dirs)`
-    result, in OUT.json). layout "tidy" (the CLI's default): the tidy rows of `aggregate`, with
+            layout: str = "table2") -> CompareRows:
+    """Rows of the cross-run table: a list of dicts whose .frame() is the same table as a pandas
+    DataFrame. layout "table2" (this function's default, as before): paper III's Table 2 rows,
+    with `out` also OUT.json and OUT.md (and `basis`, a `shared_basis(run_dirs)` result, in
+    OUT.json). layout "tidy" (the CLI's default): the tidy rows of `aggregate`, with
     `out` also OUT.csv, OUT.json and OUT.parquet (pyarrow)."""
     if layout not in LAYOUTS:
         raise ConfigError(f"--layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
@@ -142,8 +143,8 @@ def compare(run_dirs: list[str | Path], out: str | Path | None = None, basis: di
         table = aggregate(run_dirs)
         if out is not None:
             write_tidy(table, out, basis)
-        return table.rows
-    rows = table2(run_dirs)
+        return CompareRows(table.rows)
+    rows = CompareRows(table2(run_dirs))
     if out is not None:
         out = Path(out)
         payload = {"rows": rows, "early_layers": "first third of the depth"}
@@ -152,6 +153,15 @@ def compare(run_dirs: list[str | Path], out: str | Path | None = None, basis: di
         atomic_write_json(out.with_suffix(".json"), payload)
         atomic_write_text(out.with_suffix(".md"), markdown_table(rows))
     return rows
+
+
+class CompareRows(list):
+    """A list of row dicts (what compare returns) whose frame() is the same table as a pandas DataFrame."""
+
+    def frame(self):
+        from geomprobe.results import data_frame
+
+        return data_frame(list(self), "compare(...).frame()")
 
 
 def print_table(rows: list[dict]) -> None:

@@ -50,6 +50,11 @@ _HOW_TO_GET = {
     "token_probs": "ExtractionConfig(tokens=[' dax', ...]) (single tokens)",
 }
 _NEXT_TOKEN = ("next_entropy_bits", "token_probs")  # from the next-token logits, after the last layer
+# each array's dimensions by name (Extraction.to_xarray)
+_DIMS = {"values": ("prompt", "layer", "kv_head", "d_head"), "attn_entropy_bits": ("prompt", "layer", "head"),
+         "n_visible_keys": ("prompt", "layer"), "z": ("prompt", "layer", "head", "d_head"),
+         "resid": ("prompt", "layer", "d_model"), "hidden": ("prompt", "layer", "d_model"),
+         "next_entropy_bits": ("prompt",), "token_probs": ("prompt", "token"), "n_tokens": ("prompt",)}
 
 
 def _layer_list(layers: Sequence[int]) -> str:
@@ -127,6 +132,27 @@ class Extraction:
     next_entropy_bits = _array("next_entropy_bits", "float32 [n_prompts] (causal LMs)")
     token_probs = _array("token_probs", "float32 [n_prompts, n_tokens] (named tokens)")
     n_tokens = _array("n_tokens", "int32 [n_prompts]")
+
+    def to_xarray(self):
+        """The arrays as one xarray.Dataset with named dimensions and coordinates: prompt (the prompt
+        ids), layer (the model layers extracted), kv_head, head, d_head, d_model and token (the named
+        tokens), memory-mapped arrays left on disk until read (xarray is optional: pip install
+        xarray, or the `notebook` extra). The meta (model, backend, ...) is in the attrs, as JSON."""
+        try:
+            import xarray as xr
+        except ImportError:
+            raise ConfigError("Extraction.to_xarray needs xarray: pip install xarray (or 'geomprobe[notebook]')") \
+                from None
+        import json
+
+        variables = {name: (_DIMS.get(name) or tuple(f"{name}_{i}" for i in range(self.arrays[name].ndim)),
+                            self.arrays[name]) for name in self.arrays}
+        coords = {"prompt": list(self.prompt_ids), "layer": list(self.layers)}
+        if self.meta.get("tokens") and "token_probs" in self.arrays:
+            coords["token"] = list(self.meta["tokens"])
+        return xr.Dataset(variables, coords=coords,
+                          attrs={"geomprobe_meta": json.dumps(self.meta, default=str),
+                                 "directory": "" if self.directory is None else str(self.directory)})
 
     def __repr__(self) -> str:
         model = self.meta.get("model") or self.meta.get("family") or "a model"

@@ -154,7 +154,9 @@ class PlanContext:
         """suite_prompts' choice: --prompts, a wind tunnel's task, a corpus, or the demo prompts."""
         user = self.user_prompts()
         if user is not None:
-            return user, str(self.run.prompts)
+            from geomprobe.prompts import prompts_label
+
+            return user, prompts_label(self.run.prompts)
         if self.task is not None:
             return self.windtunnel_prompts(n_windtunnel), f"windtunnel:{self.task.name} ({n_windtunnel} sequences)"
         if corpus is not None:

@@ -92,7 +92,8 @@ def _demo_texts() -> tuple[str, ...]:
     return tuple(json.loads(line)["text"] for line in demo_prompts_path().read_text().splitlines() if line.strip())
 
 
-def _user_texts(path) -> tuple[str, ...]:
-    from geomprobe.prompts import read_prompts
+def _user_texts(source) -> tuple[str, ...]:
+    """The texts of RunConfig.prompts: a file, or prompts given in Python."""
+    from geomprobe.prompts import given_prompts
 
-    return tuple(p.text for p in read_prompts(path))
+    return tuple(p.text for p in given_prompts(source))

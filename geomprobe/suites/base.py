@@ -357,7 +357,9 @@ def suite_prompts(ctx: SuiteContext, n_windtunnel: int = 200, corpus: str | None
     wind-tunnel model's own task (n_windtunnel sampled sequences cut at the task's prompt
     position); else `corpus` (a corpus name) or, without one, the built-in demo prompts."""
     if ctx.prompts:
-        return ctx.prompts, str(ctx.run.prompts)
+        from geomprobe.prompts import prompts_label
+
+        return ctx.prompts, prompts_label(ctx.run.prompts)
     task, _ = windtunnel_task(ctx.loaded)
     if task is not None:
         from geomprobe.windtunnel.prompts import task_prompts

@@ -382,8 +382,10 @@ def _progress_bar(config: TrainConfig, task, progress: bool):
     columns = [TextColumn(f"[bold]train[/] {config.arch} on {task.name}"), BarColumn(),
                TextColumn("step {task.fields[step]}  loss {task.fields[loss]:.4f}  "
                           "entropy MAE {task.fields[mae]:.4f} bits"), TimeElapsedColumn()]
+    from geomprobe.console import in_notebook
+
     console = Console(stderr=True)
-    if progress and not (console.is_terminal or console.is_jupyter):  # a log file or a pipe: plain lines
+    if progress and (in_notebook() or not console.is_terminal):  # a log file, a pipe, Jupyter: plain lines
         return _TenthLines(f"train {config.arch} on {task.name}")
     return Progress(*columns, disable=not progress, console=console)
 

@@ -103,7 +103,7 @@ def test_quiet_prints_nothing_where_a_default_run_prints_tables(tiny_run, capfd)
     previous = logger.level
     logger.setLevel(logging.DEBUG)
     try:
-        assert run(config, ExtractConfig(n_boot=50)) == run_dir  # a rerun: resumes, prints its table again
+        assert run(config, ExtractConfig(n_boot=50)).path == run_dir.path  # a rerun: resumes, prints its table again
         loud = capfd.readouterr()
         assert "next-token entropy" in loud.out and records
         records.clear()

@@ -51,7 +51,9 @@ def plan_mechanisms(ctx: PlanContext, options) -> SuitePlan:
     if task is None or ctx.run.prompts:
         lengths, source = ctx.default_prompts()
         if task is not None:
-            lengths, source = ctx.user_prompts(), str(ctx.run.prompts)
+            from geomprobe.prompts import prompts_label
+
+            lengths, source = ctx.user_prompts(), prompts_label(ctx.run.prompts)
         out.sweeps.append(Passes(f"Q-K rows at the final token ({source})", lengths, ctx.batch, layers=a.n_layers,
                                 readout_width=a.n_heads * lengths.max * 2))
         if task is None:
