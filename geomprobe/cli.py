@@ -101,36 +101,9 @@ JSON_HELP = "print the listing as JSON on stdout (nothing else there)"
 @app.command()
 def suites(as_json: bool = typer.Option(False, "--json", help=JSON_HELP)):
     """List the suites, what each measures, and its options."""
-    from geomprobe.options import fields_of
-    from geomprobe.suites import SUITES
+    from geomprobe.commandline import list_suites
 
-    if as_json:
-        import json
-
-        from geomprobe.commandline import option_specs
-
-        typer.echo(json.dumps([_suite_entry(name, spec, option_specs([name])) for name, spec in SUITES.items()],
-                              indent=2, default=str))
-        return
-    for name, spec in SUITES.items():
-        options = [f.metadata.get("cli") or "--" + f.name.replace("_", "-") for f, _ in fields_of(spec.config)]
-        typer.echo(f"{name:11} {spec.description}")
-        typer.echo(f"{'':11} options: {' '.join(options)}")
-
-
-def _suite_entry(name: str, spec, specs: dict) -> dict:
-    """One suite of `geomprobe suites --json`: name, description, and each option's field name,
-    flag, default, choices and help."""
-    from geomprobe.options import as_dict, fields_of
-
-    defaults = as_dict(spec.config())
-    options = []
-    for field, kind in fields_of(spec.config):
-        option = specs[field.name]
-        options.append({"name": field.name, "flag": option.flag, "default": defaults[field.name],
-                        "type": kind.base.__name__ + ("[]" if kind.sequence else ""),
-                        "choices": None if kind.choices is None else list(kind.choices), "help": option.help})
-    return {"name": name, "description": spec.description, "options": options}
+    list_suites(as_json)
 
 
 @app.command()
@@ -609,9 +582,30 @@ def _drop_interrupted_zipfile(unraisable) -> None:
     sys.__unraisablehook__(unraisable)
 
 
+def _usage_error_as_json(args: list[str]) -> None:
+    """With --json, a command line typer refuses (an unknown option, a missing value) also answers
+    on stdout with one JSON object, as geomprobe's own errors do; the usage goes to stderr as usual."""
+    try:
+        app(args=args, standalone_mode=False)
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as error:
+        if not (hasattr(error, "format_message") and hasattr(error, "show")):  # not a usage error: as ever
+            raise
+        import json
+
+        error.show()
+        code = getattr(error, "exit_code", 2)
+        typer.echo(json.dumps({"error": error.format_message(), "kind": type(error).__name__, "exit_code": code}))
+        sys.exit(code)
+
+
 def main() -> None:
     sys.unraisablehook = _drop_interrupted_zipfile
     try:
+        if "--json" in sys.argv[1:]:
+            _usage_error_as_json(sys.argv[1:])
+            return
         app()
     except KeyboardInterrupt:
         typer.secho("interrupted: finished batches are saved; rerun the same command to resume", err=True)

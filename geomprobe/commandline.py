@@ -24,25 +24,46 @@ from geomprobe.errors import ConfigError, GeomprobeError
 from geomprobe.options import Kind, fields_of, flag
 
 
+def _json_asked(args: tuple, kwargs: dict) -> bool:
+    """Whether the command was given --json: its `as_json` keyword, or the options dict `geomprobe
+    run` hands its handlers."""
+    if kwargs.get("as_json"):
+        return True
+    return any(isinstance(arg, dict) and arg.get("as_json") for arg in args)
+
+
+def _refuse(kind: str, text: str, code: int, error: BaseException, as_json: bool) -> None:
+    """The one line on stderr, and with --json also one JSON object on stdout, so that a script
+    reading stdout gets an answer: {"error": text, "kind": "ConfigError", "exit_code": 2}."""
+    typer.secho(f"{kind}: {text}", fg=typer.colors.RED if kind == "error" else None, err=True)
+    if as_json:
+        import json
+
+        typer.echo(json.dumps({"error": text, "kind": type(error).__name__, "exit_code": code}))
+
+
 def user_errors(fn):
-    """Print geomprobe's own errors as one line on stderr and exit 2, without a traceback."""
+    """Print geomprobe's own errors as one line on stderr and exit 2, without a traceback; with
+    --json the same error is also one JSON object on stdout."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except GeomprobeError as err:
-            typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+            _refuse("error", str(err), 2, err, _json_asked(args, kwargs))
             raise typer.Exit(2) from None
         except KeyboardInterrupt as err:
-            typer.secho(f"interrupted: {err or 'finished work is saved; rerun the same command to resume'}",
-                        err=True)
+            _refuse("interrupted", str(err) or "finished work is saved; rerun the same command to resume", 130, err,
+                    _json_asked(args, kwargs))
             raise typer.Exit(130) from None
 
     return wrapper
 
 
 RUN_PANEL = "model and extraction"
+# other spellings the field's users type (lm-evaluation-harness's --output_path for --out)
+ALIASES = {"out": ("--output_path", "--output-path")}
 CLI_ONLY = {"suite", "quiet", "verbose", "details", "report", "memory", "ram", "gpu", "as_json", "config",
             "recalibrate"}
 
@@ -135,6 +156,7 @@ def _parameter(spec: OptionSpec) -> inspect.Parameter:
         long = "--" + spec.name.replace("_", "-")  # the API's name, also where the flag is a short form (--k)
         annotation, extra = Optional[str], {"metavar": _metavar(kind)}
         names = [spec.flag] if long == spec.flag else [long, spec.flag]
+        names += list(ALIASES.get(spec.name, ()))
     if spec.owners[0] == "run":
         panel = RUN_PANEL
     elif set(spec.owners) >= set(_suites()):
@@ -219,7 +241,8 @@ CONFIG_HELP = ("a JSON or YAML (.yaml, .yml; needs PyYAML) file of options: {\"s
                "\"n_per_k\": 50}, names as the Python API's fields (or flags without dashes); flags given override "
                "its values (geomprobe.config.write_config_file writes one)")
 SUITE_HELP = ("what to measure: one of {suites}, several comma-separated, or all (they run in that order on one "
-              "loaded model; `geomprobe suites` says what each measures)")
+              "loaded model); list: print the suites and what each measures, and stop (default: extract, or the "
+              "--config file's suite)")
 DEFAULT_SUITE = "extract"
 
 
@@ -242,8 +265,8 @@ class RunCommand:
 
             params.append(inspect.Parameter(
                 "suite", inspect.Parameter.KEYWORD_ONLY, annotation=str,
-                default=typer.Option(DEFAULT_SUITE, help=SUITE_HELP.format(suites=", ".join(SUITES)),
-                                     rich_help_panel=RUN_PANEL)))
+                default=typer.Option(None, help=SUITE_HELP.format(suites=", ".join(SUITES)),
+                                     rich_help_panel=RUN_PANEL, show_default=False)))
         params += [_parameter(spec) for spec in option_specs(suites).values()]
         params.append(inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str],
                                         default=typer.Option(None, "--config", metavar="FILE", help=CONFIG_HELP,
@@ -278,20 +301,17 @@ class RunCommand:
         return {p.name: p.annotation for p in self._parameters()}
 
     def __call__(self, **kwargs):
+        if not self.fixed_suite and str(kwargs.get("suite") or "").strip() == "list":
+            return list_suites(bool(kwargs.get("as_json")))
         suite_text, kwargs = user_errors(self._with_config_file)(kwargs)
         return self.handler(suite_text, kwargs)
 
     def _with_config_file(self, kwargs: dict) -> tuple[str, dict]:
         """(the suites to run, the options) with a --config file's values under the flags given: a
         flag on the command line overrides the file, the file overrides the defaults."""
-        import click
-
-        context = click.get_current_context(silent=True)
-        source = context.get_parameter_source("suite") if context is not None else None
-        suite = self.fixed_suite or (kwargs.get("suite") if source not in (click.core.ParameterSource.DEFAULT,
-                                                                            None) else None)
+        suite = self.fixed_suite or kwargs.get("suite")  # None: not given (the default is DEFAULT_SUITE)
         if kwargs.get("config") is None:
-            return suite or kwargs.get("suite") or DEFAULT_SUITE, kwargs
+            return suite or DEFAULT_SUITE, kwargs
         file_suite, values = config_file_options(kwargs["config"])
         if self.fixed_suite and file_suite is not None and file_suite.split(",") != [self.fixed_suite]:
             raise ConfigError(f"--config {kwargs['config']} names the suites {file_suite}; `geomprobe "
@@ -366,3 +386,34 @@ def parse_command(suite_text: str, kwargs: dict) -> tuple[RunConfig, list]:
     """(RunConfig, suite configs) from the command's keyword arguments."""
     return build_configs(suite_text, _given(kwargs))
 
+
+def list_suites(as_json: bool) -> None:
+    """`geomprobe suites` (and `geomprobe run --suite list`): each suite, what it measures, its options."""
+    from geomprobe.options import fields_of
+    from geomprobe.suites import SUITES
+
+    if as_json:
+        import json
+
+        typer.echo(json.dumps([_suite_entry(name, spec, option_specs([name])) for name, spec in SUITES.items()],
+                              indent=2, default=str))
+        return
+    for name, spec in SUITES.items():
+        options = [f.metadata.get("cli") or "--" + f.name.replace("_", "-") for f, _ in fields_of(spec.config)]
+        typer.echo(f"{name:11} {spec.description}")
+        typer.echo(f"{'':11} options: {' '.join(options)}")
+
+
+def _suite_entry(name: str, spec, specs: dict) -> dict:
+    """One suite of `geomprobe suites --json`: name, description, and each option's field name,
+    flag, default, choices and help."""
+    from geomprobe.options import as_dict, fields_of
+
+    defaults = as_dict(spec.config())
+    options = []
+    for field, kind in fields_of(spec.config):
+        option = specs[field.name]
+        options.append({"name": field.name, "flag": option.flag, "default": defaults[field.name],
+                        "type": kind.base.__name__ + ("[]" if kind.sequence else ""),
+                        "choices": None if kind.choices is None else list(kind.choices), "help": option.help})
+    return {"name": name, "description": spec.description, "options": options}

@@ -57,6 +57,9 @@ class RunConfig:
     tokens: tuple[str, ...] = option((), "comma-separated single tokens whose next-token probabilities to record, "
                                          "e.g. ' dax, lug'", strip=False)
     max_tokens: int | None = option(None, "keep only the last N tokens of longer prompts", min=1)
+    limit: int | None = option(None, "a quick trial: each suite reads at most the first N prompts of its prompt "
+                                     "set (--prompts, a corpus, the demo prompts or a wind tunnel's sample), and "
+                                     "SULA-based suites at most N per k (at least 2)", min=1)
     overwrite: bool = option(False, "replace a run directory made with another configuration")
     skip_plan_check: bool = option(False, "run even when `geomprobe plan` says the model and a batch do not fit "
                                           "the device's memory")
@@ -120,9 +123,11 @@ class RunConfig:
         """What decides a run directory's results: a rerun with the same values resumes it.
         identity: geomprobe.rundir.model_identity (the resolved commit, or a hash of a local
         model's config and weights), so replaced weights are never resumed as the old model."""
-        return {"model": self.model, "revision": revision, "dtype": self.dtype, "quantize": self.quantize,
-                "seed": self.seed, "backend": self.backend, "max_tokens": self.max_tokens,
-                "model_identity": identity}
+        out = {"model": self.model, "revision": revision, "dtype": self.dtype, "quantize": self.quantize,
+               "seed": self.seed, "backend": self.backend, "max_tokens": self.max_tokens, "model_identity": identity}
+        if self.limit is not None:  # only when given: run directories made before --limit keep their fingerprint
+            out["limit"] = self.limit
+        return out
 
 
 # ----------------------------------------------------------------------------------------------

@@ -69,14 +69,15 @@ def key_cosines(run, baseline: str | None = "init"):
     finished geometry suite in the run."""
     import plotly.graph_objects as go
 
-    from geomprobe.results import load_run
+    from geomprobe.report.rundata import load_run
 
-    result = load_run(_run_path(run))
-    keys = (result.results.get("geometry") or {}).get("key_orthogonality")
+    path = _run_path(run)
+    data = load_run(path)
+    keys = (data.results.get("geometry") or {}).get("key_orthogonality")
     if not isinstance(keys, dict) or not keys.get("per_head"):
-        raise RunDirectoryError(f"{result.path} has no finished geometry suite with key results: run "
-                                f"`geomprobe run --suite geometry --out {result.path}` first")
-    return _heatmap(go, keys["per_head"], keys, baseline, result.model)
+        raise RunDirectoryError(f"{path} has no finished geometry suite with key results: run "
+                                f"`geomprobe run --suite geometry --out {path}` first")
+    return _heatmap(go, keys["per_head"], keys, baseline, data.model)
 
 
 def _heatmap(go, per_head, keys: dict, baseline: str | None, model: str):

@@ -13,7 +13,6 @@ repository is generated from the types (`schema_markdown()`; a test keeps it cur
 
 from __future__ import annotations
 
-import json
 import typing
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from geomprobe.errors import RunDirectoryError
 from geomprobe.suites import SUITES
+from geomprobe.suites.reading import data_frame, schema_version_of  # noqa: F401 (re-exported)
 from geomprobe.suites.schema import (  # noqa: F401
     HEADER,
     SCHEMA_VERSION,
@@ -54,12 +54,6 @@ def schema_of(suite: str) -> type | None:
     """The results TypedDict a registered suite declared (None: only its header is checked)."""
     spec = SUITES.get(suite)
     return None if spec is None else spec.schema
-
-
-def schema_version_of(suite: str) -> int:
-    """The schema version a registered suite writes (SCHEMA_VERSION where it declared none)."""
-    spec = SUITES.get(suite)
-    return SCHEMA_VERSION if spec is None or spec.schema_version is None else spec.schema_version
 
 
 def schema_problems(suite: str, data: dict) -> list[str]:
@@ -191,8 +185,6 @@ def _field_comments(types: list[type]) -> dict:
 REPR_MAX = 600  # characters of a Run's repr, at most
 _STATUS_COLOUR = {"complete": "#1a7f37", "failed": "#cf222e", "interrupted": "#bf8700", "running": "#bf8700",
                   "skipped": "#6e7781"}
-_VS_UNTRAINED = {"above untrained": "better than untrained", "below untrained": "worse than untrained",
-                 "indistinguishable from untrained": "indistinguishable from untrained"}
 
 
 def _figure_text(figure: dict, ci: bool = False) -> str:
@@ -205,8 +197,10 @@ def _figure_text(figure: dict, ci: bool = False) -> str:
         text += f" [{format(figure['ci95'][0], '.3g')}, {format(figure['ci95'][1], '.3g')}]"
     if figure.get("unit") == "bits":
         text += " bits"
-    if figure.get("vs_untrained") in _VS_UNTRAINED:
-        text += f" ({_VS_UNTRAINED[figure['vs_untrained']]})"
+    if figure.get("vs_untrained") in ("above untrained", "below untrained", "indistinguishable from untrained"):
+        from geomprobe.analysis.null_comparison import status_words
+
+        text += f" ({status_words(figure['vs_untrained'])})"
     return text
 
 
@@ -332,6 +326,26 @@ class Run:
                 "evidence": {key: value for key, value in self.evidence().items() if key != "left_out"},
                 "notes": list(self.notes)}
 
+    def document(self) -> dict:
+        """The whole run as one JSON-ready document, what RUN/run.json holds (written after every
+        suite): the manifest's provenance (config, fingerprint, versions, commit, model identity,
+        backend, dtype, seed, command), the verdict and evidence, and per suite its status, options,
+        prompts, start, end and seconds, headline figures and its whole results.json."""
+        entries = self.manifest.get("suites") or {}
+        summary = self.summary()
+        suites = {}
+        for name, entry in summary["suites"].items():
+            recorded = entries.get(name) if isinstance(entries.get(name), dict) else {}
+            suites[name] = {**entry, **{key: recorded.get(key) for key in ("options", "prompts", "started", "ended")},
+                            "seconds": _seconds(recorded.get("started"), recorded.get("ended")),
+                            "results": self.results.get(name)}
+        provenance = ("created", "started", "ended", "command", "config", "fingerprint", "versions",
+                      "geomprobe_commit", "model", "backend", "dtype", "seed")
+        return {"document": "geomprobe run", "schema_version": RUN_DOCUMENT_SCHEMA, "run_dir": str(self.path),
+                "status": self.manifest.get("status"), **{key: self.manifest.get(key) for key in provenance},
+                "verdict": summary["verdict"], "evidence": summary["evidence"], "suites": suites,
+                "notes": list(self.notes)}
+
     def _suite_line(self, suite: str, status: str, width: int) -> str:
         entry = (self.manifest.get("suites") or {}).get(suite) or {}
         detail = entry.get("why") or entry.get("error") if status in ("skipped", "failed", "interrupted") else None
@@ -421,14 +435,28 @@ class Run:
         return figures(self, section)
 
 
-def data_frame(rows: list[dict], what: str):
-    """rows as a pandas DataFrame; one line naming the fix when pandas is not installed."""
+RUN_DOCUMENT = "run.json"  # the run as one document, beside manifest.json and the suites' folders
+RUN_DOCUMENT_SCHEMA = 1
+
+
+def _seconds(started, ended) -> float | None:
+    from datetime import datetime
+
     try:
-        import pandas as pd
-    except ImportError:
-        raise RunDirectoryError(f"{what} needs pandas: pip install pandas (or read the rows as plain dicts)") \
-            from None
-    return pd.DataFrame(rows)
+        return round((datetime.fromisoformat(ended) - datetime.fromisoformat(started)).total_seconds(), 3)
+    except (TypeError, ValueError):
+        return None
+
+
+def write_run_document(path: str | Path) -> Path:
+    """Write RUN/run.json (Run.document()) from what the run directory holds now; its path."""
+    from geomprobe.rundir import atomic_write_json
+
+    run = load_run(path)
+    atomic_write_json(run.path / RUN_DOCUMENT, run.document())
+    return run.path / RUN_DOCUMENT
+
+
 
 
 # ----------------------------------------------------------------------------------------------
@@ -490,39 +518,8 @@ def load_run(path: str | Path | Run) -> Run:
     Results written before the schema had a header (schema 1) are read as they are, with a note.
     Raises RunDirectoryError (one line) when `path` has no readable manifest.json. A Run is read
     again from its directory (what changed on disk since)."""
-    path = Path(path.path if isinstance(path, Run) else path)
-    manifest_path = path / "manifest.json"
-    if not manifest_path.exists():
-        raise RunDirectoryError(f"{path} is not a geomprobe run directory (no manifest.json): pass the --out of a "
-                                "`geomprobe run`")
-    try:
-        manifest = json.loads(manifest_path.read_text())
-    except (OSError, ValueError) as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise RunDirectoryError(f"{manifest_path} is damaged (not valid JSON: {error}): rerun `geomprobe run` "
-                                "with --overwrite to start this run afresh") from None
-    if not isinstance(manifest, dict):
-        raise RunDirectoryError(f"{manifest_path} is not a geomprobe manifest (a JSON {type(manifest).__name__}): "
-                                "rerun `geomprobe run` with --overwrite to start this run afresh")
-    run = Run(path=path, manifest=manifest)
-    order = list(manifest.get("suites") or {})  # the order the suites ran in
-    for results in sorted(path.glob("*/results.json"),
-                          key=lambda f: (order.index(f.parent.name) if f.parent.name in order else len(order),
-                                         f.parent.name)):
-        suite = results.parent.name
-        try:
-            data = json.loads(results.read_text())
-        except (OSError, ValueError) as error:
-            run.notes.append(f"{results} is damaged (not valid JSON: {error}): rerun `geomprobe run --suite "
-                             f"{suite} --out {path}` with the same --model to write it again")
-            continue
-        if not isinstance(data, dict):
-            continue
-        version, current = data.get("schema_version", 1), schema_version_of(suite)
-        if version > current:
-            run.notes.append(f"{suite}/results.json has schema {version}, newer than this geomprobe's "
-                             f"{current}: upgrade geomprobe to read it fully")
-        elif version < current:
-            run.notes.append(f"{suite}/results.json has schema {version} (this geomprobe writes {current}): "
-                             f"rerun the suite to rewrite it")
-        run.results[suite] = data
-    return run
+    from geomprobe.suites.reading import read_run
+
+    manifest, results, notes = read_run(path.path if isinstance(path, Run) else path)
+    return Run(path=Path(path.path if isinstance(path, Run) else path), manifest=manifest, results=results,
+               notes=notes)

@@ -190,6 +190,7 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
     from geomprobe.prompts import given_prompts
     from geomprobe.rundir import check_out
     from geomprobe.suites import get_suite
+    from geomprobe.suites.base import limited_configs
 
     if not isinstance(config, RunConfig):
         raise ConfigError(f"run() takes a RunConfig, not {type(config).__name__}")
@@ -198,10 +199,13 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
     if is_model_object(config.model):
         return _run_borrowed(config, suites, progress=progress, report=report, skip_unsupported=skip_unsupported,
                              details=details)
-    configs = suite_configs(suites)
+    configs = limited_configs(suite_configs(suites), config)
     specs = [(get_suite(options.suite), options) for options in configs]
     if skip_unsupported is None:
         skip_unsupported = isinstance(suites, str) and "all" in [s.strip() for s in suites.split(",")]
+    finished = None if config.prompts is not None else finished_already(config, configs, skip_unsupported)
+    if finished is not None:
+        return _say_complete(finished, configs, progress, report, details)
     prompts = given_prompts(config.prompts)
     out = check_out(config.out if config.out is not None else default_out(config.model), overwrite=config.overwrite)
     device = resolve_device(config.device)
@@ -222,6 +226,47 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
     return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report, details, timing)
 
 
+# run_config fields that do not change what a finished suite holds (the batch size never does: a
+# prompt's results do not depend on its batch), so a rerun that differs only there is complete
+_NOT_RESULTS = ("batch_size", "skip_plan_check", "overwrite", "device", "device_map", "out")
+
+
+def finished_already(config: RunConfig, configs: list, skip_unsupported: bool) -> Path | None:
+    """The run directory when it already holds every one of `configs` finished with these settings,
+    read from its manifest and the model directory's files without loading torch or the model
+    (a rerun that would recompute nothing); None otherwise, and always for hub models (their
+    commit is only known once resolved), --overwrite, and a model passed in."""
+    import json
+    from types import SimpleNamespace
+
+    from geomprobe.options import as_dict
+    from geomprobe.rundir import model_identity
+
+    if config.overwrite or not isinstance(config.model, str) or "@" in config.model:
+        return None
+    out = Path(config.out if config.out is not None else default_out(config.model))
+    try:
+        manifest = json.loads((out / "manifest.json").read_text())
+        source = Path(manifest["model"]["source"])
+        recorded = manifest["config"]
+        if manifest.get("status") != "complete" or not source.is_dir() or recorded.get("model") != config.model:
+            return None
+        identity = model_identity(SimpleNamespace(source=source, revision=None, commit=None, in_memory=None))
+        if recorded != config.fingerprint(recorded.get("revision"), identity) or config.revision is not None:
+            return None
+        wanted = {key: value for key, value in as_dict(config).items() if key not in _NOT_RESULTS}
+        for options in configs:
+            entry = manifest["suites"].get(options.suite) or {}
+            if entry.get("status") == "skipped" and skip_unsupported:
+                continue
+            ran = {key: value for key, value in (entry.get("run_config") or {}).items() if key not in _NOT_RESULTS}
+            if entry.get("status") != "complete" or entry.get("options") != options.to_dict() or ran != wanted:
+                return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # anything unreadable: the full path decides (and says what is wrong)
+    return out
+
+
 class _Timing:
     """Each suite's planned estimate, to record beside its wall time when it finishes (geomprobe.timing)."""
 
@@ -240,6 +285,36 @@ class _Timing:
             record_suite_time(suite, self.n_params, self.estimates[suite], seconds, self.device)
 
 
+def _say_complete(out: Path, configs: list, progress: bool, report: bool, details: bool) -> Path:
+    """A rerun of a finished run: nothing is loaded or recomputed; the summaries print as a run's do."""
+    from geomprobe.results import load_run
+
+    names = [options.suite for options in configs]
+    log.info("%s already holds %s finished with these settings: nothing to recompute (--overwrite recomputes)",
+             out, ", ".join(names))
+    if progress:
+        from geomprobe.brief import details_hint, print_brief
+
+        statuses = load_run(out).statuses()
+        for name in names:
+            if statuses.get(name) == "complete":
+                if details:
+                    from geomprobe.suites import get_suite
+
+                    summary = get_suite(name).summary
+                    if summary is not None:
+                        summary(load_run(out).results[name])
+                else:
+                    print_brief(out, name)
+        if not details:
+            print(details_hint(out))
+    if report:
+        from geomprobe.report import build_report
+
+        build_report([out], out / "report.html")
+    return out
+
+
 def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, skip_unsupported,
                   details: bool = False) -> Path:
     """run() on a model object the caller holds (geomprobe.models.borrowed): it keeps its own dtype,
@@ -253,6 +328,7 @@ def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, sk
     from geomprobe.prompts import given_prompts
     from geomprobe.rundir import check_out
     from geomprobe.suites import get_suite
+    from geomprobe.suites.base import limited_configs
 
     for name, value in (("revision", config.revision), ("quantize", config.quantize),
                         ("device_map", config.device_map)):
@@ -270,7 +346,7 @@ def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, sk
                               "model does not have: pass a TransformerBridge, or use the hf backend")
         config = dataclasses.replace(config, model=loaded.spec, dtype=loaded.dtype, device=loaded.device,
                                      batch_size=config.batch_size or 8)
-        configs = suite_configs(suites)
+        configs = limited_configs(suite_configs(suites), config)
         specs = [(get_suite(options.suite), options) for options in configs]
         if skip_unsupported is None:
             skip_unsupported = isinstance(suites, str) and "all" in [s.strip() for s in suites.split(",")]
@@ -318,6 +394,7 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
     from geomprobe.options import as_dict
     from geomprobe.plan import recommended_batch
     from geomprobe.prompts import prompts_label
+    from geomprobe.results import write_run_document
     from geomprobe.rundir import model_identity, now
     from geomprobe.suites import SUITES, SuiteContext
 
@@ -355,6 +432,7 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
             manifest["suites"][spec.name].update(status=status, ended=now(), error=text)
             manifest.update(status=status, ended=now())
             run_dir.write_manifest(manifest)
+            write_run_document(run_dir.path)
             if interrupted:
                 raise KeyboardInterrupt(f"the {spec.name} suite was interrupted; {run_dir.path} keeps the finished "
                                         "work: rerun the same command to resume") from None
@@ -370,6 +448,7 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
         manifest = run_dir.read_manifest()
         manifest["suites"][spec.name].update(status="complete", ended=now(), **ctx.used)
         run_dir.write_manifest(manifest)
+        write_run_document(run_dir.path)
         if progress and not details:
             from geomprobe.brief import print_brief
 
@@ -377,3 +456,4 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
     manifest = run_dir.read_manifest()
     manifest.update(status="complete", ended=now())
     run_dir.write_manifest(manifest)
+    write_run_document(run_dir.path)

@@ -50,12 +50,27 @@ ABOVE, SAME, BELOW = "above untrained", "indistinguishable from untrained", "bel
 NOT_TESTED = "not tested"  # the comparison could not be computed: its criterion is never met
 # How a status reads on the console and in the report: "above" is always the favourable side (for a
 # lower-is-better statistic such as key |cos| it means lower), so it is said as better / worse.
+# The one vocabulary every face uses (console, report cards, captions, tables, compare, Run's repr;
+# tests/project/test_vocabulary.py renders each): better / worse / indistinguishable, the
+# statistic's direction said once beside it ("lower is better", direction_words).
 STATUS_WORDS = {ABOVE: "better than untrained", BELOW: "worse than untrained", SAME: SAME}
+SHORT_WORDS = {ABOVE: "better", BELOW: "worse", SAME: "indistinguishable"}
 
 
 def status_words(status: str) -> str:
-    """'better than untrained' for "above untrained", 'worse than untrained' for "below untrained"."""
+    """'better than untrained' for "above untrained", 'worse than untrained' for "below untrained",
+    'indistinguishable from untrained'; any other status (not tested, not measured) as written."""
     return STATUS_WORDS.get(status, status)
+
+
+def short_words(status: str) -> str:
+    """status_words for a table cell: better / worse / indistinguishable."""
+    return SHORT_WORDS.get(status, status)
+
+
+def direction_words(higher_is_better: bool | None) -> str:
+    """'higher is better' / 'lower is better' ('' when the direction is not known)."""
+    return {True: "higher is better", False: "lower is better"}.get(higher_is_better, "")
 ALPHA = 0.05  # one-sided, per direction
 RANK_RULE_MIN = 19  # nulls the rank rule needs to reach ALPHA: 1 / (N + 1) <= 0.05
 

@@ -161,7 +161,7 @@ class Verdict:
                          f"{level['null_mean']:.3f}: {ratio:.2f}x [{low:.2f}, {high:.2f}])")
             cmp = keys.get("vs_untrained") or {}
             if cmp.get("status") not in (None, "not tested", "not measured"):
-                keys_null += f"; vs untrained copies: {_key_words(cmp['status'])}"
+                keys_null += f"; vs untrained copies: {status_words(cmp['status'])} (lower |cos| is better)"
         elif keys.get("vs_untrained"):
             keys_null = untrained(keys["vs_untrained"])
         nulls = "no untrained null (threshold only)" if self.null is None else f"nulls: {self.null}"
@@ -177,14 +177,6 @@ class Verdict:
                 f"focusing {versus(foc['focusing'], foc['focusing_threshold'])}{untrained(foc.get('vs_untrained'))} "
                 f"{mark(foc)} (learned retrieval: a copy-task model meets it too); "
                 f"{nulls}{paper}; geometry alone is not evidence of inference (a copy-task model can meet all three)")
-
-
-def _key_words(status: str) -> str:
-    """Key |cos| is lower-is-better: say which way in words, not 'above/below'."""
-    from geomprobe.analysis.null_comparison import ABOVE, BELOW
-
-    return {ABOVE: "more orthogonal than untrained", BELOW: "less orthogonal than untrained"}.get(
-        status, "as orthogonal as untrained")
 
 
 def _untested(cmp) -> str | None:

@@ -159,7 +159,7 @@ class CompareRows(list):
     """A list of row dicts (what compare returns) whose frame() is the same table as a pandas DataFrame."""
 
     def frame(self):
-        from geomprobe.results import data_frame
+        from geomprobe.suites.reading import data_frame
 
         return data_frame(list(self), "compare(...).frame()")
 

@@ -357,14 +357,17 @@ def write_tidy(table: Aggregate, out: str | Path, basis: dict | None = None) -> 
 
 # the compact summary: one row per run (the console, and the report's cross-run table); its columns
 # are the suites' headlines declared with summary=True (summary_columns)
-STATUS_MARK = {"above untrained": "^", "below untrained": "v", "indistinguishable from untrained": "="}
-STATUS_WORD = {"above untrained": "above", "below untrained": "below", "indistinguishable from untrained": "same"}
+# against untrained copies, in the project's one vocabulary (null_comparison.short_words): the
+# console summary (STATUS_MARK) and the report's cross-run table (STATUS_WORD) say the same words
+STATUS_WORD = {"above untrained": "better", "below untrained": "worse", "indistinguishable from untrained":
+               "indistinguishable"}
+STATUS_MARK = STATUS_WORD
 
 
 def summary_cell(rows: list[dict], run: str, suite: str, statistic: str, with_ci: bool = False,
                  marks: dict = STATUS_MARK, spec: str = ".3g") -> str:
-    """'0.254 =' (with_ci: '0.254 [0.199, 0.31] ='), the mark saying how it compares with untrained
-    copies (^ above, v below, = indistinguishable); 'partial (2/3)' for a verdict; '' when absent.
+    """'0.254 indistinguishable' (with_ci: '0.254 [0.199, 0.31] indistinguishable'), the word saying
+    how it compares with untrained copies (better, worse, indistinguishable); 'partial (2/3)' for a verdict; '' when absent.
     'delta_mae_bits[*]' is the ablation headline condition's."""
     if statistic.endswith("[*]"):
         head = value_of(rows, run, suite, "headline_condition")
@@ -408,7 +411,8 @@ def print_summary(table: Aggregate) -> None:
                if any(summary_cell(table.rows, run.label, s, k) for run in table.runs)]
     present += plugin_columns(table.rows)
     summary = Table(title=f"{len(table.rows)} rows (run x suite x statistic) over {len(table.suites)} runs; against "
-                          "untrained copies: ^ above, v below, = indistinguishable")
+                          "untrained copies: better, worse or indistinguishable (the favourable side is better: "
+                          "lower for a lower-is-better statistic)")
     steps = any(run.step is not None for run in table.runs)
     summary.add_column("run", no_wrap=True)
     if steps:

@@ -142,11 +142,16 @@ class PlanContext:
     def user_prompts(self) -> Lengths | None:
         if not self.run.prompts:
             return None
-        return self.counter.lengths(_user_texts(self.run.prompts))
+        return self.counter.lengths(self.limited(_user_texts(self.run.prompts)))
+
+    def limited(self, texts):
+        """The first --limit texts (all without one): what a run's suites read (suites.base.limited)."""
+        return texts if self.run.limit is None else texts[:self.run.limit]
 
     def windtunnel_prompts(self, n: int) -> Lengths:
         from geomprobe.windtunnel.prompts import task_prompts
 
+        n = n if self.run.limit is None else min(n, self.run.limit)
         sample = task_prompts(self.task, n=min(n, 200), seed=self.run.seed)
         return self.counter.lengths([p.text for p in sample], n=n)
 
@@ -160,8 +165,8 @@ class PlanContext:
         if self.task is not None:
             return self.windtunnel_prompts(n_windtunnel), f"windtunnel:{self.task.name} ({n_windtunnel} sequences)"
         if corpus is not None:
-            return self.counter.lengths(corpus_texts(corpus)), f"corpus:{corpus}"
-        return self.counter.lengths(_demo_texts()), "the built-in demo prompts"
+            return self.counter.lengths(self.limited(corpus_texts(corpus))), f"corpus:{corpus}"
+        return self.counter.lengths(self.limited(_demo_texts())), "the built-in demo prompts"
 
     def nulls(self, options, suite: str) -> list:
         """The suite's null models as it will resolve them (NullOptions.null_specs), sized by the

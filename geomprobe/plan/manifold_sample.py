@@ -18,7 +18,7 @@ def manifold_sets(ctx: PlanContext, options, default_prompts: bool, corpus: str,
     if default_prompts:
         candidates, source = ctx.default_prompts(N_WINDTUNNEL_CANDIDATES, corpus)
     else:
-        candidates, source = ctx.counter.lengths(corpus_texts(corpus)), f"corpus:{corpus}"
+        candidates, source = ctx.counter.lengths(ctx.limited(corpus_texts(corpus))), f"corpus:{corpus}"
     sweeps, notes = [], []
     readouts = (*ctx.run.readouts, options.readout)
     layers = ctx.layers(ctx.run.layers) if layers_all else 1

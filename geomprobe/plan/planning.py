@@ -299,6 +299,9 @@ def plan(model_spec: str | None = None, suites="sula", run_config=None, device: 
     if run.batch_size is None:  # not given: planned at the CPU default; `recommend_batch_size` gives a GPU's
         run = replace(run, batch_size=CPU_DEFAULT_BATCH)
     configs, explicit_all = _configs(suites, suite_options)
+    from geomprobe.suites.base import limited_configs
+
+    configs = limited_configs(configs, run)
     target = resolve_target(run.model)
     device = run.device
     if device == "auto":

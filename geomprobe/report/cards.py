@@ -67,22 +67,16 @@ def cards() -> list[Card]:
 # what the suites' cards write with
 
 
-def versus_untrained(cmp, words_for=None) -> str:
-    """'; better than untrained copies (0.359 vs 0.254)', or '' when none was measured. The status
-    (geomprobe.analysis.null_comparison) is on the favourable side: "below untrained" of a
-    lower-is-better statistic is a model value above the copies'. words_for(status): the
-    statistic's own words (the keys' "more orthogonal than untrained"), else better / worse."""
+def versus_untrained(cmp) -> str:
+    """'; better than untrained (0.359 vs 0.254)', or '' when none was measured: the project's one
+    vocabulary (geomprobe.analysis.null_comparison.status_words), whose "better" is the favourable
+    side (for a lower-is-better statistic a lower value; the direction is said: 'lower is better')."""
     if not isinstance(cmp, dict) or cmp.get("status") in (None, "not measured", "not tested"):
         return ""
-    words = UNTRAINED_WORDS.get(cmp["status"], str(cmp["status"]))
-    if words_for is not None:
-        words = words_for(cmp["status"])
+    from geomprobe.analysis.null_comparison import status_words
+
     better = "" if cmp.get("higher_is_better", True) else "; lower is better"
-    return f"; {words} ({fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}{better})"
-
-
-UNTRAINED_WORDS = {"above untrained": "better than untrained copies", "below untrained": "worse than untrained copies",
-                   "indistinguishable from untrained": "indistinguishable from untrained copies"}
+    return f"; {status_words(str(cmp['status']))} ({fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}{better})"
 
 
 ENTROPY_ORDER = (0.5, 0.3)  # |rho| read as "ordered" and "weakly ordered" in the card's sentences
@@ -96,16 +90,18 @@ def entropy_order_words(rho, what: str, reference: str, by: str = "entropy") -> 
     return abs(rho) >= strong, f"{what} is {order} by {by}: rho {rho:+.2f} against the papers' {reference}"
 
 
-def untrained_cells(cmp, label: str, words_for=None) -> str:
-    """'PC1 0.359 vs 0.307: indistinguishable from untrained (+0.051 [-0.004, +0.108]). ' or ''.
-    words_for(status): the statistic's own words (the keys'), else the status as written."""
+def untrained_cells(cmp, label: str) -> str:
+    """'PC1 0.359 vs 0.307: indistinguishable from untrained (+0.051 [-0.004, +0.108]). ' or '', in
+    the one vocabulary (status_words), with 'lower is better' for a lower-is-better statistic."""
     if not cmp:
         return ""
     if cmp.get("status") in ("not measured", "not tested"):
         return f"{label}: not tested ({cmp.get('note')}). "
-    from geomprobe.analysis.null_comparison import test_text
+    from geomprobe.analysis.null_comparison import status_words, test_text
 
-    status = cmp.get("status") if words_for is None else words_for(cmp.get("status"))
+    status = status_words(str(cmp.get("status")))
+    if cmp.get("higher_is_better") is False:
+        status += ", lower is better"
     test = test_text(cmp)
     return (f"{label} {fmt(cmp.get('model'))} vs {fmt(cmp.get('null_mean'))}: {status} "
             f"({difference_text(cmp)}{'; ' + test if test else ''}). ")

@@ -368,7 +368,7 @@ def windtunnel_figures(run: RunData) -> list[Figure]:
 # every suite compared with untrained copies, and the suites no family draws
 
 
-UNTRAINED_RULE = ("'above untrained' needs the paired-bootstrap CI of model minus null to exclude 0 on the "
+UNTRAINED_RULE = ("'better than untrained' needs the paired-bootstrap CI of model minus null to exclude 0 on the "
                   "favourable side and the model to lie outside where one more untrained copy would fall.")
 
 
@@ -401,6 +401,14 @@ def untrained_panels() -> list[UntrainedPanel]:
     return sorted(_UNTRAINED, key=lambda panel: order.get(panel.suite, len(order)))
 
 
+def _versus(cmp: dict) -> str:
+    """The comparison in the one vocabulary: 'better than untrained', '..., lower is better'."""
+    from geomprobe.analysis.null_comparison import status_words
+
+    words = status_words(str(cmp.get("status", "")))
+    return words + (", lower is better" if cmp.get("higher_is_better") is False else "")
+
+
 def _untrained_panel(run: RunData, spec: UntrainedPanel) -> Figure | None:
     suite = spec.suite
     nulls = (run.results.get(suite) or {}).get("untrained_null")
@@ -424,9 +432,9 @@ def _untrained_panel(run: RunData, spec: UntrainedPanel) -> Figure | None:
                       row=1, col=column)
         fig.add_trace(go.Scatter(x=["model"], y=[cmp.get("model")], mode="markers", name="model",
                                  marker=dict(color=MEASURED, size=12, symbol="diamond"),
-                                 hovertemplate=f"model: %{{y:.3f}}<br>{esc(cmp.get('status', ''))}<extra></extra>",
+                                 hovertemplate=f"model: %{{y:.3f}}<br>{esc(_versus(cmp))}<extra></extra>",
                                  showlegend=column == 1), row=1, col=column)
-    verdicts = "; ".join(f"{title(n, c)}: {c.get('status')} (difference {with_ci(c.get('difference'), '+.3f')})"
+    verdicts = "; ".join(f"{title(n, c)}: {_versus(c)} (difference {with_ci(c.get('difference'), '+.3f')})"
                          for n, c in panels)
     return Figure(title=f"{suite}: against untrained copies of the same architecture", fig=style(fig, height=360),
                   caption=(f"Headline statistics of the {suite} suite for the model (diamond) and for each untrained "

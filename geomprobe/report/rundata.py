@@ -94,15 +94,15 @@ def load_run(path: str | Path, name: str | None = None) -> RunData:
                                 "`geomprobe windtunnel train`")
     run = RunData(path=path, name=name or path.name)
     if (path / "manifest.json").exists():
-        from geomprobe.results import load_run as load_results  # the typed reader: schema notes included
+        from geomprobe.suites.reading import read_run  # the typed reader: schema notes included
 
         try:
-            typed = load_results(path)
+            manifest, results, notes = read_run(path)
         except RunDirectoryError as error:
             run.notes.append(str(error))
         else:
-            run.manifest, run.results = typed.manifest, typed.results
-            run.notes += typed.notes
+            run.manifest, run.results = manifest, results
+            run.notes += notes
     else:
         for results in sorted(path.glob("*/results.json")):
             data = _read_json(results, run.notes, f"{results.parent.name}/results.json")

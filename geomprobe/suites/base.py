@@ -352,10 +352,45 @@ def windtunnel_task(loaded):
     return make_task(info["task"], **info.get("task_options", {})), info
 
 
+def limited(prompts: list, run_config, source: str | None = None):
+    """The first --limit prompts (all without one); with `source`, (prompts, source) with the limit said."""
+    limit = getattr(run_config, "limit", None)
+    kept = prompts if limit is None else prompts[:limit]
+    if source is None:
+        return kept
+    return kept, source if len(kept) == len(prompts) else f"{source}, the first {len(kept)} (--limit {limit})"
+
+
+def limited_configs(configs: list, run_config) -> list:
+    """Suite configs under --limit: a suite that writes its prompts per k (n_per_k) writes at most
+    the limit per k (and at least 2, which the intervals per k need); one that draws an
+    entropy-stratified sample (n_per_quintile) bigger than the limit uses all its (limited)
+    candidates instead (n_per_quintile 0); the others are unchanged."""
+    limit = getattr(run_config, "limit", None)
+    if limit is None:
+        return list(configs)
+    import dataclasses
+
+    out = []
+    for config in configs:
+        if hasattr(config, "n_per_k"):
+            config = dataclasses.replace(config, n_per_k=max(2, min(config.n_per_k, limit)))
+        if getattr(config, "n_per_quintile", 0) * 5 > limit:
+            config = dataclasses.replace(config, n_per_quintile=0)
+        out.append(config)
+    return out
+
+
 def suite_prompts(ctx: SuiteContext, n_windtunnel: int = 200, corpus: str | None = None):
     """(prompts, description) for a suite that reads any prompts: the user's --prompts; else a
     wind-tunnel model's own task (n_windtunnel sampled sequences cut at the task's prompt
-    position); else `corpus` (a corpus name) or, without one, the built-in demo prompts."""
+    position); else `corpus` (a corpus name) or, without one, the built-in demo prompts. At most
+    the first --limit of them."""
+    prompts, source = _suite_prompts(ctx, n_windtunnel, corpus)
+    return limited(prompts, ctx.run, source)
+
+
+def _suite_prompts(ctx: SuiteContext, n_windtunnel: int, corpus: str | None):
     if ctx.prompts:
         from geomprobe.prompts import prompts_label
 

@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("suites", ["suites", "suites.*"]),
     # a suite folder's faces (geomprobe.suites.base.FACES) sit with the machinery that reads them
     ("plan, runner, compare, report", ["plan", "plan.*", "runner", "compare", "compare.*", "report", "report.*",
-                                       "sweep", "sweep.*", "commandline", "results", "brief", "suites.*.plan",
+                                       "sweep", "sweep.*", "commandline", "results", "brief", "plot", "suites.*.plan",
                                        "suites.*.compare", "suites.*.figures", "suites.*.card",
                                        "suites.*.rows", "suites.*.brief"]),
     ("command line", ["cli", "__main__"]),

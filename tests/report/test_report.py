@@ -311,14 +311,12 @@ def test_the_verdict_card_says_in_words_what_the_model_shows(runs, report):
     for name, key in (("a value manifold", "value_manifold"), ("orthogonal keys", "keys"),
                       ("attention focusing", "focusing")):
         assert name in (shows if verdict[key]["met"] else lacks), name
-    focus_null = verdict["focusing"]["vs_untrained"]
-    words_for = {"above untrained": "better than", "below untrained": "worse than",
-                 "indistinguishable from untrained": "indistinguishable from"}
-    assert f"{words_for[focus_null['status']]} untrained copies ({focus_null['model']:.3f}" in words
-    keys_null = verdict["keys"]["vs_untrained"]  # lower is better: said so, in words that read the right way
-    from geomprobe.analysis.verdict import _key_words
+    from geomprobe.analysis.null_comparison import status_words
 
-    assert f"{_key_words(keys_null['status'])} ({keys_null['model']:.3f} vs " \
+    focus_null = verdict["focusing"]["vs_untrained"]
+    assert f"{status_words(focus_null['status'])} ({focus_null['model']:.3f}" in words
+    keys_null = verdict["keys"]["vs_untrained"]  # lower is better: said so, in the same words as the rest
+    assert f"{status_words(keys_null['status'])} ({keys_null['model']:.3f} vs " \
            f"{keys_null['null_mean']:.3f}; lower is better)" in words
     # the not-drawn list follows what is drawn: the curves come from the model's curves.json here, from the
     # mechanisms suite's results otherwise; only a run without either is told, and never to write into the
@@ -525,17 +523,3 @@ def test_a_tables_data_link_saves_its_cells_as_csv(runs, report, tmp_path):
     assert main[3] == str(sula["conditions"]["main"]["n_prompts"])
 
 
-def test_a_lower_is_better_error_is_not_called_orthogonal():
-    """Only the keys say "more orthogonal than untrained": the SULA MAE, also lower-is-better, is
-    better or worse than its untrained copies in the card's words."""
-    from geomprobe.analysis.verdict import _key_words
-    from geomprobe.report.cards import untrained_cells, versus_untrained
-
-    mae = {"statistic": "mae_bits", "status": "above untrained", "higher_is_better": False, "model": 0.005,
-           "null_mean": 0.634, "difference": {"value": -0.629, "ci95": [-0.64, -0.62]}, "rule": "rank", "rank": 1,
-           "of": 20, "p_value": 0.05}
-    assert "better than untrained copies" in versus_untrained(mae) and "orthogonal" not in versus_untrained(mae)
-    assert "above untrained" in untrained_cells(mae, "MAE") and "orthogonal" not in untrained_cells(mae, "MAE")
-    keys = dict(mae, statistic="keys_mean_abs_cos", status="below untrained")
-    assert "less orthogonal than untrained" in versus_untrained(keys, _key_words)
-    assert "less orthogonal than untrained" in untrained_cells(keys, "mean |cos|", _key_words)

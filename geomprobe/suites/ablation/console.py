@@ -71,8 +71,9 @@ def _primary_row(table, c: dict) -> None:
         null_cells = ["-", "not tested" if against else "-", "-"]
     else:
         spread = "" if against["null_sd"] is None else f" +- {against['null_sd']:.2f}"
-        status = {"above untrained": "better", "below untrained": "worse"}.get(
-            against["status"], against["status"].replace(" from untrained", ""))
+        from geomprobe.analysis.null_comparison import short_words
+
+        status = short_words(against["status"])
         null_cells = [f"{against['null_mean']:+.2f}{spread}", status, f"{against['p_value']:.2f} ({against['rule']})"]
     table.add_row(c["id"], _plain(stat["true"], 4), _plain(stat["random_mean"], 4), _rank(stat),
                   _plain(stat["p_value"]), _signed(stat["log2_ratio"], 2), *null_cells)

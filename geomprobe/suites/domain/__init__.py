@@ -22,7 +22,7 @@ from geomprobe.errors import ConfigError
 from geomprobe.extraction import extract
 from geomprobe.rundir import atomic_write_json
 
-from ..base import NullOptions, option, register_suite, windtunnel_task
+from ..base import NullOptions, limited, option, register_suite, windtunnel_task
 from ..sampling import ManifoldOptions, readout_matrix, shares_sample, stratified_prompts
 from .results import SCHEMA_VERSION, DomainResults
 
@@ -87,7 +87,7 @@ def run_domain_suite(ctx) -> dict:
     sets = {"mixed": config.corpus, **{name: name for name in config.domains}}
     matrices, summary, chosen = {}, {}, {}
     for label, corpus in sets.items():
-        candidates = load_corpus(corpus)
+        candidates = limited(load_corpus(corpus), ctx.run)
         prompts, sample = stratified_prompts(ctx, candidates, work, label=label)
         atomic_write_json(work / f"sample-{label}.json", {"corpus": corpus, **sample})
         ctx.record_prompts(prompts, f"corpus:{corpus}", key=f"prompts_{label}")
@@ -150,7 +150,7 @@ def null_gains(ctx, sets: dict, matrices: dict, chosen: dict) -> dict | None:
             if shares_sample(config):  # drawn without any model: the copies read the model's prompts
                 prompts = chosen[label]
             else:
-                prompts, sample = stratified_prompts(ctx, load_corpus(corpus), work, label=label, loaded=copy,
+                prompts, sample = stratified_prompts(ctx, limited(load_corpus(corpus), ctx.run), work, label=label, loaded=copy,
                                                      who=spec.label)
                 atomic_write_json(work / f"sample-{label}.json", {"corpus": corpus, **sample})
             extraction = extract(copy, prompts, ctx.extraction_config(layers=[last]),

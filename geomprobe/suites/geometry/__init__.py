@@ -339,9 +339,8 @@ def _vs_untrained(results: dict, name: str) -> tuple[str, str]:
     if cmp.get("status") in ("not tested", "not measured"):
         return "-", "not tested"
     from geomprobe.analysis.null_comparison import difference_text, status_words, test_text
-    from geomprobe.analysis.verdict import _key_words
 
-    status = _key_words(cmp["status"]) if name == "keys" else status_words(cmp["status"])
+    status = status_words(cmp["status"]) + (", lower is better" if cmp.get("higher_is_better") is False else "")
     return f"{cmp['null_mean']:.3f}", f"{difference_text(cmp)}: {status} ({test_text(cmp)})"
 
 

@@ -5,7 +5,6 @@ geomprobe.report through geomprobe.suites.base.load_faces; registers with regist
 
 from __future__ import annotations
 
-from geomprobe.analysis.verdict import _key_words
 from geomprobe.report.cards import entropy_order_words, register_card, untrained_cells, versus_untrained
 from geomprobe.report.figures import fmt, pct
 from geomprobe.report.page import esc
@@ -62,7 +61,7 @@ def _sentences(run: RunData) -> list[tuple[object, str]]:
                                        "networks have)")
         say(keys.get("met"), f"near-orthogonal keys: {pct(keys.get('fraction_below'))} of layers with mean |cos| below "
             f"{fmt(keys.get('orth_threshold'), '.2f')} (needed {pct(keys.get('orth_layer_fraction'))}){within}"
-            + versus_untrained(keys.get("vs_untrained"), _key_words))
+            + versus_untrained(keys.get("vs_untrained")))
     if focus:
         say(focus.get("met"), f"attention focusing (learned retrieval; a copy-task model shows it too): 1 - "
             f"H(L-1)/H(0) = {pct(focus.get('focusing'))} (threshold {pct(focus.get('focusing_threshold'))})"
@@ -99,17 +98,17 @@ def _verdict(run: RunData, title: str) -> str:
                            f"{_yes(above.get('pc1'))}, PC1+PC2 {_yes(above.get('pc12'))}",
          untrained_cells((vm.get("vs_untrained") or {}).get("pc1"), "PC1")
          + untrained_cells((vm.get("vs_untrained") or {}).get("pc12"), "PC1+PC2"),
-         f"PC1+PC2 (>= PC1) > {pct(vm.get('pc_threshold'))}, above its shuffle null and above untrained",
+         f"PC1+PC2 (>= PC1) > {pct(vm.get('pc_threshold'))}, above its shuffle null and better than untrained",
          vm.get("state") or vm.get("met")),
         ("key orthogonality", f"{pct(keys.get('fraction_below'))} of layers with mean |cos| < "
                               f"{fmt(keys.get('orth_threshold'), '.2f')}",
-         untrained_cells(keys.get("vs_untrained"), "mean |cos|", _key_words),
+         untrained_cells(keys.get("vs_untrained"), "mean |cos|"),
          f">= {pct(keys.get('orth_layer_fraction'))} of layers, and within "
          f"{fmt((keys.get('non_inferiority') or {}).get('margin', 2), 'g')}x the untrained value (a level random "
          "networks have; from the wind tunnels' largest ratio)", keys.get("state") or keys.get("met")),
         ("attention focusing", f"1 - H(L-1)/H(0) = {pct(focus.get('focusing'))}",
          untrained_cells(focus.get("vs_untrained"), "focusing"),
-         f"> {pct(focus.get('focusing_threshold'))}, above untrained (learned retrieval, not specific to "
+         f"> {pct(focus.get('focusing_threshold'))}, better than untrained (learned retrieval, not specific to "
          "inference)", focus.get("state") or focus.get("met")),
     ]
     body = "".join(f"<tr><td>{esc(name)}</td><td>{esc(measured)}</td><td>{esc(null) or 'no null'}</td>"

@@ -1,0 +1,72 @@
+"""Reading a `geomprobe run` directory: the manifest and every suite's results.json, with notes on
+what could not be read or was written under another schema version. geomprobe.results.load_run
+wraps it in a Run; the report (geomprobe.report.rundata) reads through it too, so neither layer
+above needs the other to read a run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from geomprobe.errors import RunDirectoryError
+from geomprobe.suites.base import SUITES
+from geomprobe.suites.schema import SCHEMA_VERSION
+
+
+def schema_version_of(suite: str) -> int:
+    """The schema version a registered suite writes (SCHEMA_VERSION where it declared none)."""
+    spec = SUITES.get(suite)
+    return SCHEMA_VERSION if spec is None or spec.schema_version is None else spec.schema_version
+
+
+def read_run(path: str | Path) -> tuple[dict, dict[str, dict], list[str]]:
+    """(manifest, suite -> results.json, notes) of a run directory, the suites in the order they ran.
+    A results.json that cannot be read, or has another schema version, is a note; a missing or
+    damaged manifest.json is a one-line RunDirectoryError naming the fix."""
+    path = Path(path)
+    manifest_path = path / "manifest.json"
+    if not manifest_path.exists():
+        raise RunDirectoryError(f"{path} is not a geomprobe run directory (no manifest.json): pass the --out of a "
+                                "`geomprobe run`")
+    try:
+        manifest = json.loads(manifest_path.read_text())
+    except (OSError, ValueError) as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise RunDirectoryError(f"{manifest_path} is damaged (not valid JSON: {error}): rerun `geomprobe run` "
+                                "with --overwrite to start this run afresh") from None
+    if not isinstance(manifest, dict):
+        raise RunDirectoryError(f"{manifest_path} is not a geomprobe manifest (a JSON {type(manifest).__name__}): "
+                                "rerun `geomprobe run` with --overwrite to start this run afresh")
+    results, notes = {}, []
+    order = list(manifest.get("suites") or {})  # the order the suites ran in
+    for file in sorted(path.glob("*/results.json"),
+                       key=lambda f: (order.index(f.parent.name) if f.parent.name in order else len(order),
+                                      f.parent.name)):
+        suite = file.parent.name
+        try:
+            data = json.loads(file.read_text())
+        except (OSError, ValueError) as error:
+            notes.append(f"{file} is damaged (not valid JSON: {error}): rerun `geomprobe run --suite "
+                         f"{suite} --out {path}` with the same --model to write it again")
+            continue
+        if not isinstance(data, dict):
+            continue
+        version, current = data.get("schema_version", 1), schema_version_of(suite)
+        if version > current:
+            notes.append(f"{suite}/results.json has schema {version}, newer than this geomprobe's "
+                         f"{current}: upgrade geomprobe to read it fully")
+        elif version < current:
+            notes.append(f"{suite}/results.json has schema {version} (this geomprobe writes {current}): "
+                         f"rerun the suite to rewrite it")
+        results[suite] = data
+    return manifest, results, notes
+
+
+def data_frame(rows: list[dict], what: str):
+    """rows as a pandas DataFrame; one line naming the fix when pandas is not installed."""
+    try:
+        import pandas as pd
+    except ImportError:
+        raise RunDirectoryError(f"{what} needs pandas: pip install pandas (or read the rows as plain dicts)") \
+            from None
+    return pd.DataFrame(rows)
