@@ -262,9 +262,39 @@ def finished_already(config: RunConfig, configs: list, skip_unsupported: bool) -
             ran = {key: value for key, value in (entry.get("run_config") or {}).items() if key not in _NOT_RESULTS}
             if entry.get("status") != "complete" or entry.get("options") != options.to_dict() or ran != wanted:
                 return None
+        if not _files_intact(out, configs):
+            return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # anything unreadable: the full path decides (and says what is wrong)
     return out
+
+
+def _files_intact(out: Path, configs: list) -> bool:
+    """Whether a finished run's files look whole, read cheaply: each suite's results.json parses to a
+    mapping, every array's .npy header reads with a plain numeric dtype (the data are not read), and
+    no temporary of a killed write is left. Anything else goes the full way, which recomputes or
+    cleans what it finds."""
+    import json
+
+    import numpy as np
+    from numpy.lib import format as npy
+
+    for options in configs:
+        results = out / options.suite / "results.json"
+        if results.exists() and not isinstance(json.loads(results.read_text()), dict):
+            return False
+    for path in out.rglob("*"):
+        if path.name.endswith(".geomprobe-tmp"):
+            return False
+        if path.suffix == ".npy" and path.is_file():
+            with path.open("rb") as handle:
+                version = npy.read_magic(handle)
+                reader = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+                shape, _, dtype = reader(handle)
+                data_start = handle.tell()
+            if dtype.hasobject or path.stat().st_size < data_start + dtype.itemsize * int(np.prod(shape)):
+                return False
+    return True
 
 
 class _Timing:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from geomprobe.console import transformers_silenced
-from geomprobe.errors import ConfigError, ModelNotFoundError
+from geomprobe.errors import ConfigError, ModelNotFoundError, UnsupportedModelError
 from geomprobe.families import auto_class
 
 from .gguf import PACKAGED, ensure_gguf, ensure_packaged, is_gguf_path, missing_package_error, packaged_files
@@ -149,16 +149,70 @@ def _unknown_model(name: str) -> ModelNotFoundError:
 
 
 def check_spec(spec) -> None:
-    """Refuse a mistyped alias (a bare name that is neither an alias nor a file or directory here)
-    with resolve()'s one-line error, before anything heavy is imported: a typo costs a fraction of
-    a second, not a torch import. Paths, hub ids (anything with a '/'), GGUF files and model objects
-    pass: resolve() judges them when the model is loaded."""
+    """Refuse, before anything heavy is imported (a fraction of a second, not a torch import), what
+    no load could use: a mistyped alias (a bare name that is neither an alias nor a file here, with
+    the closest aliases), a path that does not exist, a local directory without config.json or
+    weights, and a model whose config.json (a local directory's, or a hub id's in the local Hugging
+    Face cache) names a family geomprobe has no adapter for (UnsupportedModelError, naming the
+    supported ones). Aliases, GGUF files, hub ids not cached here and model objects pass: resolve()
+    judges them when the model is loaded."""
     if not isinstance(spec, str) or not spec.strip():
         return
-    name, _ = parse_model_spec(spec)
-    if name in MODELS or "/" in name or name.startswith(("~", ".")) or is_gguf_path(name) or Path(name).exists():
+    name, revision = parse_model_spec(spec)
+    if name in MODELS or is_gguf_path(name):
         return
+    path = Path(name).expanduser()
+    if path.is_dir():
+        resolve(spec)  # a local directory: its config.json and weights checked (no torch on this path)
+        check_family(path / "config.json", name)
+        return
+    if path.exists():
+        return
+    if name.count("/") == 1 and not name.startswith((".", "/", "~")):  # a hub id: checked where it is cached
+        cached = _cached_hub_config(name, revision)
+        if cached is not None:
+            check_family(cached, name)
+        elif os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False") or not _hub_reachable(2.0):
+            raise _not_cached(name, revision)
+        return
+    if name.startswith(("/", ".", "~")) or "/" in name or os.sep in name:
+        raise ModelNotFoundError(f"'{name}' does not exist: give an existing model directory or .gguf file, an "
+                                 "alias from `geomprobe models`, or a hub id such as EleutherAI/pythia-410m")
     raise _unknown_model(name)
+
+
+def check_family(config_file: Path, name: str) -> None:
+    """UnsupportedModelError when a config.json's model_type has no geomprobe adapter (a multimodal
+    wrapper is judged by its text model's type); nothing when it has one or cannot be read."""
+    import json
+
+    from geomprobe.families import FAMILIES
+
+    try:
+        config = json.loads(Path(config_file).read_text())
+    except (OSError, ValueError):
+        return
+    if not isinstance(config, dict):
+        return
+    model_type = config.get("model_type")
+    text = config.get("text_config")
+    if model_type not in FAMILIES and isinstance(text, dict) and text.get("model_type") in FAMILIES:
+        return
+    if isinstance(model_type, str) and model_type not in FAMILIES:
+        architectures = ", ".join(map(str, config.get("architectures") or [])) or "no architecture named"
+        raise UnsupportedModelError(
+            f"'{name}' is a '{model_type}' model ({architectures}), a family geomprobe has no adapter for: the "
+            f"supported families are {', '.join(sorted(FAMILIES))} (`geomprobe models` lists ready aliases)")
+
+
+def _cached_hub_config(hub_id: str, revision: str | None) -> Path | None:
+    """The config.json of a hub model in the local Hugging Face cache (HF_HOME), or None."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    found = try_to_load_from_cache(hub_id, "config.json", revision=revision)
+    return Path(found) if isinstance(found, str) else None
 
 
 def _packaged_source(name: str, family: str) -> ResolvedSource | None:
@@ -222,12 +276,15 @@ def _from_pretrained(load, source: ResolvedSource, **kwargs):
             except Exception as err:  # network libraries raise their own types
                 if "connect" not in type(err).__name__.lower() and "timeout" not in type(err).__name__.lower():
                     raise
-        at = f"@{source.revision}" if source.revision else ""
-        raise ModelNotFoundError(
-            f"model {source.source}{at} is not in the local Hugging Face cache (HF_HOME={_hf_home()}) and could "
-            f"not be downloaded: run `hf download {source.source}"
-            f"{' --revision ' + source.revision if source.revision else ''}` where the hub is reachable, point "
-            "HF_HOME at a cache that has it, or pass a local model directory") from cached_error
+        raise _not_cached(source.source, source.revision) from cached_error
+
+
+def _not_cached(hub_id: str, revision: str | None) -> ModelNotFoundError:
+    at = f"@{revision}" if revision else ""
+    return ModelNotFoundError(
+        f"model {hub_id}{at} is not in the local Hugging Face cache (HF_HOME={_hf_home()}) and could not be "
+        f"downloaded: run `hf download {hub_id}{' --revision ' + revision if revision else ''}` where the hub is "
+        "reachable, point HF_HOME at a cache that has it, or pass a local model directory")
 
 
 def _hub_reachable(timeout_s: float = 5.0) -> bool:

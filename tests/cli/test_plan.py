@@ -367,7 +367,9 @@ def test_plan_takes_exactly_runs_options_and_default_suite():
     assert set(plan_params) - set(run_params) == {"memory", "ram", "gpu", "recalibrate"}  # both: --json, --config
     assert set(run_params) - set(plan_params) == {"quiet", "verbose", "details", "report"}
     assert {"as_json", "config"} <= set(plan_params) & set(run_params)
-    assert plan_params["suite"].default.default == run_params["suite"].default.default == DEFAULT_SUITE
+    assert plan_params["suite"].default.default is run_params["suite"].default.default is None  # not given: ...
+    planned = json.loads(CliRunner().invoke(app, ["plan", "--model", "tiny-neox", "--json"]).stdout)
+    assert [suite["name"] for suite in planned["suites"]] == [DEFAULT_SUITE]  # ... the default suite
     result = CliRunner().invoke(app, ["plan", "--model", "tiny-neox", "--suite", "geometry", "--n-per-quintile", "4",
                                       "--layers", "1,2", "--null", "off", "--json"])
     assert result.exit_code == 0, result.output

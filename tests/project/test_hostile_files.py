@@ -151,7 +151,7 @@ def test_object_array_in_place_of_values(run_copy, tmp_path):
     assert not marker.exists(), "the hostile payload ran"
     recomputed = np.load(values)  # allow_pickle=False: plain numbers again
     assert recomputed.dtype == np.float32 and recomputed.shape == shape
-    assert_untouched(before, run, "manifest.json", "extract/results.json",
+    assert_untouched(before, run, "manifest.json", "extract/results.json", "run.json",
                      *(name for name in before if name.startswith("extraction/")))
 
 

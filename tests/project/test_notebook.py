@@ -107,7 +107,7 @@ def test_quiet_prints_nothing_where_a_default_run_prints_tables(tiny_run, capfd)
         loud = capfd.readouterr()
         assert "next-token entropy" in loud.out and records
         records.clear()
-        assert run(config, ExtractConfig(n_boot=50), quiet=True) == run_dir
+        assert run(config, ExtractConfig(n_boot=50), quiet=True).path == run_dir.path
         quiet = capfd.readouterr()
         assert (quiet.out, quiet.err, records) == ("", "", [])
         assert logger.level == logging.DEBUG  # put back
