@@ -73,7 +73,8 @@ adapter (geomprobe.adapters) says where each module lives.
   the last forward pass under the block, or with final_index (int64 [batch]) only the slice at
   pos = final_index[b], [batch, ...] (pattern: the query row at final_index, [batch, n_heads,
   k_pos], formed without the rest). Keys are the points exactly as passed.
-- `watch(adapter, {point: fn})`: calls fn(tensor) and changes nothing (for running statistics).
+- `watch(adapter, {point: fn}, final_index=None)`: calls fn(tensor), or fn(final-token slice),
+  and changes nothing (for running statistics; geomprobe.run_with_cache writes its cache so).
 - `hooked([Hook(module, fn), ...])`: the registration helper the three above and every other hook
   in geomprobe go through; each hook is removed on exit, even on exceptions.
 - `point_names(adapter)`: every name this model accepts, with its shape (the model's dimensions
@@ -527,9 +528,10 @@ def edit(adapter, edits: Mapping[PointKey, Callable[[torch.Tensor], torch.Tensor
     return _using(adapter, edits, editing=True)
 
 
-def watch(adapter, fns: Mapping[PointKey, Callable[[torch.Tensor], None]]):
-    """Call fn(activation) at each named point on every forward pass; nothing is changed."""
-    return _using(adapter, fns, editing=False)
+def watch(adapter, fns: Mapping[PointKey, Callable[[torch.Tensor], None]], final_index: torch.Tensor | None = None):
+    """Call fn(activation) at each named point on every forward pass, or fn(its final-token slice)
+    at final_index (int64 [batch]) as `capture` takes it; nothing is changed."""
+    return _using(adapter, fns, editing=False, rows=final_index)
 
 
 def capture(adapter, points: Iterable[PointKey], final_index: torch.Tensor | None = None):
