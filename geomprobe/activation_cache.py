@@ -70,7 +70,7 @@ class ActivationCache(Mapping):
     def __getitem__(self, name) -> torch.Tensor:
         point = self._point(name)
         if point is None or point not in self._tensors:
-            shown = ", ".join(list(self._keys)[:3]) + (", ..." if len(self._keys) > 3 else "")
+            shown = ", ".join(map(str, list(self._keys)[:3])) + (", ..." if len(self._keys) > 3 else "")
             raise KeyError(f"{name!r} is not in this cache ({len(self._keys)} names: {shown}); ask run_with_cache "
                            "for it with names=[...]")
         return self._tensors[point]
@@ -110,7 +110,7 @@ class ActivationCache(Mapping):
                  f"{_fmt_bytes(self.nbytes)}"]
         for name in list(self._keys)[:6]:
             tensor = self[name]
-            lines.append(f"  {name:<32} {str(tensor.dtype).removeprefix('torch.')} {list(tensor.shape)}")
+            lines.append(f"  {str(name):<32} {str(tensor.dtype).removeprefix('torch.')} {list(tensor.shape)}")
         if len(self) > 6:
             lines.append(f"  ... {len(self) - 6} more (cache.keys())")
         return "\n".join(lines)
@@ -183,6 +183,7 @@ class CachePlan:
     device_available: int | None
 
     def describe(self) -> str:
+        """The plan in one line."""
         return (f"cache {_fmt_bytes(self.cache_bytes)} in RAM for {self.n_prompts} prompts of up to {self.max_tokens} "
                 f"tokens; batches of {self.batch_size} ({_fmt_bytes(self.per_prompt_bytes)} of activations a prompt "
                 f"on {self.device})")
