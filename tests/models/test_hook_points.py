@@ -446,6 +446,7 @@ def test_pattern_is_eager_attention_and_editing_it_moves_z(load_tiny, name):
     with capture(adapter, ["blocks.2.pattern", "blocks.2.values"]) as got:
         plain = _final(_run(loaded, input_ids, attention_mask))
     eager = load_tiny(name, attn_implementation="eager")
+    eager.model.load_state_dict(loaded.model.state_dict())  # the session's copy, whatever a test changed in it
     reference = _run(eager, input_ids, attention_mask, output_attentions=True).attentions[2]
     real = attention_mask.bool()
     pattern = got["blocks.2.pattern"]
