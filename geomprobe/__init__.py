@@ -9,6 +9,10 @@
     ex = extract(loaded, ["The cat sat on the", "Two plus two is"])
     ex.layer(1)["values"]                                                  # model layer 1
     sula = prompts_for(loaded, n_per_k=20)                                 # the sula suite's prompts
+
+    from geomprobe import run_with_cache
+    logits, cache = run_with_cache("tiny-llama", ["The cat sat on the"])   # TransformerLens-style
+    cache["blocks.1.attn.hook_pattern"]                                    # [1, n_heads, pos, pos]
 """
 
 __version__ = "0.1.0"
@@ -16,7 +20,8 @@ __version__ = "0.1.0"
 _LAZY = {"RunConfig": "geomprobe.config", "run": "geomprobe.runner", "load_run": "geomprobe.results",
          "Run": "geomprobe.results", "load_model": "geomprobe.models", "extract": "geomprobe.extraction",
          "ExtractionConfig": "geomprobe.extraction", "Extraction": "geomprobe.extraction",
-         "load_extraction": "geomprobe.extraction", "Prompt": "geomprobe.prompts", "prompts_for": "geomprobe.suites.sula"}
+         "load_extraction": "geomprobe.extraction", "Prompt": "geomprobe.prompts", "prompts_for": "geomprobe.suites.sula",
+         "run_with_cache": "geomprobe.activation_cache", "ActivationCache": "geomprobe.activation_cache"}
 
 
 def _quiet_notebook_imports() -> None:
@@ -46,5 +51,5 @@ def __getattr__(name):  # the API without importing torch at `import geomprobe`
     raise AttributeError(f"module 'geomprobe' has no attribute {name!r}")
 
 
-__all__ = ["Extraction", "ExtractionConfig", "Prompt", "Run", "RunConfig", "__version__", "extract", "load_extraction",
-           "load_model", "load_run", "plot", "prompts_for", "run"]
+__all__ = ["ActivationCache", "Extraction", "ExtractionConfig", "Prompt", "Run", "RunConfig", "__version__", "extract",
+           "load_extraction", "load_model", "load_run", "plot", "prompts_for", "run", "run_with_cache"]

@@ -182,6 +182,18 @@ def query_row_probabilities(module, query, key, attention_mask, scaling, query_i
     return probs, visible, q_rows, keys
 
 
+def pattern_probabilities(module, query, key, attention_mask, scaling, query_index=None):
+    """The attention pattern, float32 [batch, n_heads, n_queries, kv_len]: every query row
+    (query_index None) or those at query_index (int64 [batch, n_queries]), recomputed from the
+    model's own post-rotary q and k as query_row_probabilities does. A row that may see no key (a
+    left-padding query) is all zeros, not NaN."""
+    if query_index is None:
+        batch, _, q_len, _ = query.shape
+        query_index = torch.arange(q_len, device=query.device).expand(batch, q_len)
+    probs, visible, _, _ = query_row_probabilities(module, query, key, attention_mask, scaling, query_index)
+    return probs.masked_fill(~visible.any(-1)[:, None, :, None], 0.0)
+
+
 def final_row_probabilities(module, query, key, attention_mask, scaling, final_index):
     """Attention probabilities of one query per sequence, float32 [batch, n_heads, kv_len], and the
     boolean mask of keys that query may see [batch, kv_len] (query_row_probabilities at final_index)."""

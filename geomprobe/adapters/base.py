@@ -142,6 +142,11 @@ class Adapter:
         raise NotImplementedError
 
     def key_module(self, layer: int) -> nn.Linear:
+        """The Linear whose output holds the keys W_K x + b_K (split by `split_keys`)."""
+        raise NotImplementedError
+
+    def query_module(self, layer: int) -> nn.Linear:
+        """The Linear whose output holds the queries W_Q x + b_Q (split by `split_queries`)."""
         raise NotImplementedError
 
     # ---- shared, overridden for fused layouts ------------------------------------------------
@@ -180,9 +185,22 @@ class Adapter:
         s = self.shape
         return output.reshape(*output.shape[:-1], s.n_kv_heads, s.d_head)
 
+    def split_queries(self, output: torch.Tensor) -> torch.Tensor:
+        """query_module output [batch, pos, out] -> queries [batch, pos, n_heads, d_head] (a view)."""
+        s = self.shape
+        return output.view(*output.shape[:-1], s.n_heads, s.d_head)
+
     def merge_values(self, output: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
         """value_module output with its value part replaced by `values` [batch, pos, n_kv_heads, d_head]."""
         return values.reshape(output.shape).to(output.dtype)
+
+    def merge_keys(self, output: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """key_module output with its key part replaced by `keys` [batch, pos, n_kv_heads, d_head]."""
+        return keys.reshape(output.shape).to(output.dtype)
+
+    def merge_queries(self, output: torch.Tensor, queries: torch.Tensor) -> torch.Tensor:
+        """query_module output with its query part replaced by `queries` [batch, pos, n_heads, d_head]."""
+        return queries.reshape(output.shape).to(output.dtype)
 
     def key_weights(self, layer: int) -> tuple[torch.Tensor, torch.Tensor | None]:
         """W_K per kv head as D x d matrices, float32 [n_kv_heads, d_model, d_head], and the key bias
@@ -197,6 +215,34 @@ class Adapter:
         """The normalisation whose output feeds the key projection of `layer` (pre-norm blocks:
         the block's input_layernorm). Its `weight` is the scale that `fold_ln` multiplies in."""
         return getattr(self.layers()[layer], "input_layernorm", None)
+
+    def mlp_input_norm(self, layer: int) -> nn.Module | None:
+        """The normalisation whose output the MLP reads (the hook point ln2): the block's
+        post_attention_layernorm in pre-norm blocks; None where the MLP reads attention's own
+        input norm (Phi: one norm feeds both)."""
+        return getattr(self.layers()[layer], "post_attention_layernorm", None)
+
+    def parallel_residual(self) -> bool:
+        """Whether attention and the MLP both read the block input and are added to it together
+        (GPT-NeoX with use_parallel_residual, Phi): then no residual stream lies between them."""
+        return False
+
+    def mid_residual_module(self, layer: int) -> nn.Module | None:
+        """A module whose output is the residual stream between attention and the MLP (BERT's
+        attention block, which ends in its LayerNorm); None where the block adds attention's output
+        to its input inline (pre-norm blocks: resid_mid = resid_pre + attn_out, which the MLP's
+        norm reads)."""
+        return None
+
+    def normalized(self, norm: nn.Module, x: torch.Tensor) -> torch.Tensor:
+        """What `norm` does to x before its own scale and bias, float32: (x - mean) / sqrt(var + eps)
+        for a LayerNorm, x / sqrt(mean(x^2) + eps) for an RMSNorm (TransformerLens's hook_normalized)."""
+        x = x.float()
+        if isinstance(norm, nn.LayerNorm):
+            x = x - x.mean(-1, keepdim=True)
+        eps = getattr(norm, "eps", None)
+        eps = getattr(norm, "variance_epsilon", 1e-5) if eps is None else eps
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
 
     def backbone(self) -> nn.Module:
         """The base model, whose `last_hidden_state` is what the unembedding reads."""

@@ -28,12 +28,22 @@ class BertAdapter(Adapter):
     def key_module(self, layer):
         return self.attention(layer).key
 
+    def query_module(self, layer):
+        return self.attention(layer).query
+
     def output_projection(self, layer):
         return self.layers()[layer].attention.output.dense
 
     def mlp_output(self, layer):
         # the feed-forward's second Linear, before the residual add and LayerNorm of BertOutput
         return self.layers()[layer].output.dense
+
+    def mlp_input_norm(self, layer):
+        # the LayerNorm closing the attention block (BertSelfOutput), whose output the MLP reads
+        return self.layers()[layer].attention.output.LayerNorm
+
+    def mid_residual_module(self, layer):
+        return self.layers()[layer].attention.output
 
     def attention_input_norm(self, layer):
         # post-norm: a block's input is the previous block's output LayerNorm (embeddings' for layer 0)

@@ -11,7 +11,7 @@
 - Sandwich norms: post_attention_layernorm after o_proj and post_feedforward_layernorm after the
   MLP, so what attention and the MLP add to the residual is the post-norm's output
   (attention_residual, mlp_output: the hook points attn_out and mlp_out). The pre-attention norm
-  feeding the keys is input_layernorm, as in Llama.
+  feeding the keys is input_layernorm, as in Llama; the MLP reads pre_feedforward_layernorm (ln2).
 - Embeddings are multiplied by sqrt(d_model) inside the embedding module
   (Gemma3TextScaledWordEmbedding), so code that embeds tokens calls the module, not its weight.
 - Attention scores are scaled by query_pre_attn_scalar ** -0.5, which transformers passes to the
@@ -33,3 +33,6 @@ class Gemma3Adapter(LlamaAdapter):
 
     def mlp_output(self, layer):
         return self.layers()[layer].post_feedforward_layernorm
+
+    def mlp_input_norm(self, layer):
+        return self.layers()[layer].pre_feedforward_layernorm

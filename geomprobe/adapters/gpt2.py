@@ -43,13 +43,16 @@ class GPT2Adapter(Adapter):
     def value_module(self, layer):
         return self.attention(layer).c_attn
 
-    key_module = value_module
+    key_module = query_module = value_module
 
     def output_projection(self, layer):
         return self.attention(layer).c_proj
 
     def attention_input_norm(self, layer):
         return self.layers()[layer].ln_1
+
+    def mlp_input_norm(self, layer):
+        return self.layers()[layer].ln_2
 
     def final_norm(self):
         return self.backbone().ln_f
@@ -66,11 +69,23 @@ class GPT2Adapter(Adapter):
     def split_keys(self, output):
         return self._part(output, 1)
 
-    def merge_values(self, output, values):
+    def split_queries(self, output):
+        return self._part(output, 0)
+
+    def _merge(self, output, index: int, heads):
         D = self.shape.d_model
         merged = output.clone()
-        merged[..., 2 * D:] = values.reshape(*output.shape[:-1], D).to(output.dtype)
+        merged[..., index * D:(index + 1) * D] = heads.reshape(*output.shape[:-1], D).to(output.dtype)
         return merged
+
+    def merge_values(self, output, values):
+        return self._merge(output, 2, values)
+
+    def merge_keys(self, output, keys):
+        return self._merge(output, 1, keys)
+
+    def merge_queries(self, output, queries):
+        return self._merge(output, 0, queries)
 
     def key_weights(self, layer):
         s = self.shape

@@ -27,7 +27,10 @@ class GPTNeoXAdapter(Adapter):
     def value_module(self, layer):
         return self.attention(layer).query_key_value
 
-    key_module = value_module
+    key_module = query_module = value_module
+
+    def parallel_residual(self):
+        return bool(getattr(self.config, "use_parallel_residual", True))
 
     def output_projection(self, layer):
         return self.attention(layer).dense
@@ -43,10 +46,22 @@ class GPTNeoXAdapter(Adapter):
         s = self.shape
         return output.reshape(*output.shape[:-1], s.n_heads, 3, s.d_head)[..., 1, :]
 
-    def merge_values(self, output, values):
+    def split_queries(self, output):
+        return self._per_head(output)[..., 0, :]
+
+    def _merge(self, output, index: int, heads):
         merged = self._per_head(output.clone())
-        merged[..., 2, :] = values.to(output.dtype)
+        merged[..., index, :] = heads.to(output.dtype)
         return merged.view(output.shape)
+
+    def merge_values(self, output, values):
+        return self._merge(output, 2, values)
+
+    def merge_keys(self, output, keys):
+        return self._merge(output, 1, keys)
+
+    def merge_queries(self, output, queries):
+        return self._merge(output, 0, queries)
 
     def key_weights(self, layer):
         s = self.shape

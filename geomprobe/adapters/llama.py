@@ -39,6 +39,9 @@ class LlamaAdapter(Adapter):
     def key_module(self, layer):
         return self.attention(layer).k_proj
 
+    def query_module(self, layer):
+        return self.attention(layer).q_proj
+
     def output_projection(self, layer):
         return self.attention(layer).o_proj
 

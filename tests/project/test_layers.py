@@ -31,7 +31,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("domain modules", ["sula_task", "mechanisms", "gradient_dynamics"]),
     ("suites", ["suites", "suites.*"]),
     # a suite folder's faces (geomprobe.suites.base.FACES) sit with the machinery that reads them
-    ("plan, runner, compare, report", ["plan", "plan.*", "runner", "compare", "compare.*", "report", "report.*",
+    ("plan, runner, compare, report", ["plan", "plan.*", "runner", "activation_cache", "compare", "compare.*", "report",
+                                       "report.*",
                                        "sweep", "sweep.*", "commandline", "results", "brief", "plot", "suites.*.plan",
                                        "suites.*.compare", "suites.*.figures", "suites.*.card",
                                        "suites.*.rows", "suites.*.brief"]),
