@@ -60,6 +60,9 @@ class RunConfig:
     limit: int | None = option(None, "a quick trial: each suite reads at most the first N prompts of its prompt "
                                      "set (--prompts, a corpus, the demo prompts or a wind tunnel's sample), and "
                                      "SULA-based suites at most N per k (at least 2)", min=1)
+    wandb: str | None = option(None, "after the suites, log the run to Weights & Biases project PROJECT (or "
+                                     "ENTITY/PROJECT): headline figures, per-layer tables, run.json and the report "
+                                     "as an artifact; needs wandb; WANDB_MODE=offline keeps it local")
     overwrite: bool = option(False, "replace a run directory made with another configuration")
     skip_plan_check: bool = option(False, "run even when `geomprobe plan` says the model and a batch do not fit "
                                           "the device's memory")
@@ -100,6 +103,10 @@ class RunConfig:
 
             if find_spec("transformer_lens") is None:  # an optional dependency: the extra `geomprobe[tl]`
                 raise ConfigError("--backend tl needs TransformerLens: pip install 'geomprobe[tl]'")
+        if self.wandb is not None:
+            from geomprobe.tracking import check_project
+
+            check_project(self.wandb)
         if self.out is not None and not str(self.out).strip():
             raise ConfigError("--out is empty: give a run directory, e.g. --out runs/mine (default runs/<model>)")
 

@@ -205,7 +205,8 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
         skip_unsupported = isinstance(suites, str) and "all" in [s.strip() for s in suites.split(",")]
     finished = None if config.prompts is not None else finished_already(config, configs, skip_unsupported)
     if finished is not None:
-        return _say_complete(finished, configs, progress, report, details)
+        _say_complete(finished, configs, progress, report, details)
+        return _tracked(finished, config, quiet=not progress)
     prompts = given_prompts(config.prompts)
     out = check_out(config.out if config.out is not None else default_out(config.model), overwrite=config.overwrite)
     device = resolve_device(config.device)
@@ -228,7 +229,7 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
 
 # run_config fields that do not change what a finished suite holds (the batch size never does: a
 # prompt's results do not depend on its batch), so a rerun that differs only there is complete
-_NOT_RESULTS = ("batch_size", "skip_plan_check", "overwrite", "device", "device_map", "out")
+_NOT_RESULTS = ("batch_size", "skip_plan_check", "overwrite", "device", "device_map", "out", "wandb")
 
 
 def finished_already(config: RunConfig, configs: list, skip_unsupported: bool) -> Path | None:
@@ -415,7 +416,25 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
         from geomprobe.report import build_report
 
         build_report([run_dir.path], run_dir.path / "report.html")
-    return run_dir.path
+    return _tracked(run_dir.path, config, quiet=not progress)
+
+
+def _tracked(path: Path, config: RunConfig, quiet: bool = False) -> Path:
+    """With --wandb, the finished run logged to Weights & Biases (geomprobe.tracking). A failure there
+    leaves the run as it is: one warning line, and the manifest says what failed."""
+    if not config.wandb:
+        return path
+    from geomprobe.tracking import log_run
+
+    try:
+        logged = log_run(path, config.wandb, quiet=quiet)
+    except Exception as error:  # noqa: BLE001 - the network, a key, W&B itself: the results stay on disk
+        text = str(error).splitlines()[0] if str(error) else type(error).__name__
+        log.warning("wandb: the run was not logged (%s: %s); it is complete in %s: `wandb login` or "
+                    "WANDB_MODE=offline, then rerun the same command", type(error).__name__, text, path)
+        return path
+    log.info("wandb: logged to %s", logged["url"] or f"{logged['dir']} (offline: `wandb sync` sends it)")
+    return path
 
 
 def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompts, progress: bool,
