@@ -45,8 +45,9 @@ class RunConfig:
                                           "(shards one model across GPUs)")
     quantize: Literal["4bit", "8bit"] | None = option(None, "bitsandbytes quantisation")
     backend: Literal["hf", "tl"] = option("hf", "hf (geomprobe hooks) | tl (TransformerLens 4 bridge)")
-    batch_size: int | None = option(None, "prompts per forward pass (default: 8 on a CPU; on a GPU the largest "
-                                          "power of two up to 64 that fits, from `geomprobe plan`)", min=1)
+    batch_size: int | None = option(None, "prompts per forward pass, or auto: the largest that fits, probed once on "
+                                          "a GPU and remembered (default: 8 on a CPU; on a GPU the largest power of "
+                                          "two up to 64 that fits, from `geomprobe plan`)", min=1)
     seed: int = option(0, "seed for every random choice", min=0, max=2**32 - 1)
     layers: tuple[int, ...] | None = option(None, "comma-separated layer indices to extract (default: all; the "
                                                   "ablation's edited layers are --edit-layers)")
@@ -73,6 +74,9 @@ class RunConfig:
         held = self.model if is_model_object(self.model) else None
         if held is not None:  # a model object (or a LoadedModel): the run borrows it; the rest is checked as usual
             object.__setattr__(self, "model", "in-memory")
+        auto = isinstance(self.batch_size, str) and self.batch_size.strip().lower() == "auto"
+        if auto:  # --batch-size auto: resolved once the model is loaded (geomprobe.batching)
+            self.batch_size = None
         given = None
         if self.prompts is not None and not isinstance(self.prompts, (str, Path)):
             from geomprobe.prompts import prompts_from  # prompts given in Python: kept as JSON-ready records
@@ -83,6 +87,8 @@ class RunConfig:
             object.__setattr__(self, "model", held)
         if given is not None:
             self.prompts = given
+        if auto:
+            self.batch_size = "auto"
 
     def check(self) -> None:
         """Refuse, in one line (ConfigError), what no model could run: an unknown device or device map,

@@ -73,8 +73,8 @@ def plan_check(config: RunConfig, configs: list, device: str) -> tuple[RunConfig
 
     from geomprobe.plan import preflight, recommend_batch_size
 
-    planned = preflight(config.model, dataclasses.replace(config, batch_size=config.batch_size or 8), configs,
-                        device=device)
+    given = config.batch_size if isinstance(config.batch_size, int) else None
+    planned = preflight(config.model, dataclasses.replace(config, batch_size=given or 8), configs, device=device)
     if not planned.fits and not config.skip_plan_check:
         _refuse_too_long(planned, config)
         raise ConfigError(f"{planned.why}; see `geomprobe plan --model {config.model} ...`, or pass --skip-plan-check "
@@ -83,6 +83,25 @@ def plan_check(config: RunConfig, configs: list, device: str) -> tuple[RunConfig
         batch = recommend_batch_size(planned) if planned.arch is not None else 8
         config = dataclasses.replace(config, batch_size=batch)
     return config, planned
+
+
+def resolve_auto_batch(config: RunConfig, loaded, planned) -> tuple[RunConfig, dict | None]:
+    """--batch-size auto, once the model is loaded: (the config with the batch found, the record the
+    manifest keeps: batch size, tokens probed, how), or the config unchanged and None."""
+    if config.batch_size != "auto":
+        return config, None
+    import dataclasses
+
+    from geomprobe.batching import auto_batch_size, longest_prompt
+
+    start = 8
+    tokens = 1
+    if planned is not None and getattr(planned, "arch", None) is not None:
+        from geomprobe.plan import recommend_batch_size
+
+        start, tokens = recommend_batch_size(planned), longest_prompt(planned)
+    batch, how = auto_batch_size(loaded, tokens, start)
+    return dataclasses.replace(config, batch_size=batch), {"batch_size": batch, "tokens": tokens, "how": how}
 
 
 def _refuse_too_long(planned, config: RunConfig) -> None:
@@ -222,9 +241,11 @@ def _run_suites(config: RunConfig, suites, *, progress: bool, report: bool, skip
     log.debug("loading %s (dtype %s, device %s, batch size %s)", config.model, config.dtype, device, config.batch_size)
     loaded = load_model(config.model, dtype=config.dtype, device=device, device_map=config.device_map,
                         quantize=config.quantize, revision=config.revision)
+    config, batch_record = resolve_auto_batch(config, loaded, planned)
     log.debug("loaded %s from %s (family %s, revision %s)", config.model, loaded.source, loaded.family,
               loaded.revision or "none")
-    return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report, details, timing)
+    return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report, details, timing,
+                       batch_record)
 
 
 # run_config fields that do not change what a finished suite holds (the batch size never does: a
@@ -377,6 +398,7 @@ def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, sk
                               "model does not have: pass a TransformerBridge, or use the hf backend")
         config = dataclasses.replace(config, model=loaded.spec, dtype=loaded.dtype, device=loaded.device,
                                      batch_size=config.batch_size or 8)
+        config, batch_record = resolve_auto_batch(config, loaded, None)
         configs = limited_configs(suite_configs(suites), config)
         specs = [(get_suite(options.suite), options) for options in configs]
         if skip_unsupported is None:
@@ -385,14 +407,15 @@ def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, sk
         out = check_out(config.out if config.out is not None else default_out(config.model),
                         overwrite=config.overwrite)
         seed_everything(config.seed)
-        return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report, details)
+        return _run_loaded(config, loaded, out, specs, skip_unsupported, prompts, progress, report, details,
+                           batch_record=batch_record)
     finally:
         if ours:
             loaded.release()
 
 
 def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: bool, prompts, progress: bool,
-                report: bool, details: bool = False, timing: _Timing | None = None) -> Path:
+                report: bool, details: bool = False, timing: _Timing | None = None, batch_record: dict | None = None) -> Path:
     """The run on a loaded model: check layers and pairings, then run each suite under the lock."""
     from geomprobe.rundir import RunDirectory, check_out
 
@@ -407,7 +430,7 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
                 raise type(error)(f"{spec.name} suite: {error}") from error
     run_dir = RunDirectory(out)
     with run_dir.lock():
-        _run_locked(run_dir, config, loaded, specs, skipped, prompts, progress, details, timing)
+        _run_locked(run_dir, config, loaded, specs, skipped, prompts, progress, details, timing, batch_record)
     if progress and not details and any(spec.name not in skipped for spec, _ in specs):
         from geomprobe.brief import details_hint
 
@@ -438,7 +461,7 @@ def _tracked(path: Path, config: RunConfig, quiet: bool = False) -> Path:
 
 
 def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompts, progress: bool,
-                details: bool = False, timing: _Timing | None = None) -> None:
+                details: bool = False, timing: _Timing | None = None, batch_record: dict | None = None) -> None:
     """Open the run directory (its lock held) and run each suite, recording its status."""
     from geomprobe.options import as_dict
     from geomprobe.plan import recommended_batch
@@ -454,7 +477,7 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
     manifest = run_dir.open(config.fingerprint(loaded.revision, model_identity(loaded)), overwrite=config.overwrite,
                             suites=running, registered=set(SUITES),
                             extra={"model": loaded.describe(), "backend": config.backend, "dtype": config.dtype,
-                                   "seed": config.seed})
+                                   "seed": config.seed, **({"batch_size_auto": batch_record} if batch_record else {})})
     for spec, options in specs:
         if spec.name in skipped:
             manifest = run_dir.read_manifest()

@@ -296,7 +296,7 @@ def plan(model_spec: str | None = None, suites="sula", run_config=None, device: 
         overrides["model"] = model_spec
     if overrides:
         run = replace(run, **overrides)  # validated again: a bad value is a one-line ConfigError
-    if run.batch_size is None:  # not given: planned at the CPU default; `recommend_batch_size` gives a GPU's
+    if run.batch_size is None or run.batch_size == "auto":  # planned at the CPU default; recommend_batch_size: a GPU's
         run = replace(run, batch_size=CPU_DEFAULT_BATCH)
     configs, explicit_all = _configs(suites, suite_options)
     from geomprobe.suites.base import limited_configs

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from geomprobe.cli import app
+from geomprobe.config import RunConfig
 
 runner = CliRunner()
 
@@ -160,3 +161,45 @@ def test_a_rerun_answers_from_disk_only_when_the_files_look_whole(tmp_path, dama
     elif damage == "temporary left":
         (tmp_path / "extraction" / ".values.npy.ab12.geomprobe-tmp").write_bytes(b"half")
     assert _files_intact(tmp_path, [ExtractConfig()]) == (damage == "none")
+
+
+@pytest.mark.parametrize("limit, start, found", [(48, 8, 32), (48, 64, 32), (5000, 8, 1024), (1, 8, 1), (8, 8, 8)])
+def test_batch_size_auto_finds_the_largest_batch_that_fits(limit, start, found):
+    from geomprobe.batching import search
+
+    tried = []
+
+    def fits(batch):  # what a device with room for `limit` prompts answers
+        tried.append(batch)
+        return batch <= limit
+
+    assert search(fits, start) == found
+    assert len(tried) <= 12 and len(set(tried)) == len(tried)  # doubling or halving: each size tried once
+
+
+def test_batch_size_auto_refuses_when_nothing_fits():
+    from geomprobe.batching import search
+    from geomprobe.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="not even one prompt"):
+        search(lambda batch: False, 8)
+
+
+def test_batch_size_auto_is_a_value_of_the_option():
+    from geomprobe.errors import ConfigError
+
+    assert RunConfig(batch_size="auto").batch_size == "auto" == RunConfig(batch_size="AUTO").batch_size
+    assert RunConfig.from_dict(RunConfig(batch_size="auto").to_dict()).batch_size == "auto"
+    with pytest.raises(ConfigError, match="--batch-size"):
+        RunConfig(batch_size="automatic")
+
+
+@pytest.mark.slow
+def test_batch_size_auto_on_a_cpu_keeps_the_plans_batch_and_says_so(tmp_path):
+    from geomprobe import run
+
+    done = run(RunConfig(model="tiny-neox", out=str(tmp_path / "r"), batch_size="auto", limit=3, device="cpu"),
+               "extract", quiet=True)
+    record = done.manifest["batch_size_auto"]
+    assert record["batch_size"] == done.manifest["suites"]["extract"]["run_config"]["batch_size"] == 8
+    assert "only GPU memory is probed" in record["how"] and record["tokens"] >= 1
