@@ -404,15 +404,28 @@ def plugin_columns(rows: list[dict]) -> list[tuple[str, str, str]]:
     return columns
 
 
+TRANSPOSED_RUNS = 4  # up to this many runs, the console summary has a row per statistic and a column per run
+
+
 def print_summary(table: Aggregate) -> None:
     from rich.table import Table
 
     present = [(s, k, h) for s, k, h in summary_columns()
                if any(summary_cell(table.rows, run.label, s, k) for run in table.runs)]
     present += plugin_columns(table.rows)
-    summary = Table(title=f"{len(table.rows)} rows (run x suite x statistic) over {len(table.suites)} runs; against "
-                          "untrained copies: better, worse or indistinguishable (the favourable side is better: "
-                          "lower for a lower-is-better statistic)")
+    summary = Table(title=f"{len(table.rows)} rows (run x suite x statistic) over {len(table.suites)} run"
+                          f"{'s' if len(table.suites) != 1 else ''}",
+                    caption="against untrained copies: better, worse or indistinguishable (better is the favourable "
+                            "side: lower for a lower-is-better statistic such as keys |cos| or SULA MAE)")
+    shown = [run for run in table.runs if run.label in table.suites]
+    if len(shown) <= TRANSPOSED_RUNS:  # few runs: a row per statistic, a column per run (words fit whole)
+        summary.add_column("statistic", no_wrap=True)
+        for run in shown:
+            summary.add_column(run.label if run.step is None else f"{run.label} (step {run.step})")
+        for suite, statistic, header in present:
+            summary.add_row(header, *(summary_cell(table.rows, run.label, suite, statistic) or "-" for run in shown))
+        _print_summary(table, summary)
+        return
     steps = any(run.step is not None for run in table.runs)
     summary.add_column("run", no_wrap=True)
     if steps:
@@ -424,6 +437,10 @@ def print_summary(table: Aggregate) -> None:
             continue
         step = ["-" if run.step is None else str(run.step)] if steps else []
         summary.add_row(run.label, *step, *(summary_cell(table.rows, run.label, s, k) or "-" for s, k, _ in present))
+    _print_summary(table, summary)
+
+
+def _print_summary(table: Aggregate, summary) -> None:
     console = table_console()
     console.print(summary)
     console.print("suites: " + "; ".join(f"{label} {', '.join(suites)}" for label, suites in table.suites.items()),
