@@ -250,7 +250,7 @@ def _figures_section(run) -> list[str]:
         return []
     return ["## Headline figures", "",
             "Each against the untrained copies of the same architecture run through the same pipeline: "
-            "better, worse or indistinguishable than untrained (METHODS.md section 5).", "",
+            "better than, worse than or indistinguishable from untrained (METHODS.md section 5).", "",
             "| suite | statistic | value | 95% CI | unit | n | untrained mean | vs untrained |",
             "|---|---|---|---|---|---|---|---|", *rows, ""]
 
