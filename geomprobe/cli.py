@@ -162,6 +162,42 @@ def report(
 
 @app.command()
 @user_errors
+def push(
+    run_dir: Path = typer.Argument(..., help="a run directory written by `geomprobe run`"),
+    repo: str = typer.Option(..., "--repo", help="the dataset repository: OWNER/NAME, or NAME under the token's "
+                                                 "owner (created when missing)"),
+    private: bool = typer.Option(False, "--private", help="create the repository private (an existing one keeps "
+                                                          "its visibility)"),
+    with_arrays: bool = typer.Option(False, "--with-arrays", help="also upload the extraction arrays (.npy, .npz, "
+                                                                  "their folders): large"),
+    no_report: bool = typer.Option(False, "--no-report", help="leave report.html out (otherwise built first when "
+                                                              "the run has none)"),
+    allow_unfinished: bool = typer.Option(False, "--allow-unfinished", help="push a run whose suites are not all "
+                                                                            "complete or skipped (the card says so)"),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="the Hub's URL (default HF_ENDPOINT, else "
+                                                                    "https://huggingface.co)"),
+    token: Optional[str] = typer.Option(None, "--token", help="a Hugging Face token with write access (default "
+                                                              "HF_TOKEN, or the one `hf auth login` saved)"),
+    as_json: bool = typer.Option(False, "--json", help='print {"url": ..., "files": [...]} on stdout (nothing else '
+                                                       'there)'),
+):
+    """Share a finished run directory on the Hugging Face Hub as a dataset repository, with a
+    generated card (README.md): the results, run.json, manifest.json, the prompts and the report;
+    the arrays only with --with-arrays."""
+    from geomprobe.push import push as push_run
+
+    pushed = push_run(run_dir, repo, private=private, token=token, endpoint=endpoint, with_arrays=with_arrays,
+                      with_report=not no_report, allow_unfinished=allow_unfinished)
+    if as_json:
+        import json
+
+        typer.echo(json.dumps({"url": str(pushed), "files": pushed.files}, indent=2))
+        return
+    typer.echo(f"pushed {len(pushed.files)} files to {pushed}")
+
+
+@app.command()
+@user_errors
 def models(as_json: bool = typer.Option(False, "--json", help=JSON_HELP)):
     """List model aliases with their published shapes (layers, heads, kv heads, head width, width,
     vocabulary, context, parameters), whether each is at hand locally, and the caveats to know

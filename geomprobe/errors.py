@@ -33,3 +33,8 @@ class AnalysisError(GeomprobeError, ValueError):
     """An analysis refused its input: too few prompts for a statistic, no column that varies, a
     correlation of a constant. Raised by geomprobe.analysis; a ValueError too, so code that
     guarded an analysis with `except ValueError` keeps working."""
+
+
+class HubError(GeomprobeError):
+    """The Hugging Face Hub cannot be used: no token, a token it refuses, an endpoint it cannot be
+    reached at (geomprobe push)."""

@@ -26,7 +26,7 @@ def _heavy_loaded(code: str, env=None) -> tuple[list[str], subprocess.CompletedP
 
 
 def test_option_specs_and_the_cli_import_no_heavy_library():
-    code = "from geomprobe.commandline import option_specs\noption_specs()\nimport geomprobe.cli\n"
+    code = "from geomprobe.commandline import option_specs\noption_specs()\nimport geomprobe.cli\nimport geomprobe.push\n"
     heavy, result = _heavy_loaded(code)
     assert heavy == [], result.stderr
 
