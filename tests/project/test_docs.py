@@ -286,7 +286,7 @@ def parse_only(monkeypatch, tmp_path):
     import geomprobe.models.loading
     import geomprobe.runner
 
-    real_run, real_check = geomprobe.runner.run, geomprobe.models.loading.check_spec
+    real_check = geomprobe.models.loading.check_spec
     built = []
 
     def checked(run_config, configs, **kwargs):
