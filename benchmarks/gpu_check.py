@@ -143,8 +143,8 @@ MODELS = {
 }
 # Estimated seconds of each stage on one H100/H200 (budgeting only; the JSON has the measured times).
 ESTIMATE_S = {
-    "pythia-410m": dict(build=10, bf16_vs_fp32=8, throughput=8, extract=5, geometry=20, domain=25, sula=15,
-                        ablation=10, mechanisms=10, planner=1),
+    "pythia-410m": dict(build=10, bf16_vs_fp32=8, throughput=8, auto_batch=20, extract=5, geometry=20, domain=25,
+                        sula=15, ablation=10, mechanisms=10, planner=1),
     "llama-3.2-1b": dict(build=15, bf16_vs_fp32=10, throughput=10, extract=6, geometry=25, domain=30, sula=20,
                          ablation=12, mechanisms=12, planner=1),
     "mistral-7b": dict(build=40, throughput=20, extract=10, sula=25, ablation=25, planner=1),
@@ -475,6 +475,33 @@ def attention_implementation(model, name: str):
             model.set_attn_implementation(before)
 
 
+AUTO_BATCH_MODEL = "pythia-410m"  # --batch-size auto's probe is checked on this model
+
+
+def auto_batch_stage(state: dict, settings: Settings) -> dict:
+    """--batch-size auto on the device (geomprobe.batching.auto_batch_size) at the throughput stage's
+    prompt length: the batch it finds, how, and the time the probe took; a second call reads the
+    remembered answer (in a temporary cache, so the user's is untouched)."""
+    import os
+
+    from geomprobe.batching import auto_batch_size
+
+    previous = os.environ.get("GEOMPROBE_CACHE")
+    os.environ["GEOMPROBE_CACHE"] = os.path.join(state["tmp"], "auto-batch-cache")
+    try:
+        t0 = time.perf_counter()
+        batch, how = auto_batch_size(state["loaded"], settings.throughput_tokens, settings.batch_size)
+        probe_s = time.perf_counter() - t0
+        again, how_again = auto_batch_size(state["loaded"], settings.throughput_tokens, settings.batch_size)
+    finally:
+        if previous is None:
+            os.environ.pop("GEOMPROBE_CACHE", None)
+        else:
+            os.environ["GEOMPROBE_CACHE"] = previous
+    return {"batch_size": batch, "tokens": settings.throughput_tokens, "how": how, "probe_s": round(probe_s, 2),
+            "remembered": again == batch and not how_again.startswith("probed"), "how_again": how_again}
+
+
 def throughput_stage(state: dict, key: str, settings: Settings) -> dict:
     import torch
 
@@ -728,7 +755,8 @@ def planned_stages(settings: Settings, models: list[str]) -> list[tuple[str, str
     stages = []
     for key in models:
         _, _, suites, numerics = MODELS[key]
-        kinds = ["build"] + (["bf16_vs_fp32"] if numerics else []) + ["throughput"] + list(suites) + ["planner"]
+        kinds = ["build"] + (["bf16_vs_fp32"] if numerics else []) + ["throughput"] + \
+            (["auto_batch"] if key == AUTO_BATCH_MODEL else []) + list(suites) + ["planner"]
         for kind in kinds:
             name = f"suite:{kind}" if kind in FULL_SUITES else kind
             stages.append((key, kind, f"{key}/{name}"))
@@ -779,6 +807,8 @@ def run_stages(settings: Settings, budget: Budget, models: list[str], tmp: str) 
                 data = throughput_stage(state, key, settings)
             elif kind == "planner":
                 data = planner_stage(records, key, settings)
+            elif kind == "auto_batch":
+                data = auto_batch_stage(state, settings)
             else:
                 data = suite_stage(state, key, settings, kind)
             record.update(status="ok", **data)

@@ -110,8 +110,6 @@ class RunConfig:
             if find_spec("transformer_lens") is None:  # an optional dependency: the extra `geomprobe[tl]`
                 raise ConfigError("--backend tl needs TransformerLens: pip install 'geomprobe[tl]'")
         if self.wandb is not None:
-            from geomprobe.tracking import check_project
-
             check_project(self.wandb)
         if self.out is not None and not str(self.out).strip():
             raise ConfigError("--out is empty: give a run directory, e.g. --out runs/mine (default runs/<model>)")
@@ -141,6 +139,19 @@ class RunConfig:
         if self.limit is not None:  # only when given: run directories made before --limit keep their fingerprint
             out["limit"] = self.limit
         return out
+
+
+def check_project(project: str) -> None:
+    """--wandb: refuse, before the run starts, a project name W&B would refuse, or a missing wandb
+    (geomprobe.tracking logs the run), in one line each."""
+    import re
+    from importlib.util import find_spec
+
+    if not re.fullmatch(r"([A-Za-z0-9_.-]+/)?[A-Za-z0-9_.-]+", project or ""):
+        raise ConfigError(f"--wandb {project!r}: give a project name, or entity/project (letters, digits, '-', '_', "
+                          "'.')")
+    if find_spec("wandb") is None:
+        raise ConfigError("--wandb needs Weights & Biases: pip install 'geomprobe[wandb]' (or pip install wandb)")
 
 
 # ----------------------------------------------------------------------------------------------

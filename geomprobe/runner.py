@@ -293,18 +293,22 @@ def finished_already(config: RunConfig, configs: list, skip_unsupported: bool) -
 
 def _files_intact(out: Path, configs: list) -> bool:
     """Whether a finished run's files look whole, read cheaply: each suite's results.json parses to a
-    mapping, every array's .npy header reads with a plain numeric dtype (the data are not read), and
-    no temporary of a killed write is left. Anything else goes the full way, which recomputes or
-    cleans what it finds."""
+    mapping written by this geomprobe version, every array's .npy header reads with a plain numeric
+    dtype (the data are not read), and no temporary of a killed write is left. Anything else goes
+    the full way, which recomputes or cleans what it finds."""
     import json
 
     import numpy as np
     from numpy.lib import format as npy
 
+    from geomprobe import __version__
+
     for options in configs:
         results = out / options.suite / "results.json"
-        if results.exists() and not isinstance(json.loads(results.read_text()), dict):
-            return False
+        if results.exists():
+            data = json.loads(results.read_text())
+            if not isinstance(data, dict) or data.get("geomprobe_version") != __version__:
+                return False  # written by another geomprobe: the full way rewrites it with this one
     for path in out.rglob("*"):
         if path.name.endswith(".geomprobe-tmp"):
             return False

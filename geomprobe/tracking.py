@@ -20,20 +20,7 @@ import os
 import re
 from pathlib import Path
 
-from geomprobe.errors import ConfigError
-
-PROJECT = re.compile(r"([A-Za-z0-9_.-]+/)?[A-Za-z0-9_.-]+")
-
-
-def check_project(project: str) -> None:
-    """Refuse, before the run starts, a project W&B would refuse or a missing wandb: one line each."""
-    if not PROJECT.fullmatch(project or ""):
-        raise ConfigError(f"--wandb {project!r}: give a project name, or entity/project (letters, digits, '-', '_', "
-                          "'.')")
-    from importlib.util import find_spec
-
-    if find_spec("wandb") is None:
-        raise ConfigError("--wandb needs Weights & Biases: pip install 'geomprobe[wandb]' (or pip install wandb)")
+from geomprobe.config import check_project
 
 
 @contextlib.contextmanager
@@ -118,4 +105,4 @@ def log_run(run_dir, project: str, quiet: bool = False) -> dict:
     return out
 
 
-__all__ = ["check_project", "layer_tables", "log_run"]
+__all__ = ["layer_tables", "log_run"]

@@ -213,3 +213,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                                         "mark them @pytest.mark.slow")
         for duration, nodeid in over:
             terminalreporter.write_line(f"{duration:6.2f}s  {nodeid}")
+
+
+def unfinish(run_dir, suite: str) -> None:
+    """Make a finished suite of a run directory look interrupted (its results.json gone, the manifest
+    saying so), as a run stopped before its summary leaves it: a rerun then resumes from the suite's
+    saved passes instead of answering from the finished directory (geomprobe.runner.finished_already)."""
+    import json
+    from pathlib import Path
+
+    run_dir = Path(run_dir)
+    (run_dir / suite / "results.json").unlink()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest["suites"][suite]["status"] = manifest["status"] = "interrupted"
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+

@@ -142,7 +142,8 @@ def test_an_unsupported_family_is_refused_without_importing_torch(tmp_path):
     assert done.stdout.strip() == "NO TORCH" and not (tmp_path / "r").exists()
 
 
-@pytest.mark.parametrize("damage", ["none", "truncated array", "object array", "temporary left", "results a list"])
+@pytest.mark.parametrize("damage", ["none", "truncated array", "object array", "temporary left", "results a list",
+                                    "another version"])
 def test_a_rerun_answers_from_disk_only_when_the_files_look_whole(tmp_path, damage):
     import numpy as np
 
@@ -151,13 +152,18 @@ def test_a_rerun_answers_from_disk_only_when_the_files_look_whole(tmp_path, dama
 
     (tmp_path / "extract").mkdir()
     (tmp_path / "extraction").mkdir()
-    (tmp_path / "extract" / "results.json").write_text("[]" if damage == "results a list" else "{}")
+    from geomprobe import __version__
+
+    (tmp_path / "extract" / "results.json").write_text(
+        "[]" if damage == "results a list" else json.dumps({"geomprobe_version": __version__}))
     values = tmp_path / "extraction" / "values.npy"
     np.save(values, np.arange(64, dtype=np.float32).reshape(4, 16))
     if damage == "truncated array":
         values.write_bytes(values.read_bytes()[:-8])
     elif damage == "object array":
         np.save(values, np.array([{"a": 1}, 2], dtype=object), allow_pickle=True)
+    elif damage == "another version":
+        (tmp_path / "extract" / "results.json").write_text(json.dumps({"geomprobe_version": "0.0.1"}))
     elif damage == "temporary left":
         (tmp_path / "extraction" / ".values.npy.ab12.geomprobe-tmp").write_bytes(b"half")
     assert _files_intact(tmp_path, [ExtractConfig()]) == (damage == "none")

@@ -316,7 +316,10 @@ def test_ablation_suite_with_and_without_prefix_reuse_on_windtunnel_sula(tmp_pat
                     assert value == pytest.approx(other, abs=TOL), (file_name, layer, stat)
     base_on = _without_prefix_settings(results_on)
     assert base_on == _without_prefix_settings(results_off) == _without_prefix_settings(results_over)
-    # a rerun reads every pass back: nothing computed, so nothing reused
+    # a rerun of the interrupted suite reads every pass back: nothing computed, so nothing reused
+    from conftest import unfinish
+
+    unfinish(on.parent, "ablation")
     run(RunConfig(model="windtunnel-sula", out=str(on.parent)),
         AblationConfig(n_random=3, ops="cut,shift", n_per_k=3, n_boot=20, null="init:1"), progress=False)
     again = _read(on / "results.json")
@@ -501,6 +504,9 @@ def test_ablation_suite_stacked_equals_unstacked_and_resumes(tmp_path, monkeypat
     gone = ["shift+1_L1_random00.json", "shift+1_L1_random02.json", "cut_L1_true.json"]
     for file_name in gone:
         (conditions / file_name).unlink()
+    from conftest import unfinish
+
+    unfinish(stacked.parent, "ablation")  # as a run stopped before its summary leaves it
     monkeypatch.setenv(prefix.STACK_ENV, "3")
     run(RunConfig(model="windtunnel-sula", out=str(stacked.parent)),
         AblationConfig(n_random=3, ops="cut,shift", n_per_k=3, n_boot=20, positions="final", null="off"),

@@ -69,8 +69,10 @@ SUBSTITUTIONS = [
      'run_dir = run(RunConfig(model="tiny-neox"), "extract")'),  # "all" at default sizes takes minutes
     (r"steps=3000", "steps=5, batch_size=16, eval_sequences=16"),
     # the README's measuring lines at the defaults take minutes on 2 cores with 19 copies: the same
-    # command on the first 8 prompts (8 per k) against 2 copies runs every step in seconds
-    (r"(run --model \S+ --suite geometry,sula)(?=\s|$)", r"\1 --limit 8 --null init:2 --n-boot 50"),
+    # command on the first 8 prompts (8 per k) against 2 copies runs every step in seconds, into run
+    # directories of its own (other pages' examples write runs/tiny-neox with other settings)
+    (r"(run --model (\S+) --suite geometry,sula)(?=\s|$)", r"\1 --limit 8 --null init:2 --n-boot 50 --out runs/readme-\2"),
+    (r"(report|compare) runs/(\S+) runs/(\S+)", r"\1 runs/readme-\2 runs/readme-\3"),
 ]
 
 # Names the README's python leaves to the reader, bound (from `loaded`) before the first block that uses one.

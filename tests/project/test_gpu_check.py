@@ -16,7 +16,7 @@ NO_GPU = "no CUDA GPU: nothing to check"
 SUITES = ["extract", "geometry", "domain", "sula", "ablation", "mechanisms"]
 BIG_SUITES = ["extract", "sula", "ablation"]
 STAGES = {
-    "pythia-410m": ["build", "bf16_vs_fp32", "throughput", *[f"suite:{s}" for s in SUITES], "planner"],
+    "pythia-410m": ["build", "bf16_vs_fp32", "throughput", "auto_batch", *[f"suite:{s}" for s in SUITES], "planner"],
     "llama-3.2-1b": ["build", "bf16_vs_fp32", "throughput", *[f"suite:{s}" for s in SUITES], "planner"],
     "mistral-7b": ["build", "throughput", *[f"suite:{s}" for s in BIG_SUITES], "planner"],
     "mistral-7b-4bit": ["build", "throughput", *[f"suite:{s}" for s in BIG_SUITES], "planner"],

@@ -33,7 +33,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     # a suite folder's faces (geomprobe.suites.base.FACES) sit with the machinery that reads them
     ("plan, runner, compare, report", ["plan", "plan.*", "runner", "activation_cache", "compare", "compare.*", "report",
                                        "report.*",
-                                       "sweep", "sweep.*", "commandline", "results", "brief", "plot", "push", "suites.*.plan",
+                                       "sweep", "sweep.*", "commandline", "results", "brief", "plot", "push", "batching",
+                                       "tracking", "suites.*.plan",
                                        "suites.*.compare", "suites.*.figures", "suites.*.card",
                                        "suites.*.rows", "suites.*.brief"]),
     ("command line", ["cli", "__main__"]),

@@ -385,7 +385,10 @@ def test_ablation_suite_end_to_end(tmp_path):
     assert len(list((work / "conditions").glob("*.json"))) == 25
     manifest = _read(out / "manifest.json")
     assert manifest["suites"]["ablation"]["status"] == "complete"
-    # a rerun reads every pass back
+    # a rerun of the finished suite answers from disk; one of an interrupted suite reads every pass back
+    from conftest import unfinish
+
+    unfinish(out, "ablation")
     run(config, AblationConfig(n_random=2, null="off", **common), progress=False)
     assert _read(work / "results.json")["settings"]["reused_passes"] == 25
     # the run as tables: the sula suite's per-prompt H_model and the ablation's unedited pass are the
