@@ -15,11 +15,12 @@ command line's start-up does not pay for it).
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, StringConstraints, field_validator
 
 Number = Union[StrictInt, StrictFloat]
+ArrayName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")]  # <name>.npy beside it
 
 
 class Lenient(BaseModel):
@@ -134,7 +135,7 @@ class ExtractionMeta(Lenient):
     family: Optional[str] = None
     prompts_sha256: str
     max_tokens: Optional[StrictInt] = None
-    shapes: Optional[dict[str, list[StrictInt]]] = None
+    shapes: Optional[dict[ArrayName, list[Annotated[StrictInt, Field(ge=0)]]]] = None
     model_identity: Optional[dict[str, Any]] = None
 
 
