@@ -26,10 +26,10 @@ from geomprobe.options import Kind, fields_of, flag
 
 def _json_asked(args: tuple, kwargs: dict) -> bool:
     """Whether the command was given --json: its `as_json` keyword, or the options dict `geomprobe
-    run` hands its handlers."""
-    if kwargs.get("as_json"):
+    run` hands its handlers (`sweep_json` for `geomprobe sweep --status DIR --json`)."""
+    if kwargs.get("as_json") or kwargs.get("sweep_json"):
         return True
-    return any(isinstance(arg, dict) and arg.get("as_json") for arg in args)
+    return any(isinstance(arg, dict) and (arg.get("as_json") or arg.get("sweep_json")) for arg in args)
 
 
 def _refuse(kind: str, text: str, code: int, error: BaseException, as_json: bool) -> None:

@@ -129,7 +129,7 @@ class ExtractionMeta(Lenient):
     layers: list[StrictInt]
     readouts: list[str]
     tokens: list[Union[str, StrictInt]] = Field(default_factory=list)
-    token_ids: list[StrictInt] = Field(default_factory=list)
+    token_ids: list[StrictInt]
     backend: Optional[str] = None
     shape: Optional[dict[str, Any]] = None
     family: Optional[str] = None
@@ -196,14 +196,15 @@ def _inside(run_dir: str) -> str:
 
 
 class SweepJob(Lenient):
-    """One job of sweep.json (geomprobe.sweep.spec.build_sweep, then the driver's record)."""
+    """One job of sweep.json (geomprobe.sweep.spec.build_sweep, then the driver's record): the keys
+    --status indexes are required (revision may be null)."""
 
     name: str
     model: str
-    revision: Optional[str] = None
+    revision: Optional[str]
     suites: list[str]
     run_dir: str  # relative to the sweep directory: runs/<job>
-    expect: dict[str, Any] = Field(default_factory=dict)
+    expect: dict[str, Any]
     status: Optional[str] = None
     error: Optional[str] = None
     job_id: Union[str, StrictInt, None] = None
@@ -222,9 +223,9 @@ class SweepSpec(Lenient):
     models: list[str] = Field(default_factory=list)
     revisions: Optional[str] = None
     suites: str
-    options: dict[str, Any] = Field(default_factory=dict)
-    skip_unsupported: bool = False
-    suite_options: dict[str, Optional[dict[str, Any]]] = Field(default_factory=dict)
+    options: dict[str, Any]
+    skip_unsupported: bool
+    suite_options: dict[str, Optional[dict[str, Any]]]
 
 
 class SweepRecord(Lenient):

@@ -272,13 +272,15 @@ def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig
               sha256: str | None = None, identity: dict | None = None) -> Extraction | None:
     """A completed extraction of the same model, prompts and settings in out_dir, or None. A damaged
     one (meta.json or an array that cannot be read) is computed again, never reused: one warning line."""
-    from geomprobe.readers import read_extraction_meta
+    from geomprobe.readers import read_extraction_meta, read_extraction_request
 
-    meta_path = out_dir / "meta.json"
+    meta_path, request_path = out_dir / "meta.json", out_dir / "request.json"
     if not meta_path.exists() and not meta_path.is_symlink():
         return None
     try:
         meta = read_extraction_meta(meta_path)
+        if request_path.exists() or request_path.is_symlink():
+            read_extraction_request(request_path)
         same = (meta.get("prompts_sha256") == (sha256 or _prompts_sha256(prompts))
                 and meta.get("readouts") == list(config.readouts)
                 and meta.get("tokens") == list(config.tokens) and meta.get("backend") == config.backend
@@ -290,7 +292,8 @@ def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig
         return load_extraction(out_dir, prompt_ids=[p.id for p in prompts])
     except RunDirectoryError as error:  # a damaged finished extraction is computed again, never reused
         warnings.warn(f"{_damage(error)}: the extraction is damaged; computing it again", stacklevel=3)
-        remove_path(meta_path)  # it marks the extraction finished: gone, so an interruption now resumes from shards
+        for path in (meta_path, request_path):  # meta.json marks it finished; request.json is written afresh
+            remove_path(path)
         return None
 
 

@@ -135,13 +135,16 @@ def test_results_headers_a_future_version_reads_a_wrong_type_does_not(tmp_path):
 
 
 def test_sweep_records_refuse_jobs_that_are_not_records_or_lie_outside(tmp_path):
-    job = {"name": "a@main", "model": "a", "suites": ["extract"], "run_dir": "runs/a@main"}
-    record = {"spec": {"suites": "extract"}, "jobs": [job]}
+    job = {"name": "a@main", "model": "a", "revision": None, "suites": ["extract"], "run_dir": "runs/a@main",
+           "expect": {"model": "a"}}
+    record = {"spec": {"suites": "extract", "options": {}, "skip_unsupported": False, "suite_options": {}},
+              "jobs": [job]}
     path = tmp_path / "sweep.json"
     path.write_text(json.dumps(record))
     assert readers.read_sweep_record(path)["jobs"][0]["name"] == "a@main"
     for jobs, words in (([{}, 5], "jobs[0].name"), ([job, 5], "jobs[1]"), ([{**job, "run_dir": "/etc"}], "outside"),
-                        ([{**job, "run_dir": "runs/../../x"}], "outside"), ([{**job, "run_dir": 5}], "run_dir")):
+                        ([{**job, "run_dir": "runs/../../x"}], "outside"), ([{**job, "run_dir": 5}], "run_dir"),
+                        ([{k: v for k, v in job.items() if k != "revision"}], "jobs[0].revision")):
         path.write_text(json.dumps({**record, "jobs": jobs}))
         refused(files.SchemaMismatch, lambda: readers.read_sweep_record(path), "sweep.json", *words.split())
 
