@@ -199,6 +199,24 @@ def read_bytes(path, kind: FileKind, fix: str | None = None, label: str | None =
     return b"".join(chunks)
 
 
+def regular_file(path, kind: FileKind, fix: str | None = None) -> Path:
+    """`path` once its stat says it is a regular file within the kind's size cap (links followed):
+    for a file another library opens itself (torch.load, safetensors), which would block on a FIFO
+    or read a device without end."""
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise kind.fail(MissingFile, path, "does not exist", fix) from None
+    except OSError as error:
+        raise kind.fail(UnreadableFile, path, f"cannot be read ({error.strerror or error})", fix) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise kind.fail(NotRegularFile, path, f"is {_what_it_is(info.st_mode)}, not a regular file", fix)
+    if info.st_size > kind.max_bytes:
+        raise _too_large(path, kind, info.st_size, fix)
+    return path
+
+
 def _too_large(path, kind: FileKind, size: int, fix: str | None) -> FileProblem:
     return kind.fail(FileTooLarge, path, f"is {'over ' if size > kind.max_bytes else ''}{size_words(size)}, more "
                      f"than a {kind.name} can be ({size_words(kind.max_bytes)})", fix)
@@ -291,8 +309,8 @@ def loads(text: str, path, kind: FileKind, fix: str | None = None, line: int | N
     syntax_fix: the fix a syntax error ends with, where it differs from `fix`."""
     depth = json_depth(text, kind.max_depth)
     if depth > kind.max_depth:
-        raise kind.fail(TooDeep, path, f"nests arrays and objects over {kind.max_depth} deep (a {kind.name} is "
-                        f"at most {kind.max_depth} deep)", fix, line)
+        raise kind.fail(TooDeep, path, f"nests arrays and objects over {kind.max_depth} deep, deeper than a "
+                        f"{kind.name} may", fix, line)
     try:
         value = _DECODERS[kind.nonfinite].decode(text)
     except _Refused as refused:
@@ -305,7 +323,7 @@ def loads(text: str, path, kind: FileKind, fix: str | None = None, line: int | N
         raise kind.fail(NotJSON, path, f"is not valid JSON: {error.msg} ({at})",
                         syntax_fix if syntax_fix is not None else fix, line) from None
     except RecursionError:  # the depth check should have caught it; never a traceback
-        raise kind.fail(TooDeep, path, f"nests too deep to read (a {kind.name} is at most {kind.max_depth} deep)",
+        raise kind.fail(TooDeep, path, f"nests too deep to read, deeper than a {kind.name} may ({kind.max_depth})",
                         fix, line) from None
     except ValueError as error:  # an integer of more digits than Python converts
         raise kind.fail(NotJSON, path, f"is not valid JSON: {str(error).splitlines()[0][:80]}", fix, line) from None
@@ -382,8 +400,8 @@ def check_tree(value, path, kind: FileKind, fix: str | None = None, max_items: i
             raise kind.fail(FileTooLarge, path, f"holds over {max_items:,} values, more than a {kind.name} can hold", fix)
         if isinstance(item, (dict, list, tuple)):
             if depth >= kind.max_depth:
-                raise kind.fail(TooDeep, path, f"nests over {kind.max_depth} deep at {_where(list(keys[:6]))} (a "
-                                f"{kind.name} is at most {kind.max_depth} deep)", fix)
+                raise kind.fail(TooDeep, path, f"nests over {kind.max_depth} deep at {_where(list(keys[:6]))}, deeper "
+                                f"than a {kind.name} may", fix)
             children = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in children:
                 if isinstance(key, str) and _lone_surrogate(key) is not None:
@@ -413,7 +431,7 @@ def load_yaml(text: str, path, kind: FileKind, fix: str | None = None):
     try:
         value = yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
     except RecursionError:
-        raise kind.fail(TooDeep, path, f"nests too deep to read (a {kind.name} is at most {kind.max_depth} deep)",
+        raise kind.fail(TooDeep, path, f"nests too deep to read, deeper than a {kind.name} may ({kind.max_depth})",
                         fix) from None
     except yaml.YAMLError as error:
         raise kind.fail(NotJSON, path, f"is not valid YAML ({' '.join(str(error).split())[:200]})", fix) from None
@@ -432,7 +450,7 @@ def load_toml(text: str, path, kind: FileKind, fix: str | None = None):
     try:
         value = tomllib.loads(text)
     except RecursionError:
-        raise kind.fail(TooDeep, path, f"nests too deep to read (a {kind.name} is at most {kind.max_depth} deep)",
+        raise kind.fail(TooDeep, path, f"nests too deep to read, deeper than a {kind.name} may ({kind.max_depth})",
                         fix) from None
     except (tomllib.TOMLDecodeError, ValueError) as error:
         raise kind.fail(NotJSON, path, f"is not valid TOML ({' '.join(str(error).split())[:200]})", fix) from None

@@ -19,6 +19,7 @@ the file and the fix (a geomprobe.files.FileProblem that is also the kind's geom
 | read_model_config | <model>/config.json | 16 MiB | 64 | refused | ModelNotFoundError (ConfigError) |
 | read_checkpoint_index | <training>/checkpoints/step-N.pt, listed | - | - | - | RunDirectoryError |
 | read_data | geomprobe's other JSON (caches, rows, curves) | 256 MiB | 64 | accepted | RunDirectoryError |
+| files.regular_file(path, TORCH_FILE) | a checkpoint, model.pt, state.pt before torch.load | 64 GiB | - | - | RunDirectoryError |
 
 NaN and Infinity are accepted where geomprobe itself may write them (a statistic of a degenerate
 sample, a diverged training loss) and refused where no valid file holds them. A newer
@@ -74,6 +75,8 @@ WINDTUNNEL_INFO = FileKind("wind-tunnel description (windtunnel.json)", ModelNot
                            "(geomprobe windtunnel train --out DIR --overwrite)", max_depth=16, damaged="damaged")
 MODEL_CONFIG = FileKind("model configuration (config.json)", ModelNotFoundError, 16 * MiB, "fix or replace it "
                         "(save_pretrained writes a valid one)", damaged="not readable as a model configuration")
+TORCH_FILE = FileKind("torch file (weights or training state)", RunDirectoryError, 64 * GiB, "remove it, or train "
+                      "again (geomprobe windtunnel train --out DIR --overwrite)")
 DATA = FileKind("geomprobe data file", RunDirectoryError, 256 * MiB, "delete it: geomprobe writes it again",
                 nonfinite=True, damaged="damaged")
 YAML_SUFFIXES = (".yaml", ".yml")

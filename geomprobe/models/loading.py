@@ -455,6 +455,10 @@ def _load_checkpoint(model, path: Path) -> None:
     which has the same architecture; every key must match."""
     import torch
 
+    from geomprobe.files import regular_file
+    from geomprobe.readers import TORCH_FILE
+
+    regular_file(path, TORCH_FILE)  # torch.load would block on a FIFO, or read a device without end
     try:
         saved = torch.load(path, map_location="cpu", weights_only=True)
         state = {key.removeprefix("model."): value for key, value in saved["state_dict"].items()}

@@ -35,7 +35,8 @@ def _config(metrics: dict, run_dir: Path) -> dict:
 
 def iter_checkpoints(run_dir: str | Path) -> Iterator[tuple[dict, torch.nn.Module]]:
     """(checkpoint info {step, elapsed_s, ...}, module with its weights) in training order."""
-    from geomprobe.readers import read_metrics
+    from geomprobe.files import regular_file
+    from geomprobe.readers import TORCH_FILE, read_metrics
 
     run_dir = Path(run_dir)
     metrics = read_metrics(run_dir / "metrics.json")
@@ -44,7 +45,7 @@ def iter_checkpoints(run_dir: str | Path) -> Iterator[tuple[dict, torch.nn.Modul
     lengths = config["eval_lengths"] or ([None, 30, 50] if task.name == "hmm" else [None])
     max_len = max(task.max_tokens(length) for length in lengths)
     for path in checkpoint_paths(run_dir, metrics.get("steps")):
-        saved = torch.load(path, map_location="cpu", weights_only=True)
+        saved = torch.load(regular_file(path, TORCH_FILE), map_location="cpu", weights_only=True)
         module, _ = build(config["arch"], len(task.vocab), max_len, TransformerSpec(**config["spec"]), config["seed"])
         module.load_state_dict(saved.pop("state_dict"))
         module.eval()

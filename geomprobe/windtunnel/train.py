@@ -565,9 +565,13 @@ def is_training_output(name: str) -> bool:
 
 def load_state(out_dir: str | Path) -> dict | None:
     """The resumable state saved in out_dir/checkpoints (None if there is none)."""
+    from geomprobe.files import regular_file
+    from geomprobe.readers import TORCH_FILE
+
     path = Path(out_dir) / "checkpoints" / STATE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
+    regular_file(path, TORCH_FILE, "pass --overwrite to start afresh")  # torch.load would block on a FIFO
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # a file from elsewhere, or damaged: atomic writes never leave half of one

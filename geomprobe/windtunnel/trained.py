@@ -51,7 +51,11 @@ def load_trained(directory: str | Path):
         module = HFLogits(AutoModelForCausalLM.from_pretrained(directory))
     elif (directory / "model.pt").exists():
         module = untrained_copy(metrics, seed=config["seed"])[0]
-        module.load_state_dict(torch.load(directory / "model.pt", map_location="cpu", weights_only=True))
+        from geomprobe.files import regular_file
+        from geomprobe.readers import TORCH_FILE
+
+        weights = regular_file(directory / "model.pt", TORCH_FILE)  # torch.load would block on a FIFO
+        module.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
     else:
         raise ConfigError(f"{directory} has metrics.json but no weights (config.json or model.pt)")
     module.eval()

@@ -409,3 +409,12 @@ def test_damaged_sweep_records(finished_sweep, tmp_path, jobs, words):
     assert_refused(done, marker, "sweep.json", words)
     answer = json.loads(done.stdout)
     assert answer["kind"] == "RunDirectoryError" and answer["exit_code"] == 2 and words in answer["error"]
+
+
+def test_a_training_state_that_is_a_fifo(trained, tmp_path):
+    wt = tmp_path / "wt"
+    shutil.copytree(trained, wt)
+    (wt / "checkpoints" / "state.pt").unlink()
+    os.mkfifo(wt / "checkpoints" / "state.pt")
+    done = cli("windtunnel", "train", *WT_FLAGS, "--out", wt, "--resume", cwd=tmp_path)
+    assert_refused(done, tmp_path / "MARKER", "state.pt", "FIFO", "--overwrite")

@@ -256,3 +256,14 @@ def test_the_lock_file_is_never_followed(tmp_path):
     (run / ".geomprobe.lock").unlink()
     os.mkfifo(run / ".geomprobe.lock")
     refused(GeomprobeError, lambda: DirectoryLock(run).acquire(), "not a regular file")
+
+
+def test_files_other_libraries_open_are_checked_first(tmp_path):
+    """torch.load and friends open a path themselves: regular_file refuses a FIFO or a device first."""
+    kind = readers.TORCH_FILE
+    (tmp_path / "state.pt").write_bytes(b"x")
+    assert files.regular_file(tmp_path / "state.pt", kind) == tmp_path / "state.pt"
+    os.mkfifo(tmp_path / "fifo.pt")
+    refused(files.NotRegularFile, lambda: files.regular_file(tmp_path / "fifo.pt", kind), "FIFO", "train again")
+    (tmp_path / "zero.pt").symlink_to("/dev/zero")
+    refused(files.NotRegularFile, lambda: files.regular_file(tmp_path / "zero.pt", kind), "character device")
