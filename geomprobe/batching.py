@@ -53,12 +53,14 @@ def _key(loaded, device_name: str, memory: int, tokens: int) -> str:
 
 
 def _remembered():
+    from geomprobe.errors import GeomprobeError
     from geomprobe.paths import cache_dir
+    from geomprobe.readers import read_data
 
     path = cache_dir() / "batch_sizes.json"
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = read_data(path)
+    except GeomprobeError:  # missing or damaged: measured again, and written afresh
         data = {}
     return path, data if isinstance(data, dict) else {}
 

@@ -291,10 +291,11 @@ def _print_packaged(console, infos) -> None:
 def _print_windtunnel_scores(console, infos) -> None:
     """Each wind tunnel's held-out score against the exact posterior (its metrics.json: the shipped
     reference tunnel's, or the cached one's), with the SHA-256 of the shipped weights."""
-    import json
 
     from rich.table import Table
 
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_metrics
     from geomprobe.windtunnel.builtin import shipped_tunnel, windtunnel_dir
 
     listing = Table(box=None, padding=(0, 1), pad_edge=False, title="wind tunnels against Bayes (held-out)",
@@ -310,15 +311,16 @@ def _print_windtunnel_scores(console, infos) -> None:
         weights = f"shipped, sha256 {entry.files['model.safetensors'][:12]}" if entry is not None else \
             ("cached, trained here" if path.exists() else "not trained yet")
         try:
-            metrics = json.loads(path.read_text())
+            metrics = read_metrics(path)
             score = metrics["eval"]["train_length"]
-        except (OSError, ValueError, KeyError, TypeError):
+            mae, kl, mass = (float(score[key]) for key in ("entropy_mae_bits", "kl_bits", "mass_on_feasible"))
+            accuracy = score.get("accuracy_determined", score.get("accuracy"))
+            accuracy = None if accuracy is None else float(accuracy)
+        except (GeomprobeError, KeyError, TypeError, ValueError):
             listing.add_row(info.alias, "-", "-", "-", "-", "-", weights)
             continue
-        accuracy = score.get("accuracy_determined", score.get("accuracy"))
-        listing.add_row(info.alias, f"{score['entropy_mae_bits']:.4f} bits", f"{score['kl_bits']:.4f} bits",
-                        f"{score['mass_on_feasible']:.4f}", "-" if accuracy is None else f"{accuracy:.3f}",
-                        str(metrics.get("steps", "-")), weights)
+        listing.add_row(info.alias, f"{mae:.4f} bits", f"{kl:.4f} bits", f"{mass:.4f}",
+                        "-" if accuracy is None else f"{accuracy:.3f}", str(metrics.get("steps", "-")), weights)
     if listing.row_count:
         console.print(listing)
 
@@ -622,7 +624,9 @@ def _usage_error_as_json(args: list[str]) -> None:
     """With --json, a command line typer refuses (an unknown option, a missing value) also answers
     on stdout with one JSON object, as geomprobe's own errors do; the usage goes to stderr as usual."""
     try:
-        app(args=args, standalone_mode=False)
+        code = app(args=args, standalone_mode=False)
+        if isinstance(code, int) and code:  # outside standalone mode click returns an Exit's code: keep it
+            sys.exit(code)
     except (typer.Exit, typer.Abort):
         raise
     except Exception as error:

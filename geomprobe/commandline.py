@@ -26,10 +26,10 @@ from geomprobe.options import Kind, fields_of, flag
 
 def _json_asked(args: tuple, kwargs: dict) -> bool:
     """Whether the command was given --json: its `as_json` keyword, or the options dict `geomprobe
-    run` hands its handlers."""
-    if kwargs.get("as_json"):
+    run` hands its handlers (`sweep_json` for `geomprobe sweep --status DIR --json`)."""
+    if kwargs.get("as_json") or kwargs.get("sweep_json"):
         return True
-    return any(isinstance(arg, dict) and arg.get("as_json") for arg in args)
+    return any(isinstance(arg, dict) and (arg.get("as_json") or arg.get("sweep_json")) for arg in args)
 
 
 def _refuse(kind: str, text: str, code: int, error: BaseException, as_json: bool) -> None:
@@ -39,7 +39,16 @@ def _refuse(kind: str, text: str, code: int, error: BaseException, as_json: bool
     if as_json:
         import json
 
-        typer.echo(json.dumps({"error": text, "kind": type(error).__name__, "exit_code": code}))
+        typer.echo(json.dumps({"error": text, "kind": _kind(error), "exit_code": code}))
+
+
+def _kind(error: BaseException) -> str:
+    """The error's class as --json names it: the geomprobe.errors class it is (a file reader's
+    RunFileNotJSON is a RunDirectoryError), so that scripts match a stable set of names."""
+    for cls in type(error).__mro__:
+        if cls.__module__ == "geomprobe.errors":
+            return cls.__name__
+    return type(error).__name__
 
 
 def user_errors(fn):

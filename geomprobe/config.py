@@ -170,32 +170,13 @@ def _yaml():
 
 def read_config_file(path) -> dict:
     """The mapping a JSON or YAML (.yaml, .yml; needs PyYAML) config file holds, as written: option
-    names (field names, or flags without dashes) to values, and "suite". One-line ConfigError when
-    the file is missing, not valid JSON or YAML, or not a mapping."""
-    import json
+    names (field names, or flags without dashes) to values, and "suite". Read by
+    geomprobe.readers.read_config: a regular file of at most 1 MiB, strict UTF-8, at most 32 deep,
+    no NaN or Infinity, no lone surrogates, no YAML aliases. One-line ConfigError when the file is
+    missing, not such a file, not valid JSON or YAML, or not a mapping."""
+    from geomprobe.readers import read_config
 
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"--config {path}: cannot read it ({error.strerror or error})") from None
-    if path.suffix.lower() in YAML_SUFFIXES:
-        yaml = _yaml()
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise ConfigError(f"--config {path} is not valid YAML ({' '.join(str(error).split())})") from None
-    else:
-        try:
-            data = json.loads(text)
-        except ValueError as error:
-            raise ConfigError(f"--config {path} is not valid JSON ({error}); YAML files end in .yaml or .yml") \
-                from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"--config {path}: holds a {type(data).__name__}, not a mapping of option names to values")
-    return data
+    return read_config(path)
 
 
 def config_file_dict(run_config: RunConfig, suites=()) -> dict:

@@ -98,24 +98,27 @@ def _folder(key: dict) -> Path:
 def restore(key: dict, out_dir: Path, identity: dict, spec: str) -> bool:
     """Copy a cached extraction for `key` into out_dir (its meta recording this run's model spec
     and identity); False when there is none."""
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_data, read_extraction_meta
+    from geomprobe.rundir import atomic_write_json, atomic_writer, make_dirs
+
     folder = _folder(key)
     try:
-        stored = json.loads((folder / KEY_FILE).read_text())
-    except (OSError, json.JSONDecodeError):
+        stored = read_data(folder / KEY_FILE)
+        meta = read_extraction_meta(folder / "meta.json")
+    except GeomprobeError:  # missing or damaged: no hit (the entry is written again)
         return False
-    if stored != json.loads(json.dumps(key, default=str)) or not (folder / "meta.json").exists():
+    if stored != json.loads(json.dumps(key, default=str)):
         return False
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_dirs(out_dir)
     for path in folder.iterdir():
-        if path.is_file() and path.name not in (KEY_FILE, "meta.json"):
-            shutil.copyfile(path, out_dir / path.name)
-    meta = json.loads((folder / "meta.json").read_text())
+        if path.is_file() and not path.is_symlink() and path.name not in (KEY_FILE, "meta.json"):
+            with path.open("rb") as source, atomic_writer(out_dir / path.name) as target:
+                shutil.copyfileobj(source, target, 1 << 20)
     meta["model_identity"] = identity
     meta["model"] = spec
     meta["from_copy_cache"] = folder.name
-    temporary = out_dir / "meta.json.restoring"
-    temporary.write_text(json.dumps(meta, indent=1))
-    temporary.replace(out_dir / "meta.json")  # meta.json last: the folder is finished only with it
+    atomic_write_json(out_dir / "meta.json", meta)  # meta.json last: the folder is finished only with it
     os.utime(folder)  # used now: evicted last
     return True
 
@@ -147,11 +150,14 @@ def restore_result(key: dict | None) -> dict | None:
     extraction: the ablation's edited passes), or None."""
     if key is None:
         return None
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_data
+
     folder = _folder(key)
     try:
-        stored = json.loads((folder / KEY_FILE).read_text())
-        result = json.loads((folder / RESULT_FILE).read_text())
-    except (OSError, json.JSONDecodeError):
+        stored = read_data(folder / KEY_FILE)
+        result = read_data(folder / RESULT_FILE)
+    except GeomprobeError:
         return None
     if stored != json.loads(json.dumps(key, default=str)) or not isinstance(result, dict):
         return None
@@ -176,6 +182,9 @@ def store_result(key: dict | None, result: dict) -> None:
 
 def entries() -> list[dict]:
     """Every cached copy extraction: folder, size, last use, and what it holds."""
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_data
+
     out = []
     if not root().is_dir():
         return out
@@ -183,10 +192,11 @@ def entries() -> list[dict]:
         if not folder.is_dir() or ".partial-" in folder.name:
             continue
         try:
-            key = json.loads((folder / KEY_FILE).read_text())
-        except (OSError, json.JSONDecodeError):
+            key = read_data(folder / KEY_FILE)
+        except GeomprobeError:
             key = {}
-        copy = key.get("copy", {})
+        key = key if isinstance(key, dict) else {}
+        copy = key.get("copy") if isinstance(key.get("copy"), dict) else {}
         out.append({"folder": str(folder), "bytes": sum(p.stat().st_size for p in folder.iterdir() if p.is_file()),
                     "last_used": folder.stat().st_mtime, "class": copy.get("class"), "seed": copy.get("seed"),
                     "build": copy.get("build"), "prompts_sha256": key.get("prompts_sha256"),

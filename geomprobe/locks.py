@@ -12,6 +12,7 @@ holder). On systems without fcntl (Windows) the lock is a no-op, and says so onc
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -49,10 +50,17 @@ class DirectoryLock:
             if fcntl is None:  # pragma: no cover
                 self._held[key] = [None, 1]
                 return
-            fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o666)
+            # never through a link (it would truncate what it points at), never a FIFO or a device
+            fd = os.open(self.file, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK, 0o666)
         except OSError as error:
+            if self.file.is_symlink():
+                raise RunDirectoryError(f"{self.file} is a symbolic link: remove it (geomprobe makes its own lock "
+                                        "file)") from None
             raise RunDirectoryError(f"cannot create {self.file} ({error.strerror}): choose a {self.what} you can "
                                     "write to") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise RunDirectoryError(f"{self.file} is not a regular file: remove it (geomprobe makes its own lock file)")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -105,9 +113,12 @@ def is_locked(path: str | Path) -> str | None:
     file = Path(path) / LOCK_NAME
     if fcntl is None:  # pragma: no cover - not POSIX
         return None
-    try:
-        fd = os.open(file, os.O_RDONLY)
+    try:  # not through a link, never blocking on a FIFO
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
     except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
         return None
     try:
         held = _in_lock_table(os.fstat(fd))

@@ -32,56 +32,80 @@ class Prompt:
 def read_prompts(path: str | Path) -> list[Prompt]:
     """Read a JSON-lines prompt file (every line a record: .jsonl or .json, or a file whose first
     line is a record with "text") or any other file as plain text (every non-empty line a prompt,
-    ids `line-N`). A UTF-8 byte-order mark is dropped. Raises PromptFileError naming the bad line."""
+    ids `line-N`). A UTF-8 byte-order mark is dropped. Read through geomprobe.files (a regular file
+    of at most 1 GiB, strict UTF-8, each record at most 8 deep, no NaN, no lone surrogate) and each
+    record checked against geomprobe.schemas.PromptRecord. Raises PromptFileError naming the bad line."""
+    from geomprobe.files import decode, loads, read_bytes, scan
+    from geomprobe.readers import PROMPTS
+
     path = Path(path)
     if path.is_dir():
         raise PromptFileError(f"--prompts {path} is a directory: give a prompt file (.jsonl records or plain text)")
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise PromptFileError(f"prompt file {path} does not exist")
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")  # a byte-order mark is not part of prompt 1
-    except UnicodeDecodeError as err:
-        start = err.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
-        line = data[:start].count(b"\n") + 1
-        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
-        raise PromptFileError(f"{path} line {line}: not UTF-8 text ({err.reason} at byte {column} of the line); "
-                              "save the file as UTF-8") from None
+    text = decode(read_bytes(path, PROMPTS, label=f"prompt file {path}"), path, PROMPTS, "save the file as UTF-8")
     # lines end at \n (\r\n and a lone \r too) only: str.splitlines also breaks at U+2028, NEL, form
     # feed and other separators, which JSON strings and prompt text may hold
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    prompts: list[Prompt] = []
+    numbered = [(number, line) for number, line in enumerate(lines, start=1) if line.strip()]
+    if is_jsonl(path, lines):
+        scanned = scan(text)
+        records = [loads(line, path, PROMPTS, "", line=number, scanned=scanned) for number, line in numbered]
+        _check_records(records, [number for number, _ in numbered], path)
+        prompts = [Prompt(str(record["id"]), record["text"], _text(record.get("domain", "")),
+                          _text(record.get("source", ""))) for record in records]
+    else:
+        prompts = [Prompt(f"line-{number}", line) for number, line in numbered]
     seen: dict[str, int] = {}
-    jsonl = is_jsonl(path, lines)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path} line {number}"
-        if jsonl:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise PromptFileError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
-            if not isinstance(record, dict):
-                raise PromptFileError(f'{where}: expected a JSON object with "id" and "text"')
-            for key in REQUIRED:
-                if key not in record:
-                    raise PromptFileError(f'{where}: missing "{key}"')
-            if not isinstance(record["text"], str) or not record["text"].strip():
-                raise PromptFileError(f'{where}: "text" must be a non-empty string')
-            prompt = Prompt(str(record["id"]), record["text"], str(record.get("domain", "")),
-                            str(record.get("source", "")))
-        else:
-            prompt = Prompt(f"line-{number}", line)
+    for (number, _), prompt in zip(numbered, prompts):
         if prompt.id in seen:
-            raise PromptFileError(f'{where}: duplicate id "{prompt.id}" (first on line {seen[prompt.id]})')
+            raise PromptFileError(f'{path} line {number}: duplicate id "{prompt.id}" (first on line {seen[prompt.id]})')
         seen[prompt.id] = number
-        prompts.append(prompt)
     if not prompts:
         raise PromptFileError(f"{path}: no prompts found")
     return prompts
+
+
+def _check_records(records: list, numbers: list[int], path: Path) -> None:
+    """Every record checked against geomprobe.schemas.PromptRecord at once; the first bad one is a
+    PromptFileError naming its line."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from geomprobe.files import SchemaMismatch
+    from geomprobe.readers import PROMPTS
+    from geomprobe.schemas import PromptRecord
+
+    if all(_plain_record(record) for record in records):  # what PromptRecord accepts, checked fast
+        return
+    try:
+        TypeAdapter(list[PromptRecord]).validate_python(records)
+    except ValidationError as error:
+        problems = error.errors(include_url=False)
+        first = min(problems, key=lambda p: (p["loc"][0], p["loc"][1:2] != ("id",)))
+        index, field = first["loc"][0], (first["loc"][1] if len(first["loc"]) > 1 else None)
+        if field is None:
+            words = 'expected a JSON object with "id" and "text"'
+        elif first["type"] == "missing":
+            words = f'missing "{field}"'
+        elif field == "text":
+            words = '"text" must be a non-empty string'
+        else:
+            words = f'"id" must be a string or a whole number, not {type(records[index].get("id")).__name__}'
+        raise PROMPTS.fail(SchemaMismatch, f"{path} line {numbers[index]}:", words, "") from None
+
+
+def _plain_record(record) -> bool:
+    """What geomprobe.schemas.PromptRecord accepts, as one fast test (a test keeps the two the same)."""
+    if type(record) is not dict:
+        return False
+    text, identifier = record.get("text"), record.get("id")
+    return type(text) is str and bool(text.strip()) and type(identifier) in (str, int)
+
+
+def _text(value) -> str:
+    return value if isinstance(value, str) else str(value)
 
 
 def prompts_from(values) -> tuple[dict, ...]:
@@ -149,10 +173,15 @@ def is_jsonl(path: Path, lines: list[str]) -> bool:
         return True
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("{") and first.endswith("}"):
+        from geomprobe.errors import GeomprobeError
+        from geomprobe.files import loads
+        from geomprobe.readers import PROMPTS
+
         try:
-            return isinstance(json.loads(first), dict) and "text" in json.loads(first)
-        except json.JSONDecodeError:
-            return False
+            record = loads(first, path, PROMPTS, "", line=1)
+        except GeomprobeError:  # a record that cannot be read: a JSON-lines file, refused at that line
+            return first.startswith('{"')
+        return isinstance(record, dict) and "text" in record
     return False
 
 

@@ -56,12 +56,69 @@ def disk_error(error: OSError, path: Path) -> RunDirectoryError | None:
     return None
 
 
+# ----------------------------------------------------------------------------------------------
+# writes stay inside the run: while a run writes its directory (confined), every path written or
+# deleted through this module is resolved, symbolic links followed, and must lie below the run
+# directory or geomprobe's cache before anything is opened
+
+_ROOTS: list[tuple[Path, ...]] = []  # the confinements entered, innermost last (process-wide: threads too)
+
+
+@contextlib.contextmanager
+def confined(*roots):
+    """Inside this block, writes and deletions through geomprobe.rundir (atomic_writer and the
+    helpers below, which the suites, the extraction and --overwrite use) must land below one of
+    `roots` (resolved now; None entries are skipped), else a one-line RunDirectoryError before
+    anything is opened."""
+    resolved = tuple(Path(os.path.realpath(root)) for root in roots if root is not None)
+    _ROOTS.append(resolved)
+    try:
+        yield resolved
+    finally:
+        _ROOTS.pop()
+
+
+def inside(path, what: str = "write") -> Path:
+    """`path`, after checking that it lands inside the confinement (when one is entered): its folder
+    resolved with every symbolic link followed, its own name kept (a link there is replaced or
+    deleted, never followed). Raises RunDirectoryError naming where it resolves to."""
+    path = Path(path)
+    if not _ROOTS:
+        return path
+    roots = _ROOTS[-1]
+    target = Path(os.path.realpath(path.parent)) / path.name
+    if any(target == root or root in target.parents for root in roots):
+        return path
+    raise RunDirectoryError(f"refusing to {what} {path}: it resolves to {target}, outside the run directory "
+                            f"{roots[0]} (a symbolic link on the way?): remove the link, or give --out a directory "
+                            "on the file system where the run should live")
+
+
+def make_dirs(path) -> Path:
+    """mkdir -p, inside the confinement."""
+    path = inside(path, "create")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def remove_path(path) -> None:
+    """Delete a file, a folder (with what it holds) or a symbolic link (the link only, never what it
+    points at), inside the confinement; nothing when it is not there."""
+    import shutil
+
+    path = inside(path, "delete")
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink(missing_ok=True)
+    elif path.is_dir():
+        shutil.rmtree(path)
+
+
 @contextlib.contextmanager
 def atomic_writer(path: Path):
     """A binary file handle on a temporary file beside `path` (the umask's mode), fsynced and
     os.replace'd onto `path` on exit; removed on error. A full disk or a permission problem is a
-    one-line RunDirectoryError."""
-    path = Path(path)
+    one-line RunDirectoryError; a path outside the confinement (confined) is refused first."""
+    path = inside(path)
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,7 +158,7 @@ def remove_temporaries(directory: Path) -> list[Path]:
     for path in Path(directory).rglob(".*"):
         match = TEMPORARY.fullmatch(path.name)
         if match and path.is_file() and not path.name.startswith(".geomprobe.lock"):
-            path.unlink(missing_ok=True)
+            remove_path(path)
             removed.append(path)
     return removed
 
@@ -239,17 +296,13 @@ class RunDirectory:
         return DirectoryLock(self.path, what="run directory")
 
     def read_manifest(self) -> dict | None:
-        if not self.manifest_path.exists():
+        """manifest.json (geomprobe.readers.read_manifest: bounded, checked against its schema), or
+        None when there is none; anything unreadable is a one-line RunDirectoryError naming the fix."""
+        from geomprobe.readers import read_manifest
+
+        if not self.manifest_path.exists() and not self.manifest_path.is_symlink():
             return None
-        try:
-            manifest = json.loads(self.manifest_path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise RunDirectoryError(f"{self.manifest_path} is corrupt (not valid JSON): rerun with --overwrite to "
-                                    "start this run afresh, or use another --out") from None
-        if not isinstance(manifest, dict):
-            raise RunDirectoryError(f"{self.manifest_path} is not a geomprobe manifest: rerun with --overwrite, or "
-                                    "use another --out")
-        return manifest
+        return read_manifest(self.manifest_path)
 
     def check(self, config: dict, suites: dict[str, dict] | None = None, *, overwrite: bool = False) -> dict:
         """What open() would do, without writing: raises RunDirectoryError when the directory holds
@@ -284,9 +337,8 @@ class RunDirectory:
         """Delete what geomprobe wrote: the listed suites' folders (all the manifest names when
         suites is None, with the manifest and report), nothing else. A folder is removed only when
         its name is a suite's (registered: the suite registry's names, when given) and it is a real
-        folder directly inside the run directory: a manifest's text never names what is deleted."""
-        import shutil
-
+        folder directly inside the run directory: a manifest's text never names what is deleted. A
+        symbolic link in their place is left for own_folder (what it points at is never touched)."""
         names = list((existing.get("suites") or {})) if suites is None else suites
         root = self.path.resolve()
         for name in names:
@@ -296,14 +348,30 @@ class RunDirectory:
                 continue
             target = self.path / name
             if target.is_dir() and not target.is_symlink() and target.resolve().parent == root:
-                shutil.rmtree(target)
+                remove_path(target)
         if suites is None:
             for name in (MANIFEST, "report.html", "prompts.jsonl", "extraction"):
                 target = self.path / name
-                if target.is_dir():
-                    shutil.rmtree(target)
-                elif target.exists():
-                    target.unlink()
+                if not (target.is_symlink() and target.is_dir()):  # a linked folder: own_folder's to replace
+                    remove_path(target)
+
+    def own_folder(self, name: str, overwrite: bool = False) -> Path:
+        """<run>/<name>, where a suite writes: a symbolic link there (a folder elsewhere, or anything
+        else) is refused in one line before anything is written, or with overwrite replaced by a
+        folder of the run's own (the link removed, one warning line; what it pointed at is untouched)."""
+        import warnings
+
+        folder = self.path / name
+        if folder.is_symlink():
+            target = os.path.realpath(folder)
+            if not overwrite:
+                raise RunDirectoryError(f"{folder} is a symbolic link to {target}: a run writes only inside its own "
+                                        f"directory; remove the link (rm {folder}), or pass --overwrite to replace it "
+                                        f"with a folder of the run's own ({target} is left as it is)")
+            remove_path(folder)
+            warnings.warn(f"{folder} was a symbolic link to {target}: replaced by a folder of the run's own ({target} "
+                          "is left as it is)", stacklevel=2)
+        return folder
 
     def open(self, config: dict, *, overwrite: bool = False, extra: dict | None = None,
              suites: dict[str, dict] | None = None, registered=None) -> dict:
@@ -320,7 +388,7 @@ class RunDirectory:
             self._remove_own(existing, plan["replace"], registered=registered)
             for name in plan["replace"]:
                 existing["suites"].pop(name, None)
-        self.path.mkdir(parents=True, exist_ok=True)
+        make_dirs(self.path)
         remove_temporaries(self.path)  # left by a process killed mid-write (we hold the lock)
         manifest = existing or {"created": now()}
         manifest.update({
@@ -358,12 +426,15 @@ GGUF_INFO = "gguf.json"  # what geomprobe.models.gguf writes beside a model it d
 def read_gguf_info(directory: str | Path) -> dict | None:
     """gguf.json of a folder geomprobe dequantized from a GGUF file (the file, its SHA-256 and
     quantisation), or None for any other folder or an unreadable file."""
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_data
+
     path = Path(directory) / GGUF_INFO
     if not path.is_file():
         return None
     try:
-        info = json.loads(path.read_text())
-    except (OSError, ValueError, RecursionError):
+        info = read_data(path)
+    except GeomprobeError:
         return None
     return info if isinstance(info, dict) else None
 

@@ -258,17 +258,17 @@ def finished_already(config: RunConfig, configs: list, skip_unsupported: bool) -
     read from its manifest and the model directory's files without loading torch or the model
     (a rerun that would recompute nothing); None otherwise, and always for hub models (their
     commit is only known once resolved), --overwrite, and a model passed in."""
-    import json
     from types import SimpleNamespace
 
     from geomprobe.options import as_dict
+    from geomprobe.readers import read_manifest
     from geomprobe.rundir import model_identity
 
     if config.overwrite or not isinstance(config.model, str) or "@" in config.model:
         return None
     out = Path(config.out if config.out is not None else default_out(config.model))
     try:
-        manifest = json.loads((out / "manifest.json").read_text())
+        manifest = read_manifest(out / "manifest.json")
         source = Path(manifest["model"]["source"])
         recorded = manifest["config"]
         if manifest.get("status") != "complete" or not source.is_dir() or recorded.get("model") != config.model:
@@ -286,40 +286,45 @@ def finished_already(config: RunConfig, configs: list, skip_unsupported: bool) -
                 return None
         if not _files_intact(out, configs):
             return None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (GeomprobeError, OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # anything unreadable: the full path decides (and says what is wrong)
     return out
 
 
 def _files_intact(out: Path, configs: list) -> bool:
-    """Whether a finished run's files look whole, read cheaply: each suite's results.json parses to a
-    mapping written by this geomprobe version, every array's .npy header reads with a plain numeric
-    dtype (the data are not read), and no temporary of a killed write is left. Anything else goes
-    the full way, which recomputes or cleans what it finds."""
-    import json
-
+    """Whether a finished run's files look whole, read cheaply: each suite's results.json read by its
+    reader (geomprobe.readers) and written by this geomprobe version, every extraction's meta.json and
+    request.json read by theirs, every array's .npy header reads with a plain numeric dtype (the data
+    are not read), and no temporary of a killed write is left. Anything else goes the full way, which
+    recomputes or cleans what it finds."""
     import numpy as np
     from numpy.lib import format as npy
 
     from geomprobe import __version__
+    from geomprobe.readers import read_extraction_meta, read_extraction_request, read_results
 
-    for options in configs:
-        results = out / options.suite / "results.json"
-        if results.exists():
-            data = json.loads(results.read_text())
-            if not isinstance(data, dict) or data.get("geomprobe_version") != __version__:
+    try:
+        for options in configs:
+            results = out / options.suite / "results.json"
+            if results.exists() and read_results(results).get("geomprobe_version") != __version__:
                 return False  # written by another geomprobe: the full way rewrites it with this one
-    for path in out.rglob("*"):
-        if path.name.endswith(".geomprobe-tmp"):
-            return False
-        if path.suffix == ".npy" and path.is_file():
-            with path.open("rb") as handle:
-                version = npy.read_magic(handle)
-                reader = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-                shape, _, dtype = reader(handle)
-                data_start = handle.tell()
-            if dtype.hasobject or path.stat().st_size < data_start + dtype.itemsize * int(np.prod(shape)):
+        for path in out.rglob("*"):
+            if path.name.endswith(".geomprobe-tmp"):
                 return False
+            if path.name == "meta.json" and path.parent.name.startswith("extraction"):
+                read_extraction_meta(path)
+            elif path.name == "request.json" and path.parent.name.startswith("extraction"):
+                read_extraction_request(path)
+            elif path.suffix == ".npy" and path.is_file():
+                with path.open("rb") as handle:
+                    version = npy.read_magic(handle)
+                    reader = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+                    shape, _, dtype = reader(handle)
+                    data_start = handle.tell()
+                if dtype.hasobject or path.stat().st_size < data_start + dtype.itemsize * int(np.prod(shape)):
+                    return False
+    except GeomprobeError:
+        return False
     return True
 
 
@@ -420,8 +425,10 @@ def _run_borrowed(config: RunConfig, suites, *, progress: bool, report: bool, sk
 
 def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: bool, prompts, progress: bool,
                 report: bool, details: bool = False, timing: _Timing | None = None, batch_record: dict | None = None) -> Path:
-    """The run on a loaded model: check layers and pairings, then run each suite under the lock."""
-    from geomprobe.rundir import RunDirectory, check_out
+    """The run on a loaded model: check layers and pairings, then run each suite under the lock, every
+    write confined to the run directory and geomprobe's cache (geomprobe.rundir.confined)."""
+    from geomprobe.paths import cache_dir
+    from geomprobe.rundir import RunDirectory, check_out, confined
 
     check_out(out, loaded.source, overwrite=config.overwrite)
     _check_layers(config, loaded.adapter)
@@ -433,16 +440,16 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
             except GeomprobeError as error:
                 raise type(error)(f"{spec.name} suite: {error}") from error
     run_dir = RunDirectory(out)
-    with run_dir.lock():
+    with run_dir.lock(), confined(run_dir.path, cache_dir()):  # every write lands inside the run (or the cache)
         _run_locked(run_dir, config, loaded, specs, skipped, prompts, progress, details, timing, batch_record)
-    if progress and not details and any(spec.name not in skipped for spec, _ in specs):
-        from geomprobe.brief import details_hint
+        if progress and not details and any(spec.name not in skipped for spec, _ in specs):
+            from geomprobe.brief import details_hint
 
-        print(details_hint(run_dir.path))
-    if report:
-        from geomprobe.report import build_report
+            print(details_hint(run_dir.path))
+        if report:
+            from geomprobe.report import build_report
 
-        build_report([run_dir.path], run_dir.path / "report.html")
+            build_report([run_dir.path], run_dir.path / "report.html")
     return _tracked(run_dir.path, config, quiet=not progress)
 
 
@@ -478,6 +485,8 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
     recorded = as_dict(config)  # prompts given in Python: their count and hash (each suite saves its prompts)
     if recorded["prompts"] is not None:
         recorded["prompts"] = prompts_label(config.prompts)
+    for name in [*running, "extraction"]:  # where the suites write: real folders of the run, never links out of it
+        run_dir.own_folder(name, overwrite=config.overwrite)
     manifest = run_dir.open(config.fingerprint(loaded.revision, model_identity(loaded)), overwrite=config.overwrite,
                             suites=running, registered=set(SUITES),
                             extra={"model": loaded.describe(), "backend": config.backend, "dtype": config.dtype,

@@ -51,9 +51,12 @@ def _now() -> str:
 
 
 def _read_json(path: Path) -> dict:
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_data
+
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+        data = read_data(path)
+    except GeomprobeError:  # missing or damaged: measured again
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -124,15 +127,19 @@ def record_suite_time(suite: str, n_params: int, estimate_s: float, measured_s: 
 
 def calibration(suite: str, n_params: int, device_name: str | None = None) -> dict | None:
     """{"ratio", "n_runs", "last"} for a suite on models of about this size here, None without runs."""
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.files import decode, loads, read_bytes
+    from geomprobe.readers import DATA
+
     path = _cache() / "timings.jsonl"
     try:
-        lines = path.read_text().splitlines()
-    except OSError:
+        lines = decode(read_bytes(path, DATA), path, DATA).splitlines()
+    except GeomprobeError:
         return None
     key, ratios, last = machine_key(device_name), [], None
     for text in lines:
         try:
-            row = json.loads(text)
+            row = loads(text, path, DATA)
             if row["machine"] != key or row["suite"] != suite:
                 continue
             size = max(int(row["n_params"]), 1)
@@ -140,7 +147,7 @@ def calibration(suite: str, n_params: int, device_name: str | None = None) -> di
                 continue
             ratios.append(float(row["measured_s"]) / float(row["estimate_s"]))
             last = row["date"]
-        except (ValueError, KeyError, TypeError, ZeroDivisionError):
+        except (GeomprobeError, ValueError, KeyError, TypeError, ZeroDivisionError):
             continue  # a damaged line is skipped, never fatal
     ratios = ratios[-MAX_RUNS:]
     if not ratios:

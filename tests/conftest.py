@@ -7,6 +7,7 @@ This file sits at tests/ and applies to every folder below it (tests/README.md).
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["GEOMPROBE_WINDTUNNEL_STEPS"] = "20"
 # Untrained copies are computed in every test (tests/extraction/test_copy_cache.py turns the cache on).
 os.environ["GEOMPROBE_COPY_CACHE_MB"] = "0"
+# Hypothesis (tests/project/test_fuzz_readers.py) keeps its caches outside the checkout.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "geomprobe-hypothesis"))
 # Under pytest-xdist (`make test`: one worker per core) each worker computes on one thread, as do the
 # commands its tests start: two workers of two threads each on two cores spent their time waiting on
 # each other (a 12 s test took 62 s beside another).

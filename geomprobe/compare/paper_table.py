@@ -45,7 +45,7 @@ def row_for(run_dir: str | Path, label: str | None = None) -> dict:
                                 f"`geomprobe run --suite geometry --out {run_dir}` first, or use the tidy layout "
                                 "(`geomprobe compare` without --layout table2), which reads every suite")
     domain = _read(run_dir / "domain" / "results.json")
-    model = manifest["model"]
+    model = manifest.get("model") or {}
     shape = geometry.get("shape") or model.get("shape") or {}
     keys = geometry["key_orthogonality"]
     layer_means = keys["layer_mean"]

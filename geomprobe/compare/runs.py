@@ -5,7 +5,6 @@ report name runs this way, so it is apart from either.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -24,16 +23,16 @@ _STEP = re.compile(r"^step[-_]?(\d+)$", re.IGNORECASE)
 
 
 def _read(path: Path) -> dict | None:
-    if not path.exists():
+    """A run's manifest.json or a suite's results.json by its reader (geomprobe.readers), None when
+    it is not there; anything unreadable is a one-line RunDirectoryError naming the fix."""
+    from geomprobe.readers import read_manifest, read_results
+
+    if not path.exists() and not path.is_symlink():
         return None
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        why = (str(error).splitlines() or ["empty"])[0]
-        raise RunDirectoryError(f"{path} is damaged (not readable JSON: {why}): rerun `geomprobe run --suite "
-                                f"{path.parent.name} --out {path.parent.parent}` with the same --model to write it "
-                                "again") from None
-    return data if isinstance(data, dict) else None
+    if path.name == "manifest.json":
+        return read_manifest(path)
+    return read_results(path, f"rerun `geomprobe run --suite {path.parent.name} --out {path.parent.parent}` with the "
+                        "same --model to write it again")
 
 
 def parse_step(revision) -> int | None:
@@ -67,13 +66,16 @@ def _looks_local(name: str, source: str | None) -> bool:
 
 def _final_step(directories: list[Path]) -> tuple[int | None, str | None]:
     """steps of the first metrics.json (a `windtunnel train` output) among the directories."""
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_metrics
+
     for directory in directories:
         metrics = directory / "metrics.json"
         if not metrics.is_file():
             continue
         try:
-            steps = json.loads(metrics.read_text()).get("steps")
-        except (OSError, ValueError, AttributeError):
+            steps = read_metrics(metrics).get("steps")
+        except GeomprobeError:
             continue
         if isinstance(steps, int) and not isinstance(steps, bool):
             return steps, str(metrics)

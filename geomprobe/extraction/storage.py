@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -19,7 +18,16 @@ import numpy as np
 
 from geomprobe.errors import RunDirectoryError
 from geomprobe.prompts import Prompt, prompts_hash
-from geomprobe.rundir import FILE_MODE, atomic_save_npz, atomic_write_json, disk_error, remove_temporaries
+from geomprobe.rundir import (
+    FILE_MODE,
+    atomic_save_npz,
+    atomic_write_json,
+    disk_error,
+    inside,
+    make_dirs,
+    remove_path,
+    remove_temporaries,
+)
 
 from .arrays import Extraction, ExtractionConfig
 
@@ -89,10 +97,10 @@ class _ShardSink:
         self.shards: list[str] = []  # file names in shard_dir
         self.specs: dict[str, tuple] | None = None
         request_path = out_dir / "request.json"
-        if request_path.exists() and json.loads(request_path.read_text()) != json.loads(json.dumps(request)):
-            shutil.rmtree(self.shard_dir, ignore_errors=True)  # shards of other prompts or settings: start afresh
-        (out_dir / "meta.json").unlink(missing_ok=True)  # an extraction of other prompts or settings
-        self.shard_dir.mkdir(parents=True, exist_ok=True)
+        if _request_differs(request_path, request):
+            remove_path(self.shard_dir)  # shards of other prompts or settings: start afresh
+        remove_path(out_dir / "meta.json")  # an extraction of other prompts or settings
+        make_dirs(self.shard_dir)
         atomic_write_json(request_path, request)
         for shard in sorted(self.shard_dir.glob("shard-*.npz")):
             try:
@@ -102,7 +110,7 @@ class _ShardSink:
             except Exception as err:  # noqa: BLE001 - any unreadable shard is recomputed
                 warnings.warn(f"extraction: shard {shard} cannot be read ({type(err).__name__}: {err}); "
                               "deleted, its prompts are recomputed", stacklevel=3)
-                shard.unlink(missing_ok=True)
+                remove_path(shard)
                 continue
             self.specs = specs
             self.shards.append(shard.name)
@@ -123,7 +131,7 @@ class _ShardSink:
         try:
             for name in sorted(self.specs or {}):
                 dtype, row_shape = self.specs[name]
-                fd, tmp = tempfile.mkstemp(prefix=f".{name}.npy.", dir=self.out_dir)
+                fd, tmp = tempfile.mkstemp(prefix=f".{name}.npy.", dir=inside(self.out_dir / f"{name}.npy").parent)
                 outputs[name] = [fd, tmp, 0, 0]
                 os.fchmod(fd, FILE_MODE)  # mkstemp makes 0600
                 header = io.BytesIO()
@@ -164,6 +172,30 @@ class _ShardSink:
         return {}
 
 
+def _request_differs(path: Path, request: dict) -> bool:
+    """Whether request.json exists and asks for another extraction than `request`; one that cannot be
+    read (geomprobe.readers.read_extraction_request) counts as another: its shards are recomputed,
+    with a warning line."""
+    from geomprobe.readers import read_extraction_request
+
+    if not path.exists() and not path.is_symlink():
+        return False
+    try:
+        return read_extraction_request(path) != json.loads(json.dumps(request))
+    except RunDirectoryError as error:
+        warnings.warn(f"{_damage(error)}; its shards are computed again", stacklevel=4)
+        return True
+
+
+def _damage(error: RunDirectoryError) -> str:
+    """A reader's one-line error without its fix: what is damaged, for a warning that says what
+    happens instead."""
+    text = str(error)
+    for fix in (": the extraction is damaged", ": rerun the same command"):
+        text = text.split(fix)[0]
+    return text
+
+
 def _shapes(sink: _MemorySink | _ShardSink, arrays: dict[str, np.ndarray], n_prompts: int,
             n_tokens: np.ndarray) -> dict[str, list[int]]:
     """The shape of every array of the extraction, n_tokens included."""
@@ -193,7 +225,7 @@ def _reopen(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig, 
     if out_dir.is_dir():  # left by a process killed mid-write (one writer at a time: geomprobe.locks)
         remove_temporaries(out_dir)
     if (out_dir / "meta.json").exists():  # a finished extraction: any shards beside it are orphans
-        shutil.rmtree(out_dir / "shards", ignore_errors=True)
+        remove_path(out_dir / "shards")
     return _finished(out_dir, prompts, config, sha256, identity)
 
 
@@ -228,34 +260,40 @@ def _save_outputs(out_dir: Path, prompts: Sequence[Prompt], n_tokens: np.ndarray
     _save_npy(out_dir / "n_tokens.npy", n_tokens)
     for stale in out_dir.glob("*.npy"):  # arrays of an earlier extraction with other readouts
         if stale.stem not in shapes:
-            stale.unlink(missing_ok=True)
+            remove_path(stale)
     _write_prompts(prompts, out_dir / "prompts.jsonl")
     if out_dir.name == "extraction":  # <run>/extraction or <run>/<suite>/extraction: the prompts used there
         _write_prompts(prompts, out_dir.parent / "prompts.jsonl")
     atomic_write_json(out_dir / "meta.json", meta)  # written last: its presence marks completion
-    shutil.rmtree(shard_dir, ignore_errors=True)
+    remove_path(shard_dir)
 
 
 def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig,
               sha256: str | None = None, identity: dict | None = None) -> Extraction | None:
-    """A completed extraction of the same model, prompts and settings in out_dir, or None."""
-    meta_path = out_dir / "meta.json"
-    if not meta_path.exists():
-        return None
-    meta = json.loads(meta_path.read_text())
-    same = (meta.get("prompts_sha256") == (sha256 or _prompts_sha256(prompts))
-            and meta.get("readouts") == list(config.readouts)
-            and meta.get("tokens") == list(config.tokens) and meta.get("backend") == config.backend
-            and meta.get("max_tokens") == config.max_tokens
-            and (config.layers is None or meta.get("layers") == list(config.layers))
-            and (identity is None or meta.get("model_identity") == identity))
-    if not same:
+    """A completed extraction of the same model, prompts and settings in out_dir, or None. A damaged
+    one (meta.json or an array that cannot be read) is computed again, never reused: one warning line."""
+    from geomprobe.readers import read_extraction_meta, read_extraction_request
+
+    meta_path, request_path = out_dir / "meta.json", out_dir / "request.json"
+    if not meta_path.exists() and not meta_path.is_symlink():
         return None
     try:
+        meta = read_extraction_meta(meta_path)
+        if request_path.exists() or request_path.is_symlink():
+            read_extraction_request(request_path)
+        same = (meta.get("prompts_sha256") == (sha256 or _prompts_sha256(prompts))
+                and meta.get("readouts") == list(config.readouts)
+                and meta.get("tokens") == list(config.tokens) and meta.get("backend") == config.backend
+                and meta.get("max_tokens") == config.max_tokens
+                and (config.layers is None or meta.get("layers") == list(config.layers))
+                and (identity is None or meta.get("model_identity") == identity))
+        if not same:
+            return None
         return load_extraction(out_dir, prompt_ids=[p.id for p in prompts])
     except RunDirectoryError as error:  # a damaged finished extraction is computed again, never reused
-        what = str(error).split(": the extraction is damaged")[0]
-        warnings.warn(f"{what}: the extraction is damaged; computing it again", stacklevel=3)
+        warnings.warn(f"{_damage(error)}: the extraction is damaged; computing it again", stacklevel=3)
+        for path in (meta_path, request_path):  # meta.json marks it finished; request.json is written afresh
+            remove_path(path)
         return None
 
 
@@ -280,8 +318,10 @@ def load_extraction(directory: str | Path, prompt_ids: list[str] | None = None) 
         hint = f": extraction directories below it: {', '.join(found)}" if found else \
             " (extract(..., out_dir=...) writes one; <run>/extraction is the extract suite's)"
         raise RunDirectoryError(f"{directory} holds no finished extraction (no meta.json){hint}")
-    meta = json.loads((directory / "meta.json").read_text())
-    names = list(meta["shapes"]) if "shapes" in meta else [path.stem for path in sorted(directory.glob("*.npy"))]
+    from geomprobe.readers import read_extraction_meta
+
+    meta = read_extraction_meta(directory / "meta.json", "the extraction is damaged; rerun with --overwrite")
+    names = list(meta["shapes"]) if meta.get("shapes") is not None else [path.stem for path in sorted(directory.glob("*.npy"))]
     arrays = {}
     for name in names:
         path = directory / f"{name}.npy"

@@ -46,22 +46,19 @@ def windtunnel_checkpoints(path: str | Path) -> dict[int, Path] | None:
     """step -> checkpoint file of a wind-tunnel training directory, in training order; None when
     `path` is not one (no windtunnel.json). Checkpoints past the run's final step (metrics.json
     `steps`: a directory an older geomprobe trained into twice) are left out."""
-    import json
+
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_checkpoint_index, read_metrics
 
     path = Path(path)
     if not (path / "windtunnel.json").is_file():
         return None
     final = None
     try:
-        final = json.loads((path / "metrics.json").read_text()).get("steps")
-    except (OSError, ValueError, AttributeError):
+        final = read_metrics(path / "metrics.json").get("steps")
+    except GeomprobeError:
         pass
-    found = {}
-    for file in (path / "checkpoints").glob("step-*.pt"):
-        match = CHECKPOINT_REVISION.fullmatch(file.stem)
-        if match and (final is None or int(match.group(1)) <= final):
-            found[int(match.group(1))] = file
-    return dict(sorted(found.items()))
+    return read_checkpoint_index(path, final)
 
 
 def windtunnel_revision(path: str | Path, revision: str, name: str | None = None) -> tuple[str, Path] | None:
@@ -184,16 +181,16 @@ def check_spec(spec) -> None:
 def check_family(config_file: Path, name: str) -> None:
     """UnsupportedModelError when a config.json's model_type has no geomprobe adapter (a multimodal
     wrapper is judged by its text model's type); nothing when it has one or cannot be read."""
-    import json
-
     from geomprobe.families import FAMILIES
+    from geomprobe.files import FileTooLarge, NotRegularFile
+    from geomprobe.readers import read_model_config
 
     try:
-        config = json.loads(Path(config_file).read_text())
-    except (OSError, ValueError):
-        return
-    if not isinstance(config, dict):
-        return
+        config = read_model_config(config_file)
+    except (NotRegularFile, FileTooLarge):
+        raise  # transformers would read it whole (a device, a FIFO: without end)
+    except ModelNotFoundError:
+        return  # the load says what is wrong with it
     model_type = config.get("model_type")
     text = config.get("text_config")
     if model_type not in FAMILIES and isinstance(text, dict) and text.get("model_type") in FAMILIES:
@@ -458,6 +455,10 @@ def _load_checkpoint(model, path: Path) -> None:
     which has the same architecture; every key must match."""
     import torch
 
+    from geomprobe.files import regular_file
+    from geomprobe.readers import TORCH_FILE
+
+    regular_file(path, TORCH_FILE)  # torch.load would block on a FIFO, or read a device without end
     try:
         saved = torch.load(path, map_location="cpu", weights_only=True)
         state = {key.removeprefix("model."): value for key, value in saved["state_dict"].items()}

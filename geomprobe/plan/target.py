@@ -4,7 +4,6 @@ downloading anything."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,10 +34,10 @@ class ModelTarget:
 
 
 def _read_config(path: Path) -> dict:
-    try:
-        return json.loads(Path(path).read_text())
-    except (OSError, ValueError) as error:
-        raise ConfigError(f"{path} cannot be read as a model configuration ({error})") from None
+    """A model's config.json (geomprobe.readers.read_model_config), a one-line ConfigError otherwise."""
+    from geomprobe.readers import read_model_config
+
+    return read_model_config(path, ConfigError)
 
 
 def _fields_of_config_json(config: dict, where: str) -> dict:

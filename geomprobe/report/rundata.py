@@ -9,7 +9,6 @@ metrics.json and curves.json saved with that model (its manifest's model source)
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,13 +60,15 @@ class RunData:
     def jsonl(self, relative: str) -> list[dict] | None:
         """The rows of a JSON-lines file under the run directory (e.g. sula/prompts-main.jsonl, the
         per-prompt outputs a suite wrote), or None when it is absent or unreadable."""
+        from geomprobe.readers import read_rows
+
         path = self.path / relative
         if not path.exists():
             return None
         try:
-            rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        except (OSError, ValueError):
-            self.notes.append(f"could not read {relative}")
+            rows = read_rows(path)
+        except RunDirectoryError as error:
+            self.notes.append(f"could not read {relative}: {error}")
             return None
         return [row for row in rows if isinstance(row, dict)]
 
@@ -77,11 +78,15 @@ class RunData:
         return entry.get("status") if isinstance(entry, dict) else None
 
 
-def _read_json(path: Path, notes: list[str], label: str):
+def _read_json(path: Path, notes: list[str], label: str, reader=None):
+    """The value of a JSON file the report draws (read by `reader`, geomprobe.readers.read_data by
+    default), or None with a note saying why it could not be read."""
+    from geomprobe.readers import read_data
+
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        notes.append(f"could not read {label}: {str(error).splitlines()[0]}")
+        return (reader or read_data)(path)
+    except RunDirectoryError as error:
+        notes.append(f"could not read {label}: {error}")
         return None
 
 
@@ -104,8 +109,10 @@ def load_run(path: str | Path, name: str | None = None) -> RunData:
             run.manifest, run.results = manifest, results
             run.notes += notes
     else:
+        from geomprobe.readers import read_results
+
         for results in sorted(path.glob("*/results.json")):
-            data = _read_json(results, run.notes, f"{results.parent.name}/results.json")
+            data = _read_json(results, run.notes, f"{results.parent.name}/results.json", read_results)
             if isinstance(data, dict):
                 run.results[results.parent.name] = data
     suites = (run.manifest or {}).get("suites") or {}
@@ -136,7 +143,9 @@ def _attach_windtunnel(run: RunData) -> None:
         candidates.append(Path(source))
     for directory in candidates:
         if (directory / "metrics.json").exists() and run.windtunnel is None:
-            metrics = _read_json(directory / "metrics.json", run.notes, str(directory / "metrics.json"))
+            from geomprobe.readers import read_metrics
+
+            metrics = _read_json(directory / "metrics.json", run.notes, str(directory / "metrics.json"), read_metrics)
             if isinstance(metrics, dict) and "eval" in metrics:
                 run.windtunnel, run.windtunnel_dir = metrics, directory
         if (directory / "curves.json").exists() and run.curves is None:

@@ -6,7 +6,6 @@ above needs the other to read a run.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from geomprobe.errors import RunDirectoryError
@@ -22,21 +21,17 @@ def schema_version_of(suite: str) -> int:
 
 def read_run(path: str | Path) -> tuple[dict, dict[str, dict], list[str]]:
     """(manifest, suite -> results.json, notes) of a run directory, the suites in the order they ran.
-    A results.json that cannot be read, or has another schema version, is a note; a missing or
+    Every file is read by its reader (geomprobe.readers: bounded, checked against its schema). A
+    results.json that cannot be read, or has another schema version, is a note; a missing or
     damaged manifest.json is a one-line RunDirectoryError naming the fix."""
+    from geomprobe.readers import read_manifest, read_results
+
     path = Path(path)
     manifest_path = path / "manifest.json"
-    if not manifest_path.exists():
+    if not manifest_path.exists() and not manifest_path.is_symlink():
         raise RunDirectoryError(f"{path} is not a geomprobe run directory (no manifest.json): pass the --out of a "
                                 "`geomprobe run`")
-    try:
-        manifest = json.loads(manifest_path.read_text())
-    except (OSError, ValueError) as error:  # json.JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise RunDirectoryError(f"{manifest_path} is damaged (not valid JSON: {error}): rerun `geomprobe run` "
-                                "with --overwrite to start this run afresh") from None
-    if not isinstance(manifest, dict):
-        raise RunDirectoryError(f"{manifest_path} is not a geomprobe manifest (a JSON {type(manifest).__name__}): "
-                                "rerun `geomprobe run` with --overwrite to start this run afresh")
+    manifest = read_manifest(manifest_path, "rerun `geomprobe run` with --overwrite to start this run afresh")
     results, notes = {}, []
     order = list(manifest.get("suites") or {})  # the order the suites ran in
     for file in sorted(path.glob("*/results.json"),
@@ -44,12 +39,10 @@ def read_run(path: str | Path) -> tuple[dict, dict[str, dict], list[str]]:
                                       f.parent.name)):
         suite = file.parent.name
         try:
-            data = json.loads(file.read_text())
-        except (OSError, ValueError) as error:
-            notes.append(f"{file} is damaged (not valid JSON: {error}): rerun `geomprobe run --suite "
-                         f"{suite} --out {path}` with the same --model to write it again")
-            continue
-        if not isinstance(data, dict):
+            data = read_results(file, f"rerun `geomprobe run --suite {suite} --out {path}` with the same --model to "
+                                "write it again")
+        except RunDirectoryError as error:
+            notes.append(str(error))
             continue
         version, current = data.get("schema_version", 1), schema_version_of(suite)
         if version > current:

@@ -4,7 +4,6 @@ code when unpickled)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -114,14 +113,14 @@ def read_result(out: Path, job: dict) -> dict | None:
     token = job.get("token")
     if not isinstance(token, str) or not re.fullmatch(r"[0-9a-f]{32}", token):
         return None
+    from geomprobe.readers import read_job_result
+
     path = result_path(out, token)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
     try:
-        value = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        return {"status": "failed", "error": f"{path} cannot be read ({one_line(error)})"}
-    if not isinstance(value, dict) or value.get("status") not in ("complete", "failed"):
-        return {"status": "failed", "error": f"{path} is not a job result"}
+        value = read_job_result(path)
+    except GeomprobeError as error:  # bounded, checked against schemas.JobResult: never a pickle
+        return {"status": "failed", "error": one_line(error)}
     error = value.get("error")
     return {**value, "error": None if error is None else one_line(str(error))}

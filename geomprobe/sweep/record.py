@@ -4,13 +4,11 @@ at its end, reads it from below."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 from geomprobe.errors import ConfigError, GeomprobeError
 
-from .job import one_line
 from .settings import SWEEP_FILE
 
 FORMAT = 1
@@ -58,16 +56,11 @@ class Record:
 
 
 def _read_sweep(out: Path) -> dict:
-    from geomprobe.errors import RunDirectoryError
+    """sweep.json of a sweep directory, read by geomprobe.readers.read_sweep_record (bounded, every job
+    checked, each job's run directory below the sweep's); one line naming the fix otherwise."""
+    from geomprobe.readers import read_sweep_record
 
     path = Path(out) / SWEEP_FILE
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{out} has no {SWEEP_FILE}: not a sweep directory (geomprobe sweep --out {out} ...)") \
-            from None
-    except (OSError, ValueError, UnicodeDecodeError) as error:
-        raise RunDirectoryError(f"{path} cannot be read ({one_line(error)}): rerun the sweep to rewrite it") from None
-    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list) or not isinstance(data.get("spec"), dict):
-        raise RunDirectoryError(f"{path} is not a geomprobe sweep record: rerun the sweep to rewrite it")
-    return data
+    if not path.exists() and not path.is_symlink():
+        raise ConfigError(f"{out} has no {SWEEP_FILE}: not a sweep directory (geomprobe sweep --out {out} ...)")
+    return read_sweep_record(path)

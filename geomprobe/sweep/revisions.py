@@ -4,7 +4,6 @@ the same weights. Look-ups only: nothing loads."""
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -145,9 +144,12 @@ def _final_revision(name: str) -> str | None:
     wt_dir, _ = _windtunnel_dir(name)
     if wt_dir is None:
         return None
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_metrics
+
     try:
-        last = json.loads((wt_dir / "metrics.json").read_text()).get("steps")
-    except (OSError, ValueError, AttributeError):
+        last = read_metrics(wt_dir / "metrics.json").get("steps")
+    except GeomprobeError:
         return None
     from geomprobe.models.loading import windtunnel_checkpoints
 

@@ -4,7 +4,6 @@ nothing to say."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from .job import read_result
@@ -12,11 +11,14 @@ from .settings import LOGS
 
 
 def _read_manifest(run_dir: Path) -> dict | None:
+    """The job's manifest (geomprobe.readers.read_manifest), or None when it is missing or unreadable."""
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_manifest
+
     try:
-        manifest = json.loads((run_dir / "manifest.json").read_text())
-    except (OSError, ValueError):
+        return read_manifest(run_dir / "manifest.json")
+    except GeomprobeError:
         return None
-    return manifest if isinstance(manifest, dict) else None
 
 
 def _conflict(job: dict, spec: dict, manifest: dict | None) -> str | None:

@@ -51,38 +51,12 @@ def read_sweep_file(path: str | Path) -> dict:
     arguments of build_sweep. Top level: models, revisions, suites, out, and the executor settings
     (executor, time, gpus_per_job, partition, mem_gb, cpus_per_job, array_parallelism,
     slurm_account, slurm_qos); an [options] table holds `geomprobe run` options by name."""
+    from geomprobe.readers import read_sweep_file as read_settings
+
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise ConfigError(f"--file {path}: no such file")
-    text = path.read_text(encoding="utf-8")
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".yaml", ".yml"):
-            try:
-                import yaml
-            except ImportError:
-                raise ConfigError(f"--file {path}: YAML needs pyyaml (pip install pyyaml); or write it as TOML") from None
-            data = yaml.safe_load(text)
-        elif suffix == ".json":
-            data = json.loads(text)
-        else:
-            try:
-                import tomllib
-            except ImportError:  # Python 3.10
-                try:
-                    import tomli as tomllib
-                except ImportError:
-                    raise ConfigError(f"--file {path}: reading TOML on Python 3.10 needs tomli (pip install tomli)") \
-                        from None
-            data = tomllib.loads(text)
-    except ConfigError:
-        raise
-    except Exception as error:  # noqa: BLE001 - each parser raises its own type
-        first = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise ConfigError(f"--file {path} cannot be read: {first}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"--file {path}: expected a table of settings (models = [...], suites = ..., out = ...)")
-    data = {key.replace("-", "_"): value for key, value in data.items()}
+    data = read_settings(path)  # bounded, parsed by its suffix, checked against schemas.SweepFile
     allowed = {"models", "revisions", "suites", "suite", "out", "options", *EXECUTOR_FIELDS}
     unknown = sorted(set(data) - allowed)
     if unknown:

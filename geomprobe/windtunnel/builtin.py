@@ -20,7 +20,6 @@ directory gets the modes a plain mkdir would (0o777 & ~umask: 0755 under umask 0
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -241,5 +240,7 @@ def _train_into_cache(task: str, path: Path, progress: bool) -> Path:
 
 def windtunnel_info(path: str | Path) -> dict | None:
     """The wind-tunnel description saved with a model directory, or None for other models."""
+    from geomprobe.readers import read_windtunnel_info
+
     info = Path(path) / "windtunnel.json"
-    return json.loads(info.read_text()) if info.exists() else None
+    return read_windtunnel_info(info) if info.exists() or info.is_symlink() else None

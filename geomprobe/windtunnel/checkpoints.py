@@ -5,7 +5,6 @@ loss, train_entropy_mae_bits, state_dict}. checkpoints/state.pt is the resumable
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,27 +18,34 @@ from .train import evaluate
 def checkpoint_paths(run_dir: str | Path, final_step: int | None = None) -> list[Path]:
     """The run's step-*.pt files in training order, without any past final_step (a directory that an
     older geomprobe trained into twice can hold a longer run's checkpoints)."""
-    paths = []
-    for path in (Path(run_dir) / "checkpoints").glob("step-*.pt"):
-        try:
-            step = int(path.stem.split("-", 1)[1])
-        except ValueError:
-            continue
-        if final_step is None or step <= final_step:
-            paths.append((step, path))
-    return [path for _, path in sorted(paths)]
+    from geomprobe.readers import read_checkpoint_index
+
+    return list(read_checkpoint_index(run_dir, final_step).values())
+
+
+def _config(metrics: dict, run_dir: Path) -> dict:
+    """metrics.json's training config (schemas.TrainConfigRecord), or a one-line RunDirectoryError."""
+    from geomprobe.errors import RunDirectoryError
+
+    if not isinstance(metrics.get("config"), dict):
+        raise RunDirectoryError(f"{run_dir / 'metrics.json'} has no training config: not a finished `geomprobe "
+                                "windtunnel train` output; train it again")
+    return metrics["config"]
 
 
 def iter_checkpoints(run_dir: str | Path) -> Iterator[tuple[dict, torch.nn.Module]]:
     """(checkpoint info {step, elapsed_s, ...}, module with its weights) in training order."""
+    from geomprobe.files import regular_file
+    from geomprobe.readers import TORCH_FILE, read_metrics
+
     run_dir = Path(run_dir)
-    metrics = json.loads((run_dir / "metrics.json").read_text())
-    config = metrics["config"]
+    metrics = read_metrics(run_dir / "metrics.json")
+    config = _config(metrics, run_dir)
     task = make_task(config["task"], **config["task_options"])
     lengths = config["eval_lengths"] or ([None, 30, 50] if task.name == "hmm" else [None])
     max_len = max(task.max_tokens(length) for length in lengths)
     for path in checkpoint_paths(run_dir, metrics.get("steps")):
-        saved = torch.load(path, map_location="cpu", weights_only=True)
+        saved = torch.load(regular_file(path, TORCH_FILE), map_location="cpu", weights_only=True)
         module, _ = build(config["arch"], len(task.vocab), max_len, TransformerSpec(**config["spec"]), config["seed"])
         module.load_state_dict(saved.pop("state_dict"))
         module.eval()
@@ -48,8 +54,11 @@ def iter_checkpoints(run_dir: str | Path) -> Iterator[tuple[dict, torch.nn.Modul
 
 def learning_curve(run_dir: str | Path, n_sequences: int = 512) -> list[dict]:
     """Held-out entropy MAE and KL (bits) of every checkpoint, with its step and training time."""
-    metrics = json.loads((Path(run_dir) / "metrics.json").read_text())
-    task = make_task(metrics["config"]["task"], **metrics["config"]["task_options"])
+    from geomprobe.readers import read_metrics
+
+    metrics = read_metrics(Path(run_dir) / "metrics.json")
+    config = _config(metrics, Path(run_dir))
+    task = make_task(config["task"], **config["task_options"])
     curve = []
     for info, module in iter_checkpoints(run_dir):
         score = evaluate(module, task, n_sequences)

@@ -13,7 +13,6 @@ and |Spearman rho| between PC1 and the exact Bayes entropy there), and the held-
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -43,8 +42,11 @@ def _probe(model, tokens: torch.Tensor, final_index: torch.Tensor):
 
 def dissociation_curves(run_dir: str | Path, n_probe: int = 128, seed: int = 7, n_eval: int = 512) -> list[dict]:
     run_dir = Path(run_dir)
-    metrics = json.loads((run_dir / "metrics.json").read_text())
-    if metrics["config"]["arch"] != "transformer":
+    from geomprobe.readers import read_metrics
+    from geomprobe.windtunnel.checkpoints import _config
+
+    metrics = read_metrics(run_dir / "metrics.json")
+    if _config(metrics, run_dir)["arch"] != "transformer":
         raise ValueError("frame-precision curves need a transformer run (attention patterns)")
     task = make_task(metrics["config"]["task"], **metrics["config"]["task_options"])
     batch = task.sample(n_probe, np.random.default_rng(seed))

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import fnmatch
 import io
-import json
 import logging
 import math
 import os
@@ -261,7 +260,9 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True, *, re
     with DirectoryLock(out_dir, what="wind-tunnel output"):
         saved = _prepare_out_dir(out_dir, config, resume, overwrite)
         if saved is not None and saved.get("done") and (out_dir / "metrics.json").exists():
-            metrics = json.loads((out_dir / "metrics.json").read_text())
+            from geomprobe.readers import read_metrics
+
+            metrics = read_metrics(out_dir / "metrics.json")
             if metrics.get("steps") == saved["step"]:
                 log.info("%s: this training run is complete (%d steps); nothing to resume", out_dir, saved["step"])
                 return metrics
@@ -564,9 +565,13 @@ def is_training_output(name: str) -> bool:
 
 def load_state(out_dir: str | Path) -> dict | None:
     """The resumable state saved in out_dir/checkpoints (None if there is none)."""
+    from geomprobe.files import regular_file
+    from geomprobe.readers import TORCH_FILE
+
     path = Path(out_dir) / "checkpoints" / STATE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
+    regular_file(path, TORCH_FILE, "pass --overwrite to start afresh")  # torch.load would block on a FIFO
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # a file from elsewhere, or damaged: atomic writes never leave half of one

@@ -10,7 +10,6 @@ output head reads: the input of the final linear layer, for every architecture a
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -28,10 +27,16 @@ def _max_len(task, config: dict) -> int:
 
 
 def _metrics(directory: Path) -> dict:
+    from geomprobe.readers import read_metrics
+
     path = directory / "metrics.json"
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise ConfigError(f"{directory} holds no finished wind-tunnel training (no metrics.json): train it first")
-    return json.loads(path.read_text())
+    metrics = read_metrics(path)
+    if not isinstance(metrics.get("config"), dict):
+        raise ConfigError(f"{path} has no training config: not a finished `geomprobe windtunnel train` output; "
+                          "train it again")
+    return metrics
 
 
 def load_trained(directory: str | Path):
@@ -46,7 +51,11 @@ def load_trained(directory: str | Path):
         module = HFLogits(AutoModelForCausalLM.from_pretrained(directory))
     elif (directory / "model.pt").exists():
         module = untrained_copy(metrics, seed=config["seed"])[0]
-        module.load_state_dict(torch.load(directory / "model.pt", map_location="cpu", weights_only=True))
+        from geomprobe.files import regular_file
+        from geomprobe.readers import TORCH_FILE
+
+        weights = regular_file(directory / "model.pt", TORCH_FILE)  # torch.load would block on a FIFO
+        module.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
     else:
         raise ConfigError(f"{directory} has metrics.json but no weights (config.json or model.pt)")
     module.eval()

@@ -230,3 +230,191 @@ def test_hostile_submitit_pickles_in_a_sweep(finished_run, tmp_path):
         assert not marker.exists(), "the hostile payload ran"
         assert_untouched(before, out)
     assert json.loads(done.stdout)  # --json: still a readable status
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 43: every case it listed, each through the command line as a user meets it
+
+
+def _warnings(done: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+
+
+def assert_recomputed(done: subprocess.CompletedProcess, *words: str) -> None:
+    """Exit 0, no traceback, exactly one warning line holding every word."""
+    both = done.stdout + done.stderr
+    assert done.returncode == 0 and "Traceback" not in both, both
+    warnings = _warnings(done)
+    assert len(warnings) == 1, done.stderr
+    for word in words:
+        assert word in warnings[0], warnings[0]
+
+
+@pytest.mark.parametrize("name", ["meta.json", "request.json"])
+def test_truncated_extraction_metadata_is_computed_again(run_copy, tmp_path, name):
+    prompts, run = run_copy
+    damaged = run / "extraction" / name
+    data = damaged.read_bytes()
+    damaged.write_bytes(data[: len(data) // 2])
+    done = cli(*_run_args(prompts, run), cwd=tmp_path)
+    assert_recomputed(done, f"extraction/{name}", "damaged", "computing it again")
+    assert json.loads(damaged.read_text())  # whole again
+    again = cli(*_run_args(prompts, run), cwd=tmp_path)  # and a rerun finds it finished
+    assert again.returncode == 0 and not _warnings(again), again.stderr
+
+
+def test_invalid_extraction_meta_is_computed_again(run_copy, tmp_path):
+    prompts, run = run_copy
+    meta = run / "extraction" / "meta.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "layers": "all", "shapes": {"../../x": [1]}}))
+    assert_recomputed(cli(*_run_args(prompts, run), cwd=tmp_path), "meta.json", "layers")
+    assert isinstance(json.loads(meta.read_text())["layers"], list)
+
+
+def test_a_suite_folder_linked_outside_the_run(run_copy, tmp_path):
+    """The issue's exact case: rm -r RUN/extract; ln -s $PWD/out RUN/extract; geomprobe run --model
+    tiny-neox --seed 1 --overwrite --out RUN: under --overwrite the link is replaced by a folder of
+    the run's own (one warning line) and nothing is written to out/; without it, refused in one line."""
+    prompts, run = run_copy
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    shutil.rmtree(run / "extract")
+    (run / "extract").symlink_to(out, target_is_directory=True)
+    marker = tmp_path / "MARKER"
+    assert_refused(cli(*_run_args(prompts, run), cwd=tmp_path), marker, "extract is a symbolic link",
+                   "--overwrite")
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]
+    done = cli("run", "--model", "tiny-neox", "--seed", "1", "--overwrite", "--prompts", prompts, "--out", run,
+               cwd=tmp_path)
+    assert_recomputed(done, "symbolic link", str(out), "left as it is")
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt"] and (out / "mine.txt").read_text() == "keep"
+    assert (run / "extract").is_dir() and not (run / "extract").is_symlink()
+    assert json.loads((run / "extract" / "results.json").read_text())["suite"] == "extract"
+
+
+def test_an_extraction_folder_linked_outside_the_run_is_refused(run_copy, tmp_path):
+    prompts, run = run_copy
+    out = tmp_path / "arrays"
+    shutil.move(run / "extraction", out)
+    (run / "extraction").symlink_to(out, target_is_directory=True)
+    before = snapshot(out)
+    assert_refused(cli(*_run_args(prompts, run), cwd=tmp_path), tmp_path / "MARKER", "extraction is a symbolic link")
+    assert snapshot(out) == before
+
+
+def _deep_results(run: Path, depth: int = 100_000) -> None:
+    path = run / "extract" / "results.json"
+    text = path.read_text().rstrip().removesuffix("}")
+    path.write_text(text + ', "deep": ' + "[" * depth + "]" * depth + "}\n")
+
+
+def test_a_deep_results_file(run_copy, tmp_path):
+    prompts, run = run_copy
+    _deep_results(run)
+    before = snapshot(run)
+    marker = tmp_path / "MARKER"
+    for command in ("report", "compare"):
+        assert_refused(cli(command, run, cwd=tmp_path), marker, "extract/results.json", "deep",
+                       "geomprobe run --suite extract")
+        assert_untouched(before, run)
+    done = cli(*_run_args(prompts, run), cwd=tmp_path)  # the suite is run again and writes it whole
+    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stderr
+    assert "deep" not in json.loads((run / "extract" / "results.json").read_text())
+
+
+def test_deep_and_endless_config_files(finished_run, tmp_path):
+    prompts, _ = finished_run
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    marker = tmp_path / "MARKER"
+    args = ["run", "--model", "tiny-neox", "--suite", "extract", "--prompts", prompts, "--out", tmp_path / "r"]
+    assert_refused(cli(*args, "--config", deep, cwd=tmp_path), marker, "--config", "deep.json", "deep")
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("a: " + "[" * 100_000 + "\n")
+    assert_refused(cli(*args, "--config", nested, cwd=tmp_path), marker, "--config", "nested.yaml", "deep")
+    assert_refused(cli(*args, "--config", "/dev/zero", cwd=tmp_path), marker, "--config /dev/zero",
+                   "character device")
+    fifo = tmp_path / "config.json"
+    os.mkfifo(fifo)
+    assert_refused(cli(*args, "--config", fifo, cwd=tmp_path), marker, "FIFO")
+    assert_refused(cli(*args, "--config", '{"alpha": 0.8}', cwd=tmp_path), marker, "takes a file, not JSON text")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_lone_surrogate_in_a_prompt_file(tmp_path):
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"id": "a", "text": "The cat sat on the mat."}\n{"id": "b", "text": "bad \\ud800 text"}\n')
+    marker = tmp_path / "MARKER"
+    assert_refused(cli("prompts", "validate", prompts, cwd=tmp_path), marker, "p.jsonl line 2", "surrogate")
+    assert_refused(cli("run", "--model", "tiny-neox", "--suite", "extract", "--prompts", prompts, "--out",
+                       tmp_path / "r", cwd=tmp_path), marker, "p.jsonl line 2", "surrogate")
+
+
+def test_prompt_files_that_are_devices_or_fifos(tmp_path):
+    marker = tmp_path / "MARKER"
+    assert_refused(cli("run", "--model", "tiny-neox", "--prompts", "/dev/zero", "--out", tmp_path / "r", cwd=tmp_path),
+                   marker, "/dev/zero", "character device")
+    fifo = tmp_path / "prompts.jsonl"
+    os.mkfifo(fifo)
+    assert_refused(cli("prompts", "validate", fifo, cwd=tmp_path), marker, "FIFO")
+
+
+def test_a_manifest_linked_to_dev_zero(run_copy, tmp_path):
+    prompts, run = run_copy
+    (run / "manifest.json").unlink()
+    (run / "manifest.json").symlink_to("/dev/zero")
+    marker = tmp_path / "MARKER"
+    assert_refused(cli("report", run, cwd=tmp_path), marker, "manifest.json", "character device")
+    assert_refused(cli(*_run_args(prompts, run), cwd=tmp_path), marker, "manifest.json", "character device")
+
+
+def test_the_config_check_reads_the_suite_flag(tmp_path):
+    config = tmp_path / "c.json"
+    config.write_text('{"alpha": 0.8}')
+    done = cli("plan", "--model", "tiny-neox", "--suite", "sula", "--config", config, "--json", cwd=tmp_path)
+    assert done.returncode == 0 and "not of extract" not in done.stdout + done.stderr, done.stderr
+    marker = tmp_path / "MARKER"
+    assert_refused(cli("extract", "--model", "tiny-neox", "--config", config, cwd=tmp_path), marker,
+                   "alpha is an option of the sula", "not of extract")
+
+
+@pytest.fixture(scope="module")
+def finished_sweep(tmp_path_factory, finished_run):
+    prompts, _ = finished_run
+    base = tmp_path_factory.mktemp("hostile-sweep")
+    done = cli("sweep", "--models", "tiny-neox", "--suites", "extract", "--prompts", prompts, "--out", base / "sweep",
+               "--executor", "inline", cwd=base)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return base / "sweep"
+
+
+@pytest.mark.parametrize("jobs, words", [
+    ([{}, 5], "jobs[0].name"),
+    ("run_dir /etc", "outside the sweep directory"),
+    ("run_dir 5", "run_dir"),
+])
+def test_damaged_sweep_records(finished_sweep, tmp_path, jobs, words):
+    out = tmp_path / "sweep"
+    shutil.copytree(finished_sweep, out)
+    record = json.loads((out / "sweep.json").read_text())
+    if isinstance(jobs, str):
+        record["jobs"][0]["run_dir"] = "/etc" if jobs.endswith("/etc") else 5
+    else:
+        record["jobs"] = jobs
+    (out / "sweep.json").write_text(json.dumps(record))
+    marker = tmp_path / "MARKER"
+    assert_refused(cli("sweep", "--status", out, cwd=tmp_path), marker, "sweep.json", words, "rerun the sweep")
+    done = cli("sweep", "--status", out, "--json", cwd=tmp_path)
+    assert_refused(done, marker, "sweep.json", words)
+    answer = json.loads(done.stdout)
+    assert answer["kind"] == "RunDirectoryError" and answer["exit_code"] == 2 and words in answer["error"]
+
+
+def test_a_training_state_that_is_a_fifo(trained, tmp_path):
+    wt = tmp_path / "wt"
+    shutil.copytree(trained, wt)
+    (wt / "checkpoints" / "state.pt").unlink()
+    os.mkfifo(wt / "checkpoints" / "state.pt")
+    done = cli("windtunnel", "train", *WT_FLAGS, "--out", wt, "--resume", cwd=tmp_path)
+    assert_refused(done, tmp_path / "MARKER", "state.pt", "FIFO", "--overwrite")

@@ -18,7 +18,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "geomprobe"
 
 # Lowest first. A module may import its own layer and the layers below it.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("foundation", ["geomprobe", "errors", "families", "layouts", "paths", "console", "locks", "options", "rundir",
+    ("foundation", ["geomprobe", "errors", "files", "schemas", "readers", "families", "layouts", "paths", "console",
+                    "locks", "options", "rundir",
                     "prompts", "corpora",
                     "models.published", "windtunnel.evidence", "windtunnel.mamba", "windtunnel.tokenizer", "timing",
                     "windtunnel.reference", "allocator", "copycache"]),

@@ -27,10 +27,16 @@ def reusable_sula_axes(run_path, spec, needed: list[int]) -> dict[int, Intervent
     sula, manifest_path = run_path / "sula", run_path / "manifest.json"
     if not ((sula / "results.json").exists() and (sula / "axis.npz").exists() and manifest_path.exists()):
         return None
-    manifest = json.loads(manifest_path.read_text())
-    if manifest.get("suites", {}).get("sula", {}).get("status") != "complete":
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_manifest, read_results
+
+    try:  # unreadable: not reusable (the sula main condition is fitted here instead)
+        manifest, results = read_manifest(manifest_path), read_results(sula / "results.json")
+    except GeomprobeError:
         return None
-    if not _same_settings(json.loads((sula / "results.json").read_text())["settings"], spec):
+    if (manifest["suites"].get("sula") or {}).get("status") != "complete":
+        return None
+    if not isinstance(results.get("settings"), dict) or not _same_settings(results["settings"], spec):
         return None
     with np.load(sula / "axis.npz") as data:
         if str(data["readout"]) != "values":

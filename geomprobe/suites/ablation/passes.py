@@ -276,9 +276,18 @@ class _Stacking:
 
 def _read_pass(path, key: dict) -> dict | None:
     """The pass cached at path if its fingerprint is `key` (as it reads back from JSON), else None."""
-    if path.exists():
-        cached = json.loads(path.read_text())
-        if cached.get("fingerprint") == json.loads(json.dumps(key)):
+    from geomprobe.errors import GeomprobeError
+    from geomprobe.readers import read_data
+
+    if path.exists() or path.is_symlink():
+        try:
+            cached = read_data(path)
+        except GeomprobeError as error:  # damaged: computed again, said in one line
+            import warnings
+
+            warnings.warn(f"{error.args[0].split(': delete it')[0]}; computing the pass again", stacklevel=2)
+            return None
+        if isinstance(cached, dict) and cached.get("fingerprint") == json.loads(json.dumps(key)):
             return cached
     return None
 

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import json
-
 from geomprobe.errors import RunDirectoryError
+from geomprobe.readers import read_data
 from geomprobe.results import register_rows
 
 
@@ -26,7 +25,10 @@ def ablation_rows(run, condition: str | None) -> list[dict]:
     for name, path in zip(names, files):
         if condition is not None and name != condition:
             continue
-        side = restrict_to_labels(np.array(json.loads(path.read_text())["token_probs"]))
+        data = read_data(path)
+        if not isinstance(data, dict) or not isinstance(data.get("token_probs"), list):
+            raise RunDirectoryError(f"{path} holds no token_probs: rerun the ablation suite to write it again")
+        side = restrict_to_labels(np.array(data["token_probs"], dtype=float))
         rows += [{"condition": name, "prompt": i, "p_model_l1": float(side["p_model_l1"][i]),
                   "H_model": float(side["H_model"][i])} for i in range(len(side["H_model"]))]
     return rows

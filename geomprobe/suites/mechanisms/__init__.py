@@ -22,7 +22,6 @@ Everything goes to <run>/mechanisms/results.json, and a sample of the rows to qk
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -240,7 +239,10 @@ def two_timescale_results(loaded, config) -> dict:
     if not (directory / "metrics.json").exists() or len(checkpoints) < 2:
         return {"skipped": f"{directory} has no metrics.json and checkpoints (a `geomprobe windtunnel train` output)"}
     if (directory / "curves.json").exists():
-        curves, how = json.loads((directory / "curves.json").read_text()), f"read from {directory / 'curves.json'}"
+        from geomprobe.readers import read_data
+
+        curves, how = read_data(directory / "curves.json", "delete it: it is computed again from the checkpoints"), \
+            f"read from {directory / 'curves.json'}"
     else:
         from geomprobe.windtunnel.dissociation import dissociation_curves
 

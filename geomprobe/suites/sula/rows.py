@@ -3,9 +3,8 @@ with its Bayes quantities and the model's outputs, one row per prompt."""
 
 from __future__ import annotations
 
-import json
-
 from geomprobe.errors import RunDirectoryError
+from geomprobe.readers import read_rows
 from geomprobe.results import register_rows
 
 
@@ -21,8 +20,7 @@ def sula_rows(run, condition: str | None) -> list[dict]:
     rows = []
     for name, path in zip(names, files):
         if condition is None or name == condition:
-            rows += [{"condition": name, **json.loads(line)} for line in path.read_text().splitlines()
-                     if line.strip()]
+            rows += [{"condition": name, **row} for row in read_rows(path) if isinstance(row, dict)]
     return rows
 
 
