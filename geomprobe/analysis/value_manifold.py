@@ -23,12 +23,14 @@ leave-one-out spectra are exact (leave_one_out_statistics: pr in closed form, th
 eigenvalues of every leave-out at once by a preconditioned search in the row space, to 1e-12 of
 the trace), and cost about what a few products with the n x p matrix cost per leave-out.
 Nulls: i.i.d. Gaussian matrices of the same n x p_kept shape, and every column permuted
-independently across prompts (parallel analysis). Both go through the same standardisation.
+independently across prompts (parallel analysis). Both go through the same standardisation. Their
+random draws depend only on the shape and the seed, which every layer of a profile shares: a
+process makes each Gaussian draw once, and draws the shuffle's permutations once (gathering them
+for each layer's matrix), with exactly the numbers of fresh draws.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -509,29 +511,41 @@ def _ratios(eig: np.ndarray) -> np.ndarray:
     return eig[:SPECTRUM_LENGTH] / eig.sum()
 
 
+def _seed_key(seed: int | np.random.SeedSequence) -> tuple:
+    """A hashable key for a seed: an int, or a SeedSequence (its entropy, spawn key and pool size)."""
+    if isinstance(seed, np.random.SeedSequence):
+        return repr(seed.entropy), tuple(seed.spawn_key), seed.pool_size
+    return repr(int(seed)), (), None
+
+
 def gaussian_null(n: int, p: int, n_null: int = 200, seed: int | np.random.SeedSequence = 0) -> dict:
     """pc1/pc12/pr of standardised i.i.d. Gaussian [n, p] matrices: median and 2.5/97.5 percentiles,
-    plus the median top-20 spectrum (ratios). It depends only on the shape and the seed, so it is
-    drawn once per (n, p, n_null, seed) in a process (every layer of a profile shares it)."""
-    if isinstance(seed, np.random.SeedSequence):
-        key = (n, p, n_null, repr(seed.entropy), tuple(seed.spawn_key), seed.pool_size)
-    else:
-        key = (n, p, n_null, repr(int(seed)), (), None)
-    return copy.deepcopy(_gaussian_null_once(key, seed))
+    plus the median top-20 spectrum (ratios). It depends only on the shape and the seed, so each draw
+    is made once per (n, p, seed) in a process: every layer of a profile shares them, and a call with
+    fewer draws summarises the first n_null of the same stream (what a fresh draw of n_null gives)."""
+    key = (n, p, _seed_key(seed))
+    entry = _GAUSSIAN_DRAWS.get(key)
+    if entry is None:
+        if len(_GAUSSIAN_DRAWS) >= 64:
+            _GAUSSIAN_DRAWS.pop(next(iter(_GAUSSIAN_DRAWS)))
+        entry = _GAUSSIAN_DRAWS[key] = {"draws": [], "spectra": [],
+                                        "state": np.random.default_rng(seed).bit_generator.state}
+    if len(entry["draws"]) < n_null:
+        rng = np.random.default_rng(seed)
+        rng.bit_generator.state = entry["state"]  # where the draws made so far left the stream
+        for _ in range(n_null - len(entry["draws"])):
+            eig = _standardised_eigenvalues(rng.standard_normal((n, p)))
+            entry["draws"].append(spectrum_statistics(eig))
+            entry["spectra"].append(_ratios(eig))
+        entry["state"] = rng.bit_generator.state
+    return _null_summary(entry["draws"][:n_null], entry["spectra"][:n_null], "gaussian", (n, p))
 
 
-_GAUSSIAN_NULLS: dict = {}
-
-
-def _gaussian_null_once(key, seed) -> dict:
-    if key not in _GAUSSIAN_NULLS:
-        if len(_GAUSSIAN_NULLS) >= 64:
-            _GAUSSIAN_NULLS.pop(next(iter(_GAUSSIAN_NULLS)))
-        _GAUSSIAN_NULLS[key] = _draw_gaussian_null(*key[:3], seed)
-    return _GAUSSIAN_NULLS[key]
+_GAUSSIAN_DRAWS: dict = {}  # (n, p, seed key) -> {"draws", "spectra", "state": the generator after them}
 
 
 def _draw_gaussian_null(n: int, p: int, n_null: int, seed) -> dict:
+    """gaussian_null drawn afresh (no cache)."""
     rng = np.random.default_rng(seed)
     draws, spectra = [], []
     for _ in range(n_null):
@@ -541,17 +555,51 @@ def _draw_gaussian_null(n: int, p: int, n_null: int, seed) -> dict:
     return _null_summary(draws, spectra, "gaussian", (n, p))
 
 
+SHUFFLE_CACHE_BYTES = 64 << 20  # shuffle_null: permutations kept for the next matrix of the same shape and seed
+_SHUFFLES: dict = {}  # one entry: (n, p, seed key) -> {"indices": [row index arrays], "state": generator after them}
+
+
+def _shuffled(z: np.ndarray, n_null: int, seed: int | np.random.SeedSequence):
+    """Yields rng.permuted(z, axis=0) for n_null successive draws of rng = np.random.default_rng(seed).
+    The permutations depend only on the shape and the seed, and every layer of a profile shuffles
+    with the same seed, so they are drawn once (as row index arrays, up to SHUFFLE_CACHE_BYTES) and
+    gathered for each matrix: numpy shuffles a 2-d array column by column with draws that do not
+    depend on the values, so shuffling an index array draws the same permutations (tested)."""
+    n, p = z.shape
+    columns = np.asfortranarray(z)  # contiguous columns shuffle faster; the draws are the same
+    key = (n, p, _seed_key(seed))
+    if key not in _SHUFFLES:
+        _SHUFFLES.clear()
+        _SHUFFLES[key] = {"indices": [], "state": np.random.default_rng(seed).bit_generator.state}
+    entry = _SHUFFLES[key]
+    kept = np.int16 if n <= np.iinfo(np.int16).max else np.intp  # as stored (8-byte items shuffle fastest)
+    room = SHUFFLE_CACHE_BYTES // max(1, n * p * np.dtype(kept).itemsize)
+    rng, order, shuffled = None, None, None
+    for draw in range(n_null):
+        if draw < len(entry["indices"]):
+            yield np.take_along_axis(columns, entry["indices"][draw], axis=0)
+            continue
+        if rng is None:
+            rng = np.random.default_rng(seed)
+            rng.bit_generator.state = entry["state"]
+        if draw == len(entry["indices"]) and draw < room:
+            if order is None:
+                order = np.asfortranarray(np.broadcast_to(np.arange(n, dtype=np.intp)[:, None], (n, p)))
+            rows = rng.permuted(order, axis=0)
+            entry["indices"].append(rows.astype(kept, order="F"))
+            entry["state"] = rng.bit_generator.state
+            yield np.take_along_axis(columns, rows, axis=0)
+        else:
+            shuffled = np.empty_like(columns) if shuffled is None else shuffled
+            yield rng.permuted(columns, axis=0, out=shuffled)
+
+
 def shuffle_null(z: np.ndarray, n_null: int = 200, seed: int | np.random.SeedSequence = 0) -> dict:
     """Same summary for a standardised matrix whose columns are permuted independently across rows.
     Permuting keeps each column's mean and variance, so z needs no re-standardising."""
-    rng = np.random.default_rng(seed)
-    # each column contiguous: numpy shuffles the columns one after another, drawing the same
-    # permutations whatever the memory order, and a contiguous column shuffles faster
-    columns = np.asfortranarray(z)
-    shuffled = np.empty_like(columns)
     draws, spectra = [], []
-    for _ in range(n_null):
-        eig = covariance_eigenvalues(rng.permuted(columns, axis=0, out=shuffled))
+    for shuffled in _shuffled(z, n_null, seed):
+        eig = covariance_eigenvalues(shuffled)
         draws.append(spectrum_statistics(eig))
         spectra.append(_ratios(eig))
     return _null_summary(draws, spectra, "shuffle", z.shape)

@@ -173,15 +173,37 @@ def _old_shuffle_null(z, n_null, seed):
     return _null_summary(draws, spectra, "shuffle", z.shape)
 
 
-@pytest.mark.parametrize("n, p", [(40, 70), (90, 30)])
-def test_shuffle_null_draws_the_same_permutations(n, p):
-    z = standardise(_values(np.random.default_rng(n), n, p))[0]
-    seed = np.random.SeedSequence(7).spawn(3)[2]
-    new, old = shuffle_null(z, 25, seed=seed), _old_shuffle_null(z, 25, np.random.SeedSequence(7).spawn(3)[2])
+def _assert_same_summary(new, old, atol=1e-12):
     for name in ("pc1", "pc12", "pr"):
         np.testing.assert_allclose([new[name][k] for k in ("median", "low", "high")],
-                                   [old[name][k] for k in ("median", "low", "high")], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(new["spectrum_median"], old["spectrum_median"], rtol=0, atol=1e-12)
+                                   [old[name][k] for k in ("median", "low", "high")], rtol=0, atol=atol)
+    np.testing.assert_allclose(new["spectrum_median"], old["spectrum_median"], rtol=0, atol=atol)
+    assert (new["n_draws"], new["shape"]) == (old["n_draws"], old["shape"])
+
+
+@pytest.mark.parametrize("n, p", [(40, 70), (90, 30)])
+def test_shuffle_null_draws_the_same_permutations(n, p, monkeypatch):
+    """The permutations, drawn once per shape and seed as index arrays (up to SHUFFLE_CACHE_BYTES, then
+    directly), are those rng.permuted draws: for this matrix, another of its shape, more or fewer draws."""
+    from geomprobe.analysis import value_manifold as module
+
+    monkeypatch.setattr(module, "SHUFFLE_CACHE_BYTES", 12 * n * p * 2)  # room for 12 draws of int16 indices
+    module._SHUFFLES.clear()
+    rng = np.random.default_rng(n)
+    first, second = (standardise(_values(rng, n, p))[0] for _ in range(2))
+    seed = np.random.SeedSequence(7).spawn(3)[2]
+    for z, n_null in ((first, 25), (second, 10), (second, 30), (first, 25)):
+        _assert_same_summary(shuffle_null(z, n_null, seed=seed), _old_shuffle_null(z, n_null, seed))
+    assert len(module._SHUFFLES[(n, p, module._seed_key(seed))]["indices"]) == 12
+    _assert_same_summary(shuffle_null(first, 25, seed=3), _old_shuffle_null(first, 25, 3))
+
+
+def test_gaussian_null_with_fewer_draws_is_the_first_of_the_same_stream():
+    from geomprobe.analysis import value_manifold as module
+
+    seed = np.random.SeedSequence(9).spawn(3)[1]
+    for n_null in (12, 30, 7):  # drawn, extended, and read from the draws made
+        assert gaussian_null(20, 9, n_null, seed=seed) == module._draw_gaussian_null(20, 9, n_null, seed)
 
 
 def test_leave_one_out_drops_a_column_only_its_row_varies():
