@@ -318,8 +318,11 @@ class _RowSpace:
         g = self.basis[rows]
         return g if self.phi is None else np.concatenate([g, self.phi[rows][:, None]], axis=1)
 
-    def start(self, rows: np.ndarray, count: int = 2) -> np.ndarray:
-        """The full sample's top `count` eigenvectors, for every leave-out [L, count, size]."""
+    def start(self, rows: np.ndarray, count: int = 3) -> np.ndarray:
+        """The full sample's top `count` eigenvectors, for every leave-out [L, count, size]. Leaving out
+        a row (two rank-one downdates, and a rescaling near 1) moves each eigenvalue at most down to
+        the next but one, so a leave-out's top two eigenvectors lie mostly in this span: started
+        from the top two only, a search can settle on the third eigenvalue for the second."""
         start = np.zeros((len(rows), count, self.size))
         start[:, np.arange(count), np.arange(count)] = 1.0
         return start
@@ -380,11 +383,12 @@ def _top_two_batched(space: _RowSpace, rows: np.ndarray, mean: np.ndarray, weigh
                      tolerance: np.ndarray) -> np.ndarray:
     """[L, 2]: the top two eigenvalues of leave-out rows[l], each within tolerance[l] (NaN where the
     search did not get there in DAVIDSON_STEPS steps). Block Davidson: the search space starts from
-    the full sample's top two eigenvectors; each step adds Olsen's corrections of the two Ritz pairs
+    the full sample's top three eigenvectors; each step adds Olsen's corrections of the two Ritz pairs
     not yet settled (_RowSpace.correction) and applies every leave-out's matrix to them at once.
     A Ritz value theta_j with residual norm r_j is within min(r_j, r_j^2 / gap_j) of an eigenvalue
     (gap_1 = theta_1 - theta_2 - r_2, gap_2 = theta_2 - theta_3: the distance to the next Ritz value);
-    Ritz values never exceed the eigenvalues they approach."""
+    Ritz values never exceed the eigenvalues they approach. No residual shows an eigenvalue that the
+    search space misses altogether: the start (_RowSpace.start) is what rules that out."""
     g = space.constraint(rows)
     start = space.start(rows)
     count, b, size = start.shape
@@ -409,7 +413,8 @@ def _top_two_batched(space: _RowSpace, rows: np.ndarray, mean: np.ndarray, weigh
         if k == 3:
             gap = np.stack([theta[:, 0] - theta[:, 1] - res[:, 1], theta[:, 1] - theta[:, 2]], axis=1)
             err = np.minimum(err, np.where(gap > 0, res[:, :2] ** 2 / np.where(gap > 0, gap, 1.0), np.inf))
-        settled = err <= tolerance[active][:, None]
+        # a Ritz vector on zero directions (dropped corrections) is no eigenvector: never settled
+        settled = (err <= tolerance[active][:, None]) & (np.linalg.norm(x[:, :2], axis=2) > 0.5)
         done = settled.all(axis=1)
         top[active[done]] = theta[done, :2]
         if done.all() or step == DAVIDSON_STEPS:
@@ -470,7 +475,7 @@ def _batched_leave_one_out(z: np.ndarray) -> np.ndarray:
     gram = z.T @ z if p <= n else None
     diagonal = np.diag(gram) if gram is not None else s2
     space = _RowSpace(z)
-    per_row = 8 * (2 * (2 + 2 * DAVIDSON_STEPS) * space.size + 8 * space.size + 8 * p)
+    per_row = 8 * (2 * (3 + 2 * DAVIDSON_STEPS) * space.size + 8 * space.size + 8 * p)  # search space, image, work
     batch = int(min(n, max(1, BATCH_BYTES // per_row)))
     redo = []
     for lo in range(0, n, batch):

@@ -116,6 +116,39 @@ def test_batched_leave_one_out_falls_back_when_the_search_does_not_settle(monkey
     assert len(calls) > 35
 
 
+class _Diagonal:
+    """A stand-in for _RowSpace: one leave-out whose matrix is diag(5, 3, 2, 1, 0.5) (no constraint)."""
+
+    lam = np.array([5.0, 3.0, 2.0, 1.0, 0.5])
+    size = 5
+
+    def constraint(self, rows):
+        return np.zeros((len(rows), self.size))
+
+    def start(self, rows, count=3):
+        start = np.zeros((len(rows), count, self.size))
+        start[:, 0, 0] = 1.0  # the top eigenvector, exactly; the others vanish (as a constraint can make them)
+        return start
+
+    def apply(self, rows, mean, weight, c):
+        return c * self.lam
+
+    def correction(self, x, r, theta):
+        return -r / (self.lam - theta[:, :, None] + 0.1)
+
+
+@pytest.mark.parametrize("steps", [0, 3])
+def test_batched_search_never_settles_on_a_zero_direction(steps, monkeypatch):
+    """Vanished start vectors leave zero columns in the search space, whose Ritz pairs (0, 0) have no
+    residual: with the top pair settled from the start, the second must not be taken from them (5, 0):
+    the leave-out stays unsettled, for the one-at-a-time fallback."""
+    from geomprobe.analysis import value_manifold as module
+
+    monkeypatch.setattr(module, "DAVIDSON_STEPS", steps)
+    top = module._top_two_batched(_Diagonal(), np.array([0]), np.zeros((1, 1)), np.ones((1, 1)), np.array([1e-9]))
+    assert np.isnan(top).all()
+
+
 def test_outlier_row_pr_comes_from_one_at_a_time():
     """Without the row that dominates every column, G - a a' cancels: its Frobenius norm is re-computed."""
     z = standardise(_hard("outlier row", 70, 90, np.random.default_rng(1)))[0]
