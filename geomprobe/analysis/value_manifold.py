@@ -438,24 +438,42 @@ def _top_two_batched(space: _RowSpace, rows: np.ndarray, mean: np.ndarray, weigh
 FROBENIUS_BLOCK = 256  # columns of H = G * G formed at a time
 
 
-def _leave_out_frobenius(z: np.ndarray, gram: np.ndarray | None, u: np.ndarray, a: np.ndarray,
-                         b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Squared Frobenius norms of C_i = D_i (G - a_i a_i' - b_i b_i') D_i for the rows of u = d^2, a and
-    b [L, p], expanded as in _downdated_statistics with (ua)'G(ua) = |z (ua)|^2; and the size of the
-    largest term against the result (the factor by which rounding grows in the cancellation: large
-    when row i dominates some columns). G = z'z (given, or formed FROBENIUS_BLOCK columns at a time)."""
-    p = z.shape[1]
-    hu = np.zeros(len(u))
+def _leave_out_weights(z: np.ndarray, s1: np.ndarray, s2: np.ndarray, rows) -> tuple[np.ndarray, np.ndarray]:
+    """For each leave-out of `rows`: its column means m_i and weights d_i^2 = 1 / var_i, 0 for a column
+    constant without row i (as resample_eigenvalues drops it), [len(rows), p] each."""
+    mean, var = _leave_out_moments(z, s1, s2, rows)
+    keep = var > 1e-10
+    return mean, np.where(keep, 1.0 / np.where(keep, var, 1.0), 0.0)
+
+
+def _leave_out_frobenius(z: np.ndarray, gram: np.ndarray | None, s1: np.ndarray,
+                         s2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Squared Frobenius norms [n] of every C_i = D_i (G - a a' - b b') D_i (a = z_i, b = sqrt(n - 1) m_i,
+    u = d_i^2), expanded as in _downdated_statistics with (ua)'G(ua) = |z (ua)|^2; and the size of
+    the largest term against the result (the factor by which rounding grows in the cancellation:
+    large when row i dominates some columns). G = z'z (given, or formed FROBENIUS_BLOCK columns at a
+    time, each block once for all leave-outs: u'Hu costs n p^2)."""
+    n, p = z.shape
+    rows_at_once = int(max(1, min(n, BATCH_BYTES // (8 * 4 * p))))
+    batches = [np.arange(lo, min(n, lo + rows_at_once)) for lo in range(0, n, rows_at_once)]
+    hu = np.zeros(n)
     for lo in range(0, p, FROBENIUS_BLOCK):
         cols = slice(lo, lo + FROBENIUS_BLOCK)
         block = gram[:, cols] if gram is not None else z.T @ z[:, cols]
-        hu += ((u @ (block * block)) * u[:, cols]).sum(axis=1)
-    ua, ub = u * a, u * b
-    cross = ((ua @ gram) * ua).sum(axis=1) if gram is not None else ((ua @ z.T) ** 2).sum(axis=1)
-    cross_b = ((ub @ gram) * ub).sum(axis=1) if gram is not None else ((ub @ z.T) ** 2).sum(axis=1)
-    small = (ua * a).sum(axis=1) ** 2 + 2 * (ua * b).sum(axis=1) ** 2 + (ub * b).sum(axis=1) ** 2
-    frobenius = hu - 2 * cross - 2 * cross_b + small
-    largest = np.maximum(hu, 2 * cross + 2 * cross_b + small)
+        square = block * block
+        for rows in batches:
+            u = _leave_out_weights(z, s1, s2, rows)[1]
+            hu[rows] += ((u @ square) * u[:, cols]).sum(axis=1)
+    frobenius, largest = np.empty(n), np.empty(n)
+    for rows in batches:
+        mean, u = _leave_out_weights(z, s1, s2, rows)
+        a, b = z[rows], math.sqrt(n - 1) * mean
+        ua, ub = u * a, u * b
+        cross = ((ua @ gram) * ua).sum(axis=1) if gram is not None else ((ua @ z.T) ** 2).sum(axis=1)
+        cross_b = ((ub @ gram) * ub).sum(axis=1) if gram is not None else ((ub @ z.T) ** 2).sum(axis=1)
+        small = (ua * a).sum(axis=1) ** 2 + 2 * (ua * b).sum(axis=1) ** 2 + (ub * b).sum(axis=1) ** 2
+        frobenius[rows] = hu[rows] - 2 * cross - 2 * cross_b + small
+        largest[rows] = np.maximum(hu[rows], 2 * cross + 2 * cross_b + small)
     return frobenius, largest / np.where(frobenius > 0, frobenius, np.nan)
 
 
@@ -474,26 +492,24 @@ def _batched_leave_one_out(z: np.ndarray) -> np.ndarray:
     s1, s2 = z.sum(axis=0), (z * z).sum(axis=0)
     gram = z.T @ z if p <= n else None
     diagonal = np.diag(gram) if gram is not None else s2
+    frobenius, growth = _leave_out_frobenius(z, gram, s1, s2)
     space = _RowSpace(z)
     per_row = 8 * (2 * (3 + 2 * DAVIDSON_STEPS) * space.size + 8 * space.size + 8 * p)  # search space, image, work
     batch = int(min(n, max(1, BATCH_BYTES // per_row)))
     redo = []
     for lo in range(0, n, batch):
         rows = np.arange(lo, min(n, lo + batch))
-        mean, var = _leave_out_moments(z, s1, s2, rows)
-        keep = var > 1e-10  # as resample_eigenvalues: a column constant without row i is dropped
-        weight = np.where(keep, 1.0 / np.where(keep, var, 1.0), 0.0)
+        mean, weight = _leave_out_weights(z, s1, s2, rows)
         b = math.sqrt(n - 1) * mean
         a = z[rows]
         trace = (weight * (diagonal - a * a - b * b)).sum(axis=1)
-        usable = keep.any(axis=1) & (trace > 0)
+        usable = (weight > 0).any(axis=1) & (trace > 0)
         if not usable.any():
             continue
-        rows, mean, weight, a, b, trace = (v[usable] for v in (rows, mean, weight, a, b, trace))
-        frobenius, growth = _leave_out_frobenius(z, gram, weight, a, b)
+        rows, mean, weight, trace = (v[usable] for v in (rows, mean, weight, trace))
         top = _top_two_batched(space, rows, mean, weight, JACKKNIFE_TOLERANCE * trace)
-        out[rows] = np.stack([top[:, 0] / trace, top.sum(axis=1) / trace, trace**2 / frobenius], axis=1)
-        redo.extend(rows[np.isnan(top[:, 0]) | ~(growth <= FROBENIUS_CANCELLATION)].tolist())
+        out[rows] = np.stack([top[:, 0] / trace, top.sum(axis=1) / trace, trace**2 / frobenius[rows]], axis=1)
+        redo.extend(rows[np.isnan(top[:, 0]) | ~(growth[rows] <= FROBENIUS_CANCELLATION)].tolist())
     if redo:
         one = _OneAtATime(z, _one_at_a_time_route(n, p))
         for row in redo:
