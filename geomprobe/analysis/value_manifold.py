@@ -606,10 +606,12 @@ def _shuffled(z: np.ndarray, n_null: int, seed: int | np.random.SeedSequence):
         if draw == len(entry["indices"]) and draw < room:
             if order is None:
                 order = np.asfortranarray(np.broadcast_to(np.arange(n, dtype=np.intp)[:, None], (n, p)))
+                offsets = np.arange(p, dtype=np.intp) * n
             rows = rng.permuted(order, axis=0)
             entry["indices"].append(rows.astype(kept, order="F"))
             entry["state"] = rng.bit_generator.state
-            yield np.take_along_axis(columns, rows, axis=0)
+            rows += offsets  # flat positions in the column-major data: the fastest gather
+            yield columns.ravel(order="F").take(rows.ravel(order="F")).reshape((n, p), order="F")
         else:
             shuffled = np.empty_like(columns) if shuffled is None else shuffled
             yield rng.permuted(columns, axis=0, out=shuffled)
