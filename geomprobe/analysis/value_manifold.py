@@ -18,14 +18,19 @@ bootstrap standard deviations. BCa's bias correction helps when the shift is sma
 large every bootstrap interval can exclude its estimate (all-MiniLM-L6-v2, 60 demo prompts: pr
 15.6, percentile CI [9.8, 13.7]; an i.i.d. Gaussian 75 x 4096 matrix: pc1 0.017, CI about
 [0.04, 0.07]). ci="jackknife" gives estimate -/+ 1.96 jackknife standard errors instead (leave one
-prompt out: no duplicated rows); compare pc1 with the nulls, not with the ends of its CI.
+prompt out: no duplicated rows); compare pc1 with the nulls, not with the ends of its CI. The n
+leave-one-out spectra are exact (leave_one_out_statistics: pr in closed form, the top two
+eigenvalues of every leave-out at once by a preconditioned search in the row space, to 1e-12 of
+the trace), and cost about what a few products with the n x p matrix cost per leave-out.
 Nulls: i.i.d. Gaussian matrices of the same n x p_kept shape, and every column permuted
-independently across prompts (parallel analysis). Both go through the same standardisation.
+independently across prompts (parallel analysis). Both go through the same standardisation. Their
+random draws depend only on the shape and the seed, which every layer of a profile shares: a
+process makes each Gaussian draw once, and draws the shuffle's permutations once (gathering them
+for each layer's matrix), with exactly the numbers of fresh draws.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -163,58 +168,352 @@ def _row_space_cheaper(n: int, p: int) -> bool:
     return 0.05 * n * n * p + _spectrum_ns(n) < 4.0 * p * p + _spectrum_ns(p)
 
 
+def _one_at_a_time_ns(n: int, p: int) -> float:
+    """Measured nanoseconds (one core) of one leave-out by the cheaper one-at-a-time route, with its
+    overhead (a Python step, and in the row space the copy of its n - 1 rows)."""
+    return 6e4 + min(0.05 * n * n * p + _spectrum_ns(n) + 10.0 * n * p, 4.0 * p * p + _spectrum_ns(p))
+
+
+def _batched_ns(n: int, p: int) -> float:
+    """Measured nanoseconds (one core) of the whole batched route (_batched_leave_one_out), fitted on
+    n = 24-1,600, p = 8-4,096 to within about 30%: k = n coordinates (p + 2 with n > p), the search's
+    products (n p k), the Frobenius norms (n p^2), the basis (k^3) and per-leave-out work."""
+    k = n if n <= p else p + 2
+    return (0.59 * n * p * k + 0.18 * n * p * p + 0.31 * k**3 + 460.0 * n * k + 2900.0 * n + 2.0 * p * p
+            + 2.8e6)
+
+
 def leave_one_out_route(n: int, p: int) -> str:
-    """How leave_one_out_statistics computes an n x p jackknife: "row space" (each spectrum re-fitted
-    from its rows), "cross-product, formed" (each downdated p x p matrix formed, full spectrum) or
-    "cross-product, products" (above DENSE_SPECTRUM_MAX columns: never formed)."""
+    """How leave_one_out_statistics computes an n x p jackknife: "batched" (every leave-out at once,
+    _batched_leave_one_out), or one leave-out at a time: "row space" (each spectrum re-fitted from its
+    rows), "cross-product, formed" (each downdated p x p matrix formed, full spectrum) or
+    "cross-product, products" (above DENSE_SPECTRUM_MAX columns: never formed), whichever is measured
+    cheaper (_batched_ns against n x _one_at_a_time_ns: one at a time only for a few dozen rows)."""
+    if n >= BATCHED_MIN_ROWS and _batched_ns(n, p) < n * _one_at_a_time_ns(n, p):
+        return "batched"
+    return _one_at_a_time_route(n, p)
+
+
+def _one_at_a_time_route(n: int, p: int) -> str:
+    """The cheaper one-at-a-time route (_OneAtATime) for an n x p matrix."""
     if _row_space_cheaper(n, p):
         return "row space"
     return "cross-product, formed" if p <= DENSE_SPECTRUM_MAX else "cross-product, products"
+
+
+def _leave_out_moments(z: np.ndarray, s1: np.ndarray, s2: np.ndarray, rows) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and variances of z without row i, for each row i of `rows` ([len(rows), p] each)."""
+    n = z.shape[0]
+    zi = z[rows]
+    mean = (s1 - zi) / (n - 1)
+    return mean, (s2 - zi * zi) / (n - 1) - mean * mean
+
+
+class _OneAtATime:
+    """The exact leave-one-out [pc1, pc12, pr] of one row at a time by `route` (leave_one_out_route's
+    one-at-a-time routes); the batched route's fallback for a leave-out it does not settle."""
+
+    def __init__(self, z: np.ndarray, route: str):
+        self.z, self.route = z, route
+        self.s1, self.s2 = z.sum(axis=0), (z * z).sum(axis=0)
+        self.gram = z @ z.T if route == "row space" else z.T @ z
+        self.leading = np.linalg.eigh(self.gram)[1][:, -1] if self.gram.shape[0] > DENSE_SPECTRUM_MAX else None
+        self.square = self.gram * self.gram if route == "cross-product, products" else None
+
+    def __call__(self, row: int) -> np.ndarray:
+        z, gram = self.z, self.gram
+        n, p = z.shape
+        zi = z[row]
+        mean, var = (v[0] for v in _leave_out_moments(z, self.s1, self.s2, [row]))
+        keep = var > 1e-10  # as resample_eigenvalues: a column constant without row i is dropped
+        if not keep.any():
+            return np.full(len(STATISTICS), np.nan)
+        if self.square is not None:
+            scale = np.zeros(p)
+            scale[keep] = 1.0 / np.sqrt(var[keep])
+            return _downdated_statistics(gram, self.square, zi, np.sqrt(n - 1) * mean, scale, self.leading)
+        scale = 1.0 / np.sqrt(var[keep])
+        if self.route == "row space":
+            others = np.delete(np.arange(n), row)
+            scaled = (z[np.ix_(others, keep)] - mean[keep]) * scale
+            matrix, start = scaled @ scaled.T, None if self.leading is None else self.leading[others]
+        else:
+            cross = gram - np.outer(zi, zi) - (n - 1) * np.outer(mean, mean)
+            if not keep.all():
+                cross = cross[np.ix_(keep, keep)]
+            matrix, start = cross * scale[:, None] * scale[None, :], None
+        return symmetric_statistics(matrix, start)
 
 
 def leave_one_out_statistics(z: np.ndarray) -> np.ndarray:
     """[n, 3]: [pc1, pc12, pr] of standardise(X without row i) for each row i, given z = standardise(X);
     row i equals _resampled_statistics(z, np.delete(np.arange(n), i)) to rounding (tested to 1e-9).
 
-    Re-fitting each leave-one-out spectrum from its rows costs about n p^2 + p^3 (n^2 p + n^3 in the
-    row space when p > n), so the jackknife grows like n^2 p^2. Here the p x p cross-product G = z'z
-    is formed once: leaving out row i re-centres the columns by m = (s1 - z_i) / (n - 1) and rescales
-    them by 1 / sd_i, so its covariance is D_i (G - z_i z_i' - (n - 1) m m') D_i, a function of G in
-    O(p^2) whatever n is (formed for a dense spectrum; above DENSE_SPECTRUM_MAX columns only
-    multiplied by vectors: _downdated_statistics). Only where re-fitting in the row space is cheaper
-    (few rows, many columns: _row_space_cheaper) is each spectrum re-fitted from its rows. Large
-    matrices give only their top two eigenvalues, started from the full sample's leading eigenvector."""
+    Leaving out row i re-centres the columns by m = (s1 - z_i) / (n - 1) and rescales them by
+    1 / sd_i, so its covariance is C_i = D_i (G - z_i z_i' - (n - 1) m m') D_i with G = z'z: trace
+    and squared Frobenius norm (which give pr) are closed forms in G (_leave_out_frobenius), pc1 and
+    pc12 need the top two eigenvalues. Re-fitting each leave-out costs about n p^2 + p^3 (n^2 p + n^3
+    in the row space when p > n), so the jackknife would grow like n^2 p^2. The batched route
+    (_batched_leave_one_out) finds the top two eigenvalues of every leave-out at once: a block
+    Davidson search in one coordinate system of the row space, where the full sample's Gram matrix
+    z z' is diagonal (its exact inverse preconditions every leave-out's search, which converges in
+    2 to 5 steps even when the top eigenvalues have no gap), each step one matrix product for all
+    leave-outs, stopped when the eigenvalue errors bound below JACKKNIFE_TOLERANCE of the trace.
+    Small matrices, where that costs more, take one leave-out at a time (leave_one_out_route):
+    from G in O(p^2) whatever n is (formed for a dense spectrum; above DENSE_SPECTRUM_MAX columns
+    only multiplied by vectors: _downdated_statistics) or, with few rows and many columns
+    (_row_space_cheaper), re-fitted from its rows; large matrices give only their top two
+    eigenvalues, started from the full sample's leading eigenvector."""
+    n, p = z.shape
+    route = leave_one_out_route(n, p)
+    if route == "batched":
+        return _batched_leave_one_out(z)
+    one = _OneAtATime(z, route)
+    return np.stack([one(row) for row in range(n)]) if n else np.full((0, len(STATISTICS)), np.nan)
+
+
+JACKKNIFE_TOLERANCE = 1e-12  # batched route: each leave-out's top two eigenvalues to this share of its trace
+DAVIDSON_STEPS = 10  # batched route: search steps before a leave-out falls back to one-at-a-time
+BATCHED_MIN_ROWS = 24  # below this many rows one leave-out at a time is always cheaper
+BATCH_BYTES = 64 << 20  # batched route: working memory for one batch of leave-outs
+
+
+class _RowSpace:
+    """The leave-one-out covariances of a standardised [n, p] z in one orthonormal coordinate system of
+    the row space, where the full sample's Gram matrix z z' is diagonal (eigenvalues `lam`, largest
+    first). With p >= n the coordinates are those of the n eigenvectors U of z z'. With n > p they are
+    those of an orthonormal basis U [n, p + 1] of the span of the columns of z and of 1 (QR of
+    [1 / sqrt(n), z], rotated to diagonalise z z'), plus one coordinate per leave-out along f_i, the part
+    of e_i outside that span (length phi_i): leave-out i's rows span a subspace of U and e_i.
+
+    Leave-out i is the matrix M_i = P_i (z - 1 m_i') D_i^2 (z - 1 m_i')' P_i on the row space, P_i the
+    projection that zeroes row i: its non-zero eigenvalues are those of C_i. Vectors c live in the
+    subspace e_i' v = 0, i.e. c orthogonal to e_i's coordinates g_i = (u_i, phi_i). In coordinates,
+    with B = z'U [p, k] and omega = U'1 (and z'f_i = 0, 1'f_i = 0):
+        w = d_i^2 * (B c_U - m_i (omega . c_U))            D_i^2 (z - 1 m_i')' v, a p-vector
+        M_i c = (B'w - omega (m_i . w), 0) - y_i g_i,      y_i = z_i . w - m_i . w (row i, zeroed by P_i)
+    two products with B (2 p k multiply-adds) per vector; z z' is diag(lam) here, so the search's
+    preconditioner (z z' - theta)^-1 is exact and free."""
+
+    def __init__(self, z: np.ndarray):
+        n, p = z.shape
+        if n <= p:
+            lam, basis = np.linalg.eigh(z @ z.T)
+            self.phi = None
+        else:
+            q, r = np.linalg.qr(np.hstack([np.full((n, 1), 1.0 / math.sqrt(n)), z]))
+            lam, rotation = np.linalg.eigh(r[:, 1:] @ r[:, 1:].T)
+            basis = q @ rotation
+        self.lam, self.basis = np.clip(lam[::-1], 0.0, None), np.ascontiguousarray(basis[:, ::-1])
+        self.z, self.k = z, self.basis.shape[1]
+        self.product = z.T @ self.basis  # B = z'U [p, k]
+        self.omega = self.basis.sum(axis=0)  # U'1
+        if n > p:
+            self.phi = np.sqrt(np.clip(1.0 - (self.basis * self.basis).sum(axis=1), 0.0, None))
+            self.lam = np.append(self.lam, 0.0)
+        self.size = self.k + (self.phi is not None)
+
+    def constraint(self, rows: np.ndarray) -> np.ndarray:
+        """g_i [L, size]: e_i's coordinates, unit vectors (the rows left out)."""
+        g = self.basis[rows]
+        return g if self.phi is None else np.concatenate([g, self.phi[rows][:, None]], axis=1)
+
+    def start(self, rows: np.ndarray, count: int = 3) -> np.ndarray:
+        """The full sample's top `count` eigenvectors, for every leave-out [L, count, size]. Leaving out
+        a row (two rank-one downdates, and a rescaling near 1) moves each eigenvalue at most down to
+        the next but one, so a leave-out's top two eigenvectors lie mostly in this span: started
+        from the top two only, a search can settle on the third eigenvalue for the second."""
+        start = np.zeros((len(rows), count, self.size))
+        start[:, np.arange(count), np.arange(count)] = 1.0
+        return start
+
+    def apply(self, rows: np.ndarray, mean: np.ndarray, weight: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """M_i c for leave-out rows[l] and each of its vectors c[l] [L, b, size]; mean, weight (d_i^2): [L, p]."""
+        count, b, _ = c.shape
+        p, k = self.product.shape
+        cu = c[:, :, :k]
+        w = (cu.reshape(count * b, k) @ self.product.T).reshape(count, b, p)
+        w -= mean[:, None, :] * (cu @ self.omega)[:, :, None]
+        w *= weight[:, None, :]
+        mw = (w @ mean[:, :, None])[:, :, 0]
+        out = np.zeros_like(c)
+        out[:, :, :k] = (w.reshape(count * b, p) @ self.product).reshape(count, b, k) - self.omega * mw[:, :, None]
+        yi = (w @ self.z[rows][:, :, None])[:, :, 0] - mw
+        return out - yi[:, :, None] * self.constraint(rows)[:, None, :]
+
+    def correction(self, x: np.ndarray, r: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """Olsen's correction -K^-1 r + eps K^-1 x (orthogonal to x in K's metric), K = z z' - theta, for
+        Ritz vectors x and residuals r [L, b, size] (theta [L, b]): diagonal in these coordinates."""
+        shift = self.lam - theta[:, :, None]
+        floor = 1e-10 * max(float(self.lam[0]), 1e-300)
+        shift = np.where(np.abs(shift) < floor, np.where(shift < 0, -floor, floor), shift)
+        kr, kx = r / shift, x / shift
+        den = (x * kx).sum(axis=2)
+        eps = (x * kr).sum(axis=2) / np.where(den == 0, 1.0, den)
+        return eps[:, :, None] * kx - kr
+
+
+def _constrained(c: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """c [L, b, size] projected orthogonally to the unit vectors g [L, size]."""
+    return c - (c @ g[:, :, None]) * g[:, None, :]
+
+
+def _orthonormalised(basis: np.ndarray, new: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """The new directions [L, b, size] orthonormalised against the orthonormal basis [L, m, size] and
+    each other (classical Gram-Schmidt twice), in the subspace orthogonal to g; a direction that lies
+    (to 1e-10 of its length) in the span becomes the zero vector, which adds nothing to the search."""
+    out = np.zeros_like(new)
+    new = _constrained(new, g)
+    for j in range(new.shape[1]):
+        span = np.concatenate([basis, out[:, :j]], axis=1)
+        w = new[:, j]
+        before = np.linalg.norm(w, axis=1)
+        for _ in range(2):
+            w = w - ((span @ w[:, :, None]).transpose(0, 2, 1) @ span)[:, 0]
+        norm = np.linalg.norm(w, axis=1)
+        kept = norm > 1e-10 * before
+        w = _constrained(np.where(kept[:, None], w / np.where(kept, norm, 1.0)[:, None], 0.0)[:, None], g)[:, 0]
+        w = w - ((span @ w[:, :, None]).transpose(0, 2, 1) @ span)[:, 0]  # what the projection's rounding left
+        norm = np.linalg.norm(w, axis=1)
+        out[:, j] = np.where((norm > 0.5)[:, None], w / np.where(norm > 0, norm, 1.0)[:, None], 0.0)
+    return out
+
+
+def _top_two_batched(space: _RowSpace, rows: np.ndarray, mean: np.ndarray, weight: np.ndarray,
+                     tolerance: np.ndarray) -> np.ndarray:
+    """[L, 2]: the top two eigenvalues of leave-out rows[l], each within tolerance[l] (NaN where the
+    search did not get there in DAVIDSON_STEPS steps). Block Davidson: the search space starts from
+    the full sample's top three eigenvectors; each step adds Olsen's corrections of the two Ritz pairs
+    not yet settled (_RowSpace.correction) and applies every leave-out's matrix to them at once.
+    A Ritz value theta_j with residual norm r_j is within min(r_j, r_j^2 / gap_j) of an eigenvalue
+    (gap_1 = theta_1 - theta_2 - r_2, gap_2 = theta_2 - theta_3: the distance to the next Ritz value);
+    Ritz values never exceed the eigenvalues they approach. No residual shows an eigenvalue that the
+    search space misses altogether: the start (_RowSpace.start) is what rules that out."""
+    g = space.constraint(rows)
+    start = space.start(rows)
+    count, b, size = start.shape
+    width = b + 2 * DAVIDSON_STEPS
+    basis, image = np.zeros((count, width, size)), np.zeros((count, width, size))
+    projected = np.zeros((count, width, width))
+    basis[:, :b] = _orthonormalised(basis[:, :0], start, g)
+    image[:, :b] = space.apply(rows, mean, weight, basis[:, :b])
+    projected[:, :b, :b] = basis[:, :b] @ image[:, :b].transpose(0, 2, 1)
+    top = np.full((count, 2), np.nan)
+    active = np.arange(count)
+    m = b
+    for step in range(DAVIDSON_STEPS + 1):
+        t = projected[:, :m, :m]
+        theta, vectors = np.linalg.eigh(0.5 * (t + t.transpose(0, 2, 1)))
+        k = min(3, m)
+        theta, vectors = theta[:, ::-1][:, :k], vectors[:, :, ::-1][:, :, :k]
+        x = vectors.transpose(0, 2, 1) @ basis[:, :m]
+        r = vectors.transpose(0, 2, 1) @ image[:, :m] - theta[:, :, None] * x
+        res = np.linalg.norm(r, axis=2)
+        err = res[:, :2].copy()
+        if k == 3:
+            gap = np.stack([theta[:, 0] - theta[:, 1] - res[:, 1], theta[:, 1] - theta[:, 2]], axis=1)
+            err = np.minimum(err, np.where(gap > 0, res[:, :2] ** 2 / np.where(gap > 0, gap, 1.0), np.inf))
+        # a Ritz vector on zero directions (dropped corrections) is no eigenvector: never settled
+        settled = (err <= tolerance[active][:, None]) & (np.linalg.norm(x[:, :2], axis=2) > 0.5)
+        done = settled.all(axis=1)
+        top[active[done]] = theta[done, :2]
+        if done.all() or step == DAVIDSON_STEPS:
+            break
+        if done.any():
+            keep = ~done
+            active, basis, image, projected = active[keep], basis[keep], image[keep], projected[keep]
+            x, r, theta, settled, g = x[keep], r[keep], theta[keep], settled[keep], g[keep]
+            mean, weight = mean[keep], weight[keep]
+        new = space.correction(x[:, :2], r[:, :2], theta[:, :2])
+        new[settled] = 0.0
+        new = _orthonormalised(basis[:, :m], new, g)
+        basis[:, m:m + 2] = new
+        image[:, m:m + 2] = space.apply(rows[active], mean, weight, new)
+        projected[:, :m + 2, m:m + 2] = basis[:, :m + 2] @ image[:, m:m + 2].transpose(0, 2, 1)
+        projected[:, m:m + 2, :m] = projected[:, :m, m:m + 2].transpose(0, 2, 1)
+        m += 2
+    return top
+
+
+FROBENIUS_BLOCK = 256  # columns of H = G * G formed at a time
+
+
+def _leave_out_weights(z: np.ndarray, s1: np.ndarray, s2: np.ndarray, rows) -> tuple[np.ndarray, np.ndarray]:
+    """For each leave-out of `rows`: its column means m_i and weights d_i^2 = 1 / var_i, 0 for a column
+    constant without row i (as resample_eigenvalues drops it), [len(rows), p] each."""
+    mean, var = _leave_out_moments(z, s1, s2, rows)
+    keep = var > 1e-10
+    return mean, np.where(keep, 1.0 / np.where(keep, var, 1.0), 0.0)
+
+
+def _leave_out_frobenius(z: np.ndarray, gram: np.ndarray | None, s1: np.ndarray,
+                         s2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Squared Frobenius norms [n] of every C_i = D_i (G - a a' - b b') D_i (a = z_i, b = sqrt(n - 1) m_i,
+    u = d_i^2), expanded as in _downdated_statistics with (ua)'G(ua) = |z (ua)|^2; and the size of
+    the largest term against the result (the factor by which rounding grows in the cancellation:
+    large when row i dominates some columns). G = z'z (given, or formed FROBENIUS_BLOCK columns at a
+    time, each block once for all leave-outs: u'Hu costs n p^2)."""
+    n, p = z.shape
+    rows_at_once = int(max(1, min(n, BATCH_BYTES // (8 * 4 * p))))
+    batches = [np.arange(lo, min(n, lo + rows_at_once)) for lo in range(0, n, rows_at_once)]
+    hu = np.zeros(n)
+    for lo in range(0, p, FROBENIUS_BLOCK):
+        cols = slice(lo, lo + FROBENIUS_BLOCK)
+        block = gram[:, cols] if gram is not None else z.T @ z[:, cols]
+        square = block * block
+        for rows in batches:
+            u = _leave_out_weights(z, s1, s2, rows)[1]
+            hu[rows] += ((u @ square) * u[:, cols]).sum(axis=1)
+    frobenius, largest = np.empty(n), np.empty(n)
+    for rows in batches:
+        mean, u = _leave_out_weights(z, s1, s2, rows)
+        a, b = z[rows], math.sqrt(n - 1) * mean
+        ua, ub = u * a, u * b
+        cross = ((ua @ gram) * ua).sum(axis=1) if gram is not None else ((ua @ z.T) ** 2).sum(axis=1)
+        cross_b = ((ub @ gram) * ub).sum(axis=1) if gram is not None else ((ub @ z.T) ** 2).sum(axis=1)
+        small = (ua * a).sum(axis=1) ** 2 + 2 * (ua * b).sum(axis=1) ** 2 + (ub * b).sum(axis=1) ** 2
+        frobenius[rows] = hu[rows] - 2 * cross - 2 * cross_b + small
+        largest[rows] = np.maximum(hu[rows], 2 * cross + 2 * cross_b + small)
+    return frobenius, largest / np.where(frobenius > 0, frobenius, np.nan)
+
+
+FROBENIUS_CANCELLATION = 8.0  # batched route: above this growth a leave-out's pr is taken one at a time
+
+
+def _batched_leave_one_out(z: np.ndarray) -> np.ndarray:
+    """leave_one_out_statistics for every leave-out at once (route "batched", see _RowSpace and
+    _top_two_batched): trace sum_j d_j^2 (G_jj - a_j^2 - b_j^2) and Frobenius norm
+    (_leave_out_frobenius) in closed form, the top two eigenvalues by the batched search to
+    JACKKNIFE_TOLERANCE of the trace. A leave-out the search does not settle, or whose Frobenius
+    expansion cancels (FROBENIUS_CANCELLATION: a row that dominates its columns), is computed by
+    the exact one-at-a-time route instead."""
     n, p = z.shape
     out = np.full((n, len(STATISTICS)), np.nan)
     s1, s2 = z.sum(axis=0), (z * z).sum(axis=0)
-    route = leave_one_out_route(n, p)
-    row_space = route == "row space"
-    gram = z @ z.T if row_space else z.T @ z
-    leading = np.linalg.eigh(gram)[1][:, -1] if gram.shape[0] > DENSE_SPECTRUM_MAX else None
-    square = gram * gram if route == "cross-product, products" else None
-    for row in range(n):
-        zi = z[row]
-        mean = (s1 - zi) / (n - 1)
-        var = (s2 - zi * zi) / (n - 1) - mean * mean
-        keep = var > 1e-10  # as resample_eigenvalues: a column constant without row i is dropped
-        if not keep.any():
+    gram = z.T @ z if p <= n else None
+    diagonal = np.diag(gram) if gram is not None else s2
+    frobenius, growth = _leave_out_frobenius(z, gram, s1, s2)
+    space = _RowSpace(z)
+    per_row = 8 * (2 * (3 + 2 * DAVIDSON_STEPS) * space.size + 8 * space.size + 8 * p)  # search space, image, work
+    batch = int(min(n, max(1, BATCH_BYTES // per_row)))
+    redo = []
+    for lo in range(0, n, batch):
+        rows = np.arange(lo, min(n, lo + batch))
+        mean, weight = _leave_out_weights(z, s1, s2, rows)
+        b = math.sqrt(n - 1) * mean
+        a = z[rows]
+        trace = (weight * (diagonal - a * a - b * b)).sum(axis=1)
+        usable = (weight > 0).any(axis=1) & (trace > 0)
+        if not usable.any():
             continue
-        if square is not None:
-            scale = np.zeros(p)
-            scale[keep] = 1.0 / np.sqrt(var[keep])
-            out[row] = _downdated_statistics(gram, square, zi, np.sqrt(n - 1) * mean, scale, leading)
-            continue
-        scale = 1.0 / np.sqrt(var[keep])
-        if row_space:
-            others = np.delete(np.arange(n), row)
-            scaled = (z[np.ix_(others, keep)] - mean[keep]) * scale
-            matrix, start = scaled @ scaled.T, None if leading is None else leading[others]
-        else:
-            cross = gram - np.outer(zi, zi) - (n - 1) * np.outer(mean, mean)
-            if not keep.all():
-                cross = cross[np.ix_(keep, keep)]
-            matrix, start = cross * scale[:, None] * scale[None, :], None
-        out[row] = symmetric_statistics(matrix, start)
+        rows, mean, weight, trace = (v[usable] for v in (rows, mean, weight, trace))
+        top = _top_two_batched(space, rows, mean, weight, JACKKNIFE_TOLERANCE * trace)
+        out[rows] = np.stack([top[:, 0] / trace, top.sum(axis=1) / trace, trace**2 / frobenius[rows]], axis=1)
+        redo.extend(rows[np.isnan(top[:, 0]) | ~(growth[rows] <= FROBENIUS_CANCELLATION)].tolist())
+    if redo:
+        one = _OneAtATime(z, _one_at_a_time_route(n, p))
+        for row in redo:
+            out[row] = one(row)
     return out
 
 
@@ -233,29 +532,41 @@ def _ratios(eig: np.ndarray) -> np.ndarray:
     return eig[:SPECTRUM_LENGTH] / eig.sum()
 
 
+def _seed_key(seed: int | np.random.SeedSequence) -> tuple:
+    """A hashable key for a seed: an int, or a SeedSequence (its entropy, spawn key and pool size)."""
+    if isinstance(seed, np.random.SeedSequence):
+        return repr(seed.entropy), tuple(seed.spawn_key), seed.pool_size
+    return repr(int(seed)), (), None
+
+
 def gaussian_null(n: int, p: int, n_null: int = 200, seed: int | np.random.SeedSequence = 0) -> dict:
     """pc1/pc12/pr of standardised i.i.d. Gaussian [n, p] matrices: median and 2.5/97.5 percentiles,
-    plus the median top-20 spectrum (ratios). It depends only on the shape and the seed, so it is
-    drawn once per (n, p, n_null, seed) in a process (every layer of a profile shares it)."""
-    if isinstance(seed, np.random.SeedSequence):
-        key = (n, p, n_null, repr(seed.entropy), tuple(seed.spawn_key), seed.pool_size)
-    else:
-        key = (n, p, n_null, repr(int(seed)), (), None)
-    return copy.deepcopy(_gaussian_null_once(key, seed))
+    plus the median top-20 spectrum (ratios). It depends only on the shape and the seed, so each draw
+    is made once per (n, p, seed) in a process: every layer of a profile shares them, and a call with
+    fewer draws summarises the first n_null of the same stream (what a fresh draw of n_null gives)."""
+    key = (n, p, _seed_key(seed))
+    entry = _GAUSSIAN_DRAWS.get(key)
+    if entry is None:
+        if len(_GAUSSIAN_DRAWS) >= 64:
+            _GAUSSIAN_DRAWS.pop(next(iter(_GAUSSIAN_DRAWS)))
+        entry = _GAUSSIAN_DRAWS[key] = {"draws": [], "spectra": [],
+                                        "state": np.random.default_rng(seed).bit_generator.state}
+    if len(entry["draws"]) < n_null:
+        rng = np.random.default_rng(seed)
+        rng.bit_generator.state = entry["state"]  # where the draws made so far left the stream
+        for _ in range(n_null - len(entry["draws"])):
+            eig = _standardised_eigenvalues(rng.standard_normal((n, p)))
+            entry["draws"].append(spectrum_statistics(eig))
+            entry["spectra"].append(_ratios(eig))
+        entry["state"] = rng.bit_generator.state
+    return _null_summary(entry["draws"][:n_null], entry["spectra"][:n_null], "gaussian", (n, p))
 
 
-_GAUSSIAN_NULLS: dict = {}
-
-
-def _gaussian_null_once(key, seed) -> dict:
-    if key not in _GAUSSIAN_NULLS:
-        if len(_GAUSSIAN_NULLS) >= 64:
-            _GAUSSIAN_NULLS.pop(next(iter(_GAUSSIAN_NULLS)))
-        _GAUSSIAN_NULLS[key] = _draw_gaussian_null(*key[:3], seed)
-    return _GAUSSIAN_NULLS[key]
+_GAUSSIAN_DRAWS: dict = {}  # (n, p, seed key) -> {"draws", "spectra", "state": the generator after them}
 
 
 def _draw_gaussian_null(n: int, p: int, n_null: int, seed) -> dict:
+    """gaussian_null drawn afresh (no cache)."""
     rng = np.random.default_rng(seed)
     draws, spectra = [], []
     for _ in range(n_null):
@@ -265,13 +576,53 @@ def _draw_gaussian_null(n: int, p: int, n_null: int, seed) -> dict:
     return _null_summary(draws, spectra, "gaussian", (n, p))
 
 
+SHUFFLE_CACHE_BYTES = 64 << 20  # shuffle_null: permutations kept for the next matrix of the same shape and seed
+_SHUFFLES: dict = {}  # one entry: (n, p, seed key) -> {"indices": [row index arrays], "state": generator after them}
+
+
+def _shuffled(z: np.ndarray, n_null: int, seed: int | np.random.SeedSequence):
+    """Yields rng.permuted(z, axis=0) for n_null successive draws of rng = np.random.default_rng(seed).
+    The permutations depend only on the shape and the seed, and every layer of a profile shuffles
+    with the same seed, so they are drawn once (as row index arrays, up to SHUFFLE_CACHE_BYTES) and
+    gathered for each matrix: numpy shuffles a 2-d array column by column with draws that do not
+    depend on the values, so shuffling an index array draws the same permutations (tested)."""
+    n, p = z.shape
+    columns = np.asfortranarray(z)  # contiguous columns shuffle faster; the draws are the same
+    key = (n, p, _seed_key(seed))
+    if key not in _SHUFFLES:
+        _SHUFFLES.clear()
+        _SHUFFLES[key] = {"indices": [], "state": np.random.default_rng(seed).bit_generator.state}
+    entry = _SHUFFLES[key]
+    kept = np.int16 if n <= np.iinfo(np.int16).max else np.intp  # as stored (8-byte items shuffle fastest)
+    room = SHUFFLE_CACHE_BYTES // max(1, n * p * np.dtype(kept).itemsize)
+    rng, order, shuffled = None, None, None
+    for draw in range(n_null):
+        if draw < len(entry["indices"]):
+            yield np.take_along_axis(columns, entry["indices"][draw], axis=0)
+            continue
+        if rng is None:
+            rng = np.random.default_rng(seed)
+            rng.bit_generator.state = entry["state"]
+        if draw == len(entry["indices"]) and draw < room:
+            if order is None:
+                order = np.asfortranarray(np.broadcast_to(np.arange(n, dtype=np.intp)[:, None], (n, p)))
+                offsets = np.arange(p, dtype=np.intp) * n
+            rows = rng.permuted(order, axis=0)
+            entry["indices"].append(rows.astype(kept, order="F"))
+            entry["state"] = rng.bit_generator.state
+            rows += offsets  # flat positions in the column-major data: the fastest gather
+            yield columns.ravel(order="F").take(rows.ravel(order="F")).reshape((n, p), order="F")
+        else:
+            shuffled = np.empty_like(columns) if shuffled is None else shuffled
+            yield rng.permuted(columns, axis=0, out=shuffled)
+
+
 def shuffle_null(z: np.ndarray, n_null: int = 200, seed: int | np.random.SeedSequence = 0) -> dict:
     """Same summary for a standardised matrix whose columns are permuted independently across rows.
     Permuting keeps each column's mean and variance, so z needs no re-standardising."""
-    rng = np.random.default_rng(seed)
     draws, spectra = [], []
-    for _ in range(n_null):
-        eig = covariance_eigenvalues(rng.permuted(z, axis=0))
+    for shuffled in _shuffled(z, n_null, seed):
+        eig = covariance_eigenvalues(shuffled)
         draws.append(spectrum_statistics(eig))
         spectra.append(_ratios(eig))
     return _null_summary(draws, spectra, "shuffle", z.shape)

@@ -153,6 +153,7 @@ def null_results(ctx, candidates, extraction, key_layer_mean, model_prompts=None
     next-token entropy, as the model's was drawn by the model's: a sample chosen by the model's
     entropy and reused for the nulls favours the model (METHODS.md section 5.1). None with --null off."""
     from geomprobe.analysis.null_comparison import compare_to_nulls, explained_share, focusing_of, mean_of, not_tested
+    from geomprobe.analysis.pca import explained_variance_ratios
     from geomprobe.weights import key_weight_stack
 
     config, seed = ctx.options, ctx.seed
@@ -206,9 +207,10 @@ def null_results(ctx, candidates, extraction, key_layer_mean, model_prompts=None
                 entry[f"{name}_note"] = str(error)
         entry["per_layer"] = []  # PC1 and PC1+PC2 at each extracted layer, drawn beside the model's profile
         for column, layer in enumerate(null_extraction.layers):
-            try:
-                entry["per_layer"].append({"layer": int(layer), "pc1": explained_share(1)(stack[:, column]),
-                                           "pc12": explained_share(2)(stack[:, column])})
+            try:  # explained_share(1) and (2) from one spectrum
+                ratios = explained_variance_ratios(stack[:, column].reshape(len(stack), -1))
+                entry["per_layer"].append({"layer": int(layer), "pc1": float(np.sum(ratios[:1])),
+                                           "pc12": float(np.sum(ratios[:2]))})
             except ValueError:
                 entry["per_layer"].append({"layer": int(layer), "pc1": None, "pc12": None})
         if "next_entropy_bits" in null_extraction.arrays:
