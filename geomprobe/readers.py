@@ -98,7 +98,8 @@ def schema_problem(error, path, kind: FileKind, fix: str | None = None, line: in
     first = error.errors(include_url=False)[0]
     loc = (*prefix, *first.get("loc", ()))
     message = first.get("msg", "invalid").removeprefix("Value error, ")
-    found = "" if first.get("type") == "missing" else f" (found {_input_words(first.get('input'))})"
+    # a missing key has nothing to show; a check of ours (value_error) names the value itself
+    found = "" if first.get("type") in ("missing", "value_error") else f" (found {_input_words(first.get('input'))})"
     return kind.fail(SchemaMismatch, path, f"is not a {kind.name}: {_where(loc)}: {message[:1].lower()}{message[1:]}"
                      f"{found}", fix, line)
 
