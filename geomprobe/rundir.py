@@ -138,6 +138,29 @@ def atomic_writer(path: Path):
         raise
 
 
+def own_folder(folder, overwrite: bool = False, owner: str = "run", replaceable: bool = True) -> Path:
+    """`folder`, where a run, a training run or a sweep (`owner`) writes inside its directory: a
+    symbolic link there (to a folder elsewhere, or to anything else) is refused in one line before
+    anything is written, or with overwrite replaced by a folder of the owner's own (the link removed,
+    one warning line; what it pointed at is untouched). replaceable: whether the refusal offers
+    --overwrite (a sweep's own folders are only refused)."""
+    import warnings
+
+    folder = Path(folder)
+    if not folder.is_symlink():
+        return folder
+    target = os.path.realpath(folder)
+    if not (overwrite and replaceable):
+        offer = (f", or pass --overwrite to replace it with a folder of the {owner}'s own ({target} is left as it is)"
+                 if replaceable else "")
+        raise RunDirectoryError(f"{folder} is a symbolic link to {target}: a {owner} writes only inside its own "
+                                f"directory; remove the link (rm {folder}){offer}")
+    remove_path(folder)
+    warnings.warn(f"{folder} was a symbolic link to {target}: replaced by a folder of the {owner}'s own ({target} "
+                  "is left as it is)", stacklevel=2)
+    return folder
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically (geomprobe.rundir.atomic_writer)."""
     with atomic_writer(path) as handle:
@@ -356,22 +379,8 @@ class RunDirectory:
                     remove_path(target)
 
     def own_folder(self, name: str, overwrite: bool = False) -> Path:
-        """<run>/<name>, where a suite writes: a symbolic link there (a folder elsewhere, or anything
-        else) is refused in one line before anything is written, or with overwrite replaced by a
-        folder of the run's own (the link removed, one warning line; what it pointed at is untouched)."""
-        import warnings
-
-        folder = self.path / name
-        if folder.is_symlink():
-            target = os.path.realpath(folder)
-            if not overwrite:
-                raise RunDirectoryError(f"{folder} is a symbolic link to {target}: a run writes only inside its own "
-                                        f"directory; remove the link (rm {folder}), or pass --overwrite to replace it "
-                                        f"with a folder of the run's own ({target} is left as it is)")
-            remove_path(folder)
-            warnings.warn(f"{folder} was a symbolic link to {target}: replaced by a folder of the run's own ({target} "
-                          "is left as it is)", stacklevel=2)
-        return folder
+        """<run>/<name>, where a suite writes: geomprobe.rundir.own_folder."""
+        return own_folder(self.path / name, overwrite)
 
     def open(self, config: dict, *, overwrite: bool = False, extra: dict | None = None,
              suites: dict[str, dict] | None = None, registered=None) -> dict:

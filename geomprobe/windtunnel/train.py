@@ -9,7 +9,9 @@ GPT-NeoX directory with its word-level tokenizer, so geomprobe loads it like any
     from geomprobe.windtunnel.train import TrainConfig, train
     metrics = train(TrainConfig(task="sula", minutes=3), out_dir="runs/wt-sula")
 
-One trainer per output directory (a `geomprobe.locks.DirectoryLock`). A directory that already
+One trainer per output directory (a `geomprobe.locks.DirectoryLock`), and its writes stay inside
+that directory or geomprobe's cache (geomprobe.rundir.confined, as a run's do): a `checkpoints/`
+that is a symbolic link is refused, or replaced with --overwrite. A directory that already
 holds a run is refused unless `resume=True` (continue from its last saved state) or
 `overwrite=True` (remove what a training run writes, TRAINING_OUTPUTS, and start afresh; other
 files are kept). The resumable state, `checkpoints/state.pt`, holds the weights, the optimizer
@@ -42,7 +44,17 @@ from geomprobe.analysis.windtunnel_metrics import score_against_bayes
 from geomprobe.console import transformers_silenced
 from geomprobe.errors import ConfigError, RunDirectoryError
 from geomprobe.locks import LOCK_NAME, DirectoryLock
-from geomprobe.rundir import atomic_write_bytes, atomic_write_json, now, package_versions
+from geomprobe.rundir import (
+    atomic_write_bytes,
+    atomic_write_json,
+    atomic_writer,
+    confined,
+    make_dirs,
+    now,
+    own_folder,
+    package_versions,
+    remove_path,
+)
 
 from .models import ARCHITECTURES, TransformerSpec, build
 from .tasks import Task, make_task
@@ -257,7 +269,10 @@ def train(config: TrainConfig, out_dir: str | Path, progress: bool = True, *, re
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise RunDirectoryError(f"cannot create the output directory {out_dir}: {err.strerror or err}") from None
-    with DirectoryLock(out_dir, what="wind-tunnel output"):
+    from geomprobe.paths import cache_dir
+
+    with DirectoryLock(out_dir, what="wind-tunnel output"), confined(out_dir, cache_dir()):
+        own_folder(out_dir / "checkpoints", overwrite, owner="training run")  # never written through a link
         saved = _prepare_out_dir(out_dir, config, resume, overwrite)
         if saved is not None and saved.get("done") and (out_dir / "metrics.json").exists():
             from geomprobe.readers import read_metrics
@@ -351,8 +366,7 @@ def _start(config: TrainConfig, task, eval_lengths: list, out_dir: Path, saved: 
                                   weight_decay=config.weight_decay)
     rng = np.random.default_rng(config.seed)
     answer_ids = torch.as_tensor(task.answer_ids)
-    checkpoint_dir = out_dir / "checkpoints"
-    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    checkpoint_dir = make_dirs(out_dir / "checkpoints")
     if saved is None:
         # Log-spaced, so the early phase where attention patterns form is resolved (paper II).
         checkpoint_at = [float(x) for x in np.geomspace(0.01, 1.0, config.n_checkpoints + 1)[:-1]]
@@ -369,7 +383,7 @@ def _start(config: TrainConfig, task, eval_lengths: list, out_dir: Path, saved: 
         resumes = [*saved.get("resumes", []), {"step": step, "at": now()}]
         for stale in checkpoint_dir.glob("step-*.pt"):  # written after the saved state by the interrupted session
             if _checkpoint_step(stale) is not None and _checkpoint_step(stale) > step:
-                stale.unlink()
+                remove_path(stale)
     run = _Run(config, task, module, optimizer, rng, answer_ids, checkpoint_dir, checkpoint_at, history, resumes, step,
                time.perf_counter() - elapsed, loss_value, mae, saved_step=step)
     return run, description
@@ -586,8 +600,7 @@ def _prepare_out_dir(out_dir: Path, config: TrainConfig, resume: bool, overwrite
     ours = [name for name in names if is_training_output(name)]
     if overwrite:
         for name in ours:
-            target = out_dir / name
-            shutil.rmtree(target) if target.is_dir() and not target.is_symlink() else target.unlink()
+            remove_path(out_dir / name)  # a link: the link only
         return None
     if resume:
         saved = load_state(out_dir)
@@ -609,7 +622,7 @@ def _prepare_out_dir(out_dir: Path, config: TrainConfig, resume: bool, overwrite
         for temp in [*(out_dir / name for name in ours if name.startswith(".")),
                      *(out_dir / "checkpoints").glob(".*.pt.*")]:
             if temp.is_file():
-                temp.unlink()
+                remove_path(temp)
         return saved
     if ours:
         raise RunDirectoryError(f"{out_dir} already holds a wind-tunnel training run (metrics.json / checkpoints): "
@@ -665,11 +678,31 @@ def _save_model(module, config: TrainConfig, task, out_dir: Path) -> None:
     info = {"task": task.name, "task_options": config.task_options, "arch": config.arch,
             "vocab_size": len(task.vocab), "answer_ids": [int(i) for i in task.answer_ids]}
     if config.arch == "transformer":
-        module.model.save_pretrained(out_dir)
-        task_tokenizer(task.vocab).save_pretrained(out_dir)
+        _save_pretrained(out_dir, module.model, task_tokenizer(task.vocab))
     else:
         atomic_write_bytes(out_dir / "model.pt", _torch_bytes(module.state_dict()))
     atomic_write_json(out_dir / "windtunnel.json", info)
+
+
+SAVING = ".model.geomprobe-tmp"  # in checkpoints/: where save_pretrained writes before the files are moved
+
+
+def _save_pretrained(out_dir: Path, *objects) -> None:
+    """save_pretrained of each of `objects` (the model, its tokenizer) into out_dir, through
+    geomprobe.rundir: transformers writes into a folder of the run's own (checkpoints/SAVING), then
+    each file is written atomically into out_dir, so that a link in its place is replaced, never
+    written through, and nothing lands outside the confinement."""
+    scratch = out_dir / "checkpoints" / SAVING
+    remove_path(scratch)  # left by a process killed while saving
+    make_dirs(scratch)
+    try:
+        for obj in objects:
+            obj.save_pretrained(scratch)
+        for path in sorted(scratch.iterdir()):
+            with path.open("rb") as source, atomic_writer(out_dir / path.name) as target:
+                shutil.copyfileobj(source, target, 1 << 20)
+    finally:
+        remove_path(scratch)
 
 
 def umask() -> int:

@@ -40,10 +40,13 @@ def hostile_pickle(marker: Path) -> bytes:
     return pickle.dumps(Payload(marker))
 
 
-def cli(*args, cwd: Path) -> subprocess.CompletedProcess:
+def cli(*args, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "geomprobe", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    try:
+        return subprocess.run([sys.executable, "-m", "geomprobe", *map(str, args)], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:  # killed: a hang fails the test instead of blocking it
+        pytest.fail(f"geomprobe {' '.join(map(str, args))} was still running after {timeout:.0f} s (blocked?)")
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:
@@ -418,3 +421,45 @@ def test_a_training_state_that_is_a_fifo(trained, tmp_path):
     os.mkfifo(wt / "checkpoints" / "state.pt")
     done = cli("windtunnel", "train", *WT_FLAGS, "--out", wt, "--resume", cwd=tmp_path)
     assert_refused(done, tmp_path / "MARKER", "state.pt", "FIFO", "--overwrite")
+
+
+# ------------------------------------------------------------------------------------------------
+# issue 43, the gaps that remained: writes of training, sweeps and reports kept where they belong, a
+# local model folder's files checked before transformers opens them, a damaged results.json said
+
+
+def test_training_folders_linked_outside_the_output_directory(tmp_path):
+    """A half-trained run whose checkpoints/ was moved elsewhere and linked back: --resume is refused
+    in one line and nothing is written there; a config.json linked to a file outside is replaced by
+    the run's own, never written through; --overwrite replaces the linked folder (one warning line)."""
+    wt, marker = tmp_path / "wt", tmp_path / "MARKER"
+    done = cli("windtunnel", "train", *WT_FLAGS, "--until", "2", "--out", wt, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(wt / "checkpoints", elsewhere)
+    (wt / "checkpoints").symlink_to(elsewhere, target_is_directory=True)
+    before = snapshot(elsewhere)
+    resume = ["windtunnel", "train", *WT_FLAGS, "--out", wt, "--resume"]
+    assert_refused(cli(*resume, cwd=tmp_path), marker, "checkpoints is a symbolic link", str(elsewhere),
+                   "--overwrite")
+    assert snapshot(elsewhere) == before
+
+    (wt / "checkpoints").unlink()
+    shutil.move(elsewhere, wt / "checkpoints")
+    mine = tmp_path / "mine.json"
+    mine.write_text("keep")
+    (wt / "config.json").symlink_to(mine)
+    done = cli(*resume, cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert mine.read_text() == "keep"
+    assert not (wt / "config.json").is_symlink() and json.loads((wt / "config.json").read_text())["model_type"]
+
+    shutil.move(wt / "checkpoints", elsewhere)
+    (wt / "checkpoints").symlink_to(elsewhere, target_is_directory=True)
+    before = snapshot(elsewhere)
+    loud = [flag for flag in WT_FLAGS if flag != "--quiet"]  # --quiet silences warnings too
+    done = cli("windtunnel", "train", *loud, "--out", wt, "--overwrite", cwd=tmp_path)
+    assert_recomputed(done, "checkpoints was a symbolic link", str(elsewhere), "left as it is")
+    assert snapshot(elsewhere) == before
+    assert (wt / "checkpoints").is_dir() and not (wt / "checkpoints").is_symlink()
+    assert (wt / "checkpoints" / "step-0000003.pt").is_file() and (wt / "metrics.json").is_file()
