@@ -47,9 +47,14 @@ def _check_out(out: Path) -> None:
 
 
 def refuse_before_jobs(sweep: Sweep) -> None:
-    """What can be refused before any job starts: the sweep directory, and run directories that
-    hold another configuration (unless --overwrite)."""
+    """What can be refused before any job starts: the sweep directory, a folder of it (runs/, logs/,
+    a job's run directory) that is a symbolic link, and run directories that hold another
+    configuration (unless --overwrite)."""
+    from geomprobe.rundir import own_folder
+
     _check_out(sweep.out)
+    for folder in (RUNS, LOGS, *(job["run_dir"] for job in sweep.jobs)):  # submitit writes logs/ itself
+        own_folder(sweep.out / folder, owner="sweep", replaceable=False)
     if sweep.spec["options"].get("overwrite") in (True, "true", "1", "yes"):
         return
     for job in sweep.jobs:
@@ -67,8 +72,9 @@ def run_sweep(sweep: Sweep, *, quiet: bool = False, on_inline=None) -> int:
     """Run (local, inline) or submit (slurm) the jobs that are not done; returns the exit status:
     0, or 1 when a job failed. on_inline: called once before jobs run in this process."""
     from geomprobe.errors import RunDirectoryError
-    from geomprobe.locks import DirectoryLock, is_locked
-    from geomprobe.rundir import now
+    from geomprobe.locks import DirectoryLock
+    from geomprobe.paths import cache_dir
+    from geomprobe.rundir import confined
 
     refuse_before_jobs(sweep)
     executor = sweep.executor
@@ -83,41 +89,9 @@ def run_sweep(sweep: Sweep, *, quiet: bool = False, on_inline=None) -> int:
         raise RunDirectoryError(f"{error}".replace("another --out", "another --out (`geomprobe sweep --status "
                                                                     f"{sweep.out}` shows its progress)")) from None
     try:
-        record = Record(sweep.out, sweep.spec, sweep.jobs)
-        states = _slurm_queue([j.get("job_id") for j in sweep.jobs if j.get("executor") == "slurm"]) or {}
-        todo = []
-        for job in sweep.jobs:
-            run_dir = sweep.out / job["run_dir"]
-            if job_done(job, sweep.spec, _read_manifest(run_dir)):
-                job.update(status="complete", error=None)
-            elif is_locked(run_dir) is not None or states.get(str(job.get("job_id"))) in (
-                    "PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED"):
-                job.update(status="running" if is_locked(run_dir) else "submitted")
-                say(f"{job['name']}: running elsewhere ({is_locked(run_dir) or 'slurm job ' + str(job['job_id'])}); "
-                    "left alone")
-            else:
-                job.update(status="pending", error=None)
-                todo.append(job)
-        record.save()
-        done = sum(job["status"] == "complete" for job in sweep.jobs)
-        say(f"sweep {sweep.out}: {len(sweep.jobs)} jobs, {done} done, {len(todo)} to run ({executor.executor})")
-        if executor.executor == "slurm":
-            if todo:
-                _submit_slurm(slurm, sweep, record, todo, say)
-        elif executor.executor == "inline":
-            if todo and on_inline is not None:
-                on_inline()
-            for index, job in enumerate(todo, 1):
-                record.update(job["name"], status="running", started=now(), ended=None, seconds=None, executor="inline",
-                              job_id=None, attempts=job.get("attempts", 0) + 1)
-                try:
-                    result = run_job(_payload(sweep.out, job, sweep.spec))
-                except KeyboardInterrupt:
-                    record.update(job["name"], status="interrupted", ended=now(), error="interrupted: the sweep was stopped")
-                    raise KeyboardInterrupt(_STOPPED.format(out=sweep.out)) from None
-                _finish(record, job, result, say, f"[{index}/{len(todo)}]")
-        else:
-            _run_local(sweep, record, todo, plan, say)
+        with confined(sweep.out, cache_dir()):  # the driver's writes (sweep.json, inline jobs' runs) stay in the sweep
+            _run_jobs(sweep, record=Record(sweep.out, sweep.spec, sweep.jobs), executor=executor, plan=plan,
+                      slurm=slurm, say=say, on_inline=on_inline)
     finally:
         lock.release()
     if not quiet:
@@ -125,6 +99,47 @@ def run_sweep(sweep: Sweep, *, quiet: bool = False, on_inline=None) -> int:
     if executor.executor == "slurm":
         return 0
     return 1 if any(job["status"] == "failed" for job in sweep.jobs) else 0
+
+
+def _run_jobs(sweep: Sweep, record: Record, executor, plan, slurm, say, on_inline) -> None:
+    """run_sweep under the sweep directory's lock: each job's state, then the jobs not done."""
+    from geomprobe.locks import is_locked
+    from geomprobe.rundir import now
+
+    states = _slurm_queue([j.get("job_id") for j in sweep.jobs if j.get("executor") == "slurm"]) or {}
+    todo = []
+    for job in sweep.jobs:
+        run_dir = sweep.out / job["run_dir"]
+        if job_done(job, sweep.spec, _read_manifest(run_dir)):
+            job.update(status="complete", error=None)
+        elif is_locked(run_dir) is not None or states.get(str(job.get("job_id"))) in (
+                "PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED"):
+            job.update(status="running" if is_locked(run_dir) else "submitted")
+            say(f"{job['name']}: running elsewhere ({is_locked(run_dir) or 'slurm job ' + str(job['job_id'])}); "
+                "left alone")
+        else:
+            job.update(status="pending", error=None)
+            todo.append(job)
+    record.save()
+    done = sum(job["status"] == "complete" for job in sweep.jobs)
+    say(f"sweep {sweep.out}: {len(sweep.jobs)} jobs, {done} done, {len(todo)} to run ({executor.executor})")
+    if executor.executor == "slurm":
+        if todo:
+            _submit_slurm(slurm, sweep, record, todo, say)
+    elif executor.executor == "inline":
+        if todo and on_inline is not None:
+            on_inline()
+        for index, job in enumerate(todo, 1):
+            record.update(job["name"], status="running", started=now(), ended=None, seconds=None, executor="inline",
+                          job_id=None, attempts=job.get("attempts", 0) + 1)
+            try:
+                result = run_job(_payload(sweep.out, job, sweep.spec))
+            except KeyboardInterrupt:
+                record.update(job["name"], status="interrupted", ended=now(), error="interrupted: the sweep was stopped")
+                raise KeyboardInterrupt(_STOPPED.format(out=sweep.out)) from None
+            _finish(record, job, result, say, f"[{index}/{len(todo)}]")
+    else:
+        _run_local(sweep, record, todo, plan, say)
 
 
 _STOPPED = "the sweep was stopped; {out} keeps the finished work: rerun the same command to resume"

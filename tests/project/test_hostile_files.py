@@ -463,3 +463,17 @@ def test_training_folders_linked_outside_the_output_directory(tmp_path):
     assert snapshot(elsewhere) == before
     assert (wt / "checkpoints").is_dir() and not (wt / "checkpoints").is_symlink()
     assert (wt / "checkpoints" / "step-0000003.pt").is_file() and (wt / "metrics.json").is_file()
+
+
+@pytest.mark.parametrize("linked", ["runs", "logs", "runs/tiny-neox@main"])  # the last: the job's run directory
+def test_sweep_folders_linked_outside_the_sweep(finished_run, tmp_path, linked):
+    prompts, _ = finished_run
+    out, elsewhere = tmp_path / "sweep", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / linked).parent.mkdir(parents=True)
+    (out / linked).symlink_to(elsewhere, target_is_directory=True)
+    done = cli("sweep", "--models", "tiny-neox", "--suites", "extract", "--prompts", prompts, "--out", out,
+               "--executor", "inline", cwd=tmp_path)
+    assert_refused(done, tmp_path / "MARKER", f"{linked} is a symbolic link", str(elsewhere), "remove the link")
+    assert not list(elsewhere.iterdir())
+    assert not (out / "sweep.json").exists()
