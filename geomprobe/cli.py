@@ -146,17 +146,16 @@ def compare(
 @user_errors
 def report(
     run_dirs: list[Path] = typer.Argument(..., help="run directories (geomprobe run or windtunnel train outputs)"),
-    out: Optional[Path] = typer.Option(None, "-o", "--out", help="HTML file (default reports/<first run>.html)"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="HTML file (default reports/<first run>.html), written "
+                                                                 "atomically: a symbolic link, folder, FIFO or device "
+                                                                 "there is refused"),
 ):
     """One self-contained HTML report (plotly, works offline) of one or more run directories."""
-    from geomprobe.errors import ConfigError
     from geomprobe.report import build_report
+    from geomprobe.rundir import output_file
 
-    if out is not None and out.is_dir():
-        raise ConfigError(f"-o {out} is a directory: give the report's file name, e.g. -o {out / 'report.html'}")
-    if out is not None and any(parent.exists() and not parent.is_dir() for parent in out.resolve().parents):
-        raise ConfigError(f"-o {out}: a folder on that path is a file; choose another file name")
-    path = build_report(run_dirs, out or Path("reports") / f"{run_dirs[0].resolve().name}.html")
+    out = output_file(out or Path("reports") / f"{run_dirs[0].resolve().name}.html")  # never a link, FIFO or device
+    path = build_report(run_dirs, out)
     typer.echo(f"report: {path}")
 
 

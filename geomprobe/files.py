@@ -139,7 +139,7 @@ def size_words(n: int) -> str:
     return f"{n} bytes"
 
 
-def _what_it_is(mode: int) -> str:
+def what_it_is(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -171,7 +171,7 @@ def read_bytes(path, kind: FileKind, fix: str | None = None, label: str | None =
     except OSError as error:
         raise kind.fail(UnreadableFile, shown, f"cannot be read ({error.strerror or error})", fix) from None
     if not stat.S_ISREG(info.st_mode):
-        raise kind.fail(NotRegularFile, shown, f"is {_what_it_is(info.st_mode)}, not a regular file", fix)
+        raise kind.fail(NotRegularFile, shown, f"is {what_it_is(info.st_mode)}, not a regular file", fix)
     if info.st_size > kind.max_bytes:
         raise _too_large(shown, kind, info.st_size, fix)
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -182,7 +182,7 @@ def read_bytes(path, kind: FileKind, fix: str | None = None, label: str | None =
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):  # replaced between the stat and the open
-            raise kind.fail(NotRegularFile, shown, f"is {_what_it_is(mode)}, not a regular file", fix)
+            raise kind.fail(NotRegularFile, shown, f"is {what_it_is(mode)}, not a regular file", fix)
         chunks, total = [], 0
         while total <= kind.max_bytes:
             chunk = os.read(fd, min(1 << 20, kind.max_bytes + 1 - total))
@@ -211,7 +211,7 @@ def regular_file(path, kind: FileKind, fix: str | None = None) -> Path:
     except OSError as error:
         raise kind.fail(UnreadableFile, path, f"cannot be read ({error.strerror or error})", fix) from None
     if not stat.S_ISREG(info.st_mode):
-        raise kind.fail(NotRegularFile, path, f"is {_what_it_is(info.st_mode)}, not a regular file", fix)
+        raise kind.fail(NotRegularFile, path, f"is {what_it_is(info.st_mode)}, not a regular file", fix)
     if info.st_size > kind.max_bytes:
         raise _too_large(path, kind, info.st_size, fix)
     return path

@@ -161,6 +161,35 @@ def own_folder(folder, overwrite: bool = False, owner: str = "run", replaceable:
     return folder
 
 
+def output_file(path, option: str = "-o", example: str = "report.html") -> Path:
+    """`path`, a file a command writes where the user says (`report -o FILE`), checked before anything
+    is computed: a symbolic link there is refused (geomprobe never writes through one, and does not
+    replace the user's link either: give the target), and so is a folder, a FIFO, a device or a
+    socket, or a path below a file (ConfigError, one line). The write itself goes through atomic_writer."""
+    import stat
+
+    from geomprobe.errors import ConfigError
+    from geomprobe.files import what_it_is
+
+    path = Path(path)
+    if path.is_symlink():
+        target = os.path.realpath(path)
+        raise ConfigError(f"{option} {path} is a symbolic link to {target}: geomprobe neither writes through a link "
+                          f"nor replaces it; give {option} {target} to write there, or another file name")
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:  # not there (or below a file: said next)
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise ConfigError(f"{option} {path} is a directory: give the {example.split('.')[0]}'s file name, e.g. "
+                          f"{option} {path / example}")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ConfigError(f"{option} {path} is {what_it_is(mode)}, not a regular file: choose another file name")
+    if any(parent.exists() and not parent.is_dir() for parent in path.resolve().parents):
+        raise ConfigError(f"{option} {path}: a folder on that path is a file; choose another file name")
+    return path
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically (geomprobe.rundir.atomic_writer)."""
     with atomic_writer(path) as handle:

@@ -12,6 +12,7 @@ import json
 import os
 import pickle
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -477,3 +478,32 @@ def test_sweep_folders_linked_outside_the_sweep(finished_run, tmp_path, linked):
     assert_refused(done, tmp_path / "MARKER", f"{linked} is a symbolic link", str(elsewhere), "remove the link")
     assert not list(elsewhere.iterdir())
     assert not (out / "sweep.json").exists()
+
+
+def test_a_report_file_that_is_a_link_a_fifo_a_device_or_a_folder(run_copy, tmp_path):
+    """-o FILE is written atomically (a temporary beside it, then renamed) and never through a link:
+    a link there is refused in one line, naming its target; a FIFO, a device or a folder too, before
+    anything is written."""
+    _, run = run_copy
+    marker = tmp_path / "MARKER"
+    mine = tmp_path / "mine.html"
+    mine.write_text("keep")
+    link = tmp_path / "report.html"
+    link.symlink_to(mine)
+    assert_refused(cli("report", run, "-o", link, cwd=tmp_path), marker, "-o", "symbolic link", str(mine))
+    assert mine.read_text() == "keep" and link.is_symlink()
+    fifo = tmp_path / "fifo.html"
+    os.mkfifo(fifo)
+    assert_refused(cli("report", run, "-o", fifo, cwd=tmp_path, timeout=120), marker, "-o", "FIFO")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    folder = tmp_path / "folder.html"
+    folder.mkdir()
+    assert_refused(cli("report", run, "-o", folder, cwd=tmp_path), marker, "-o", "is a directory")
+    if os.geteuid() == 0:  # a device node of our own (only root makes one): were it replaced, nothing is lost
+        device = tmp_path / "null"
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        assert_refused(cli("report", run, "-o", device, cwd=tmp_path), marker, "-o", "character device")
+        assert stat.S_ISCHR(os.lstat(device).st_mode)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".geomprobe-tmp")]
+    done = cli("report", run, "-o", tmp_path / "fine.html", cwd=tmp_path)
+    assert done.returncode == 0 and (tmp_path / "fine.html").read_text().startswith("<!"), done.stderr
