@@ -75,6 +75,8 @@ WINDTUNNEL_INFO = FileKind("wind-tunnel description (windtunnel.json)", ModelNot
                            "(geomprobe windtunnel train --out DIR --overwrite)", max_depth=16, damaged="damaged")
 MODEL_CONFIG = FileKind("model configuration (config.json)", ModelNotFoundError, 16 * MiB, "fix or replace it "
                         "(save_pretrained writes a valid one)", damaged="not readable as a model configuration")
+MODEL_FILE = FileKind("model file", ModelNotFoundError, 1 << 50, "replace it with the model's own file "
+                      "(save_pretrained writes one)")  # only its kind is checked: transformers reads it
 TORCH_FILE = FileKind("torch file (weights or training state)", RunDirectoryError, 64 * GiB, "remove it, or train "
                       "again (geomprobe windtunnel train --out DIR --overwrite)")
 DATA = FileKind("geomprobe data file", RunDirectoryError, 256 * MiB, "delete it: geomprobe writes it again",

@@ -24,6 +24,9 @@ from .registry import MODELS, closest_aliases, parse_model_spec
 
 DTYPES = ("float32", "bfloat16", "float16")
 WEIGHT_FILES = ("*.safetensors", "pytorch_model*.bin", "*.safetensors.index.json", "pytorch_model.bin.index.json")
+# what transformers may open in a model folder: configurations, weights, tokenizer files, templates
+READ_BY_TRANSFORMERS = ("*.json", "*.safetensors", "*.bin", "*.pt", "*.pth", "*.txt", "*.model", "*.jinja",
+                        "*.tiktoken")
 QUANTIZE = ("4bit", "8bit")
 
 
@@ -123,6 +126,7 @@ def resolve(spec: str) -> ResolvedSource:
         if not (path / "config.json").exists():
             raise ModelNotFoundError(f"'{name}' is a directory but has no config.json: point --model at a "
                                      "Hugging Face model directory (save_pretrained output)")
+        check_model_files(path)
         found = windtunnel_revision(path, revision, name) if revision else None
         if revision and found is None:
             raise ConfigError(f"'{name}' is a local directory, which has no revisions: drop '@{revision}' / "
@@ -136,6 +140,21 @@ def resolve(spec: str) -> ResolvedSource:
     if name.count("/") == 1 and not name.startswith((".", "/", "~")):
         return ResolvedSource(name, revision, False, None)
     raise _unknown_model(name)
+
+
+def check_model_files(directory: Path) -> None:
+    """Refuse, in one line, a file of a local model folder that transformers would open and that is
+    not a regular file once symbolic links are followed (a Hugging Face snapshot's files are links
+    to its blobs, and load): it would block for ever on a FIFO, or read a device without end. A
+    dangling link is left for the load to report as missing."""
+    import fnmatch
+
+    from geomprobe.files import regular_file
+    from geomprobe.readers import MODEL_FILE
+
+    for path in sorted(directory.iterdir()):
+        if any(fnmatch.fnmatchcase(path.name, pattern) for pattern in READ_BY_TRANSFORMERS) and path.exists():
+            regular_file(path, MODEL_FILE)
 
 
 def _unknown_model(name: str) -> ModelNotFoundError:

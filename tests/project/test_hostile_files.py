@@ -507,3 +507,41 @@ def test_a_report_file_that_is_a_link_a_fifo_a_device_or_a_folder(run_copy, tmp_
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".geomprobe-tmp")]
     done = cli("report", run, "-o", tmp_path / "fine.html", cwd=tmp_path)
     assert done.returncode == 0 and (tmp_path / "fine.html").read_text().startswith("<!"), done.stderr
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory, load_tiny):
+    """A tiny model's folder as save_pretrained writes it (config, safetensors weights, tokenizer)."""
+    loaded = load_tiny("tiny-neox")
+    folder = tmp_path_factory.mktemp("saved-model") / "model"
+    loaded.model.save_pretrained(folder)
+    loaded.tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_a_model_folder_of_links_to_blobs_loads(saved_model, tmp_path):
+    """The Hugging Face cache's layout: a snapshot folder whose files are symbolic links to blobs."""
+    from geomprobe.models import load_model
+
+    blobs, snapshot_dir = tmp_path / "blobs", tmp_path / "snapshot"
+    blobs.mkdir()
+    snapshot_dir.mkdir()
+    for path in saved_model.iterdir():
+        shutil.copy(path, blobs / path.name)
+        (snapshot_dir / path.name).symlink_to(blobs / path.name)
+    loaded = load_model(str(snapshot_dir), device="cpu")
+    assert loaded.tokenizer("The cat sat.")["input_ids"]
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "tokenizer.json", "config.json"])
+def test_a_model_file_that_is_a_fifo(saved_model, finished_run, tmp_path, name):
+    """transformers would block opening it for ever: refused in one line before anything is loaded."""
+    prompts, _ = finished_run
+    folder = tmp_path / "model"
+    shutil.copytree(saved_model, folder)
+    (folder / name).unlink()
+    os.mkfifo(folder / name)
+    done = cli("run", "--model", folder, "--suite", "extract", "--prompts", prompts, "--out", tmp_path / "out",
+               cwd=tmp_path, timeout=90)
+    assert_refused(done, tmp_path / "MARKER", name, "FIFO")
+    assert not (tmp_path / "out").exists()
