@@ -453,6 +453,25 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
     return _tracked(run_dir.path, config, quiet=not progress)
 
 
+def _say_damaged_results(run_dir, name: str, manifest: dict) -> None:
+    """One warning line when a suite the manifest marks complete has a results.json its reader
+    refuses (truncated, not JSON, not its schema): the suite is run again and writes it whole."""
+    import warnings
+
+    from geomprobe.readers import RESULTS, read_results
+
+    path = run_dir.path / name / "results.json"
+    if ((manifest.get("suites") or {}).get(name) or {}).get("status") != "complete":
+        return
+    if not path.exists() and not path.is_symlink():
+        return
+    try:
+        read_results(path)
+    except GeomprobeError as error:
+        damage = str(error).removesuffix(f": {RESULTS.fix}")
+        warnings.warn(f"{damage}: computing it again", stacklevel=2)
+
+
 def _tracked(path: Path, config: RunConfig, quiet: bool = False) -> Path:
     """With --wandb, the finished run logged to Weights & Biases (geomprobe.tracking). A failure there
     leaves the run as it is: one warning line, and the manifest says what failed."""
@@ -500,6 +519,7 @@ def _run_locked(run_dir, config: RunConfig, loaded, specs, skipped: dict, prompt
             continue
         manifest = run_dir.read_manifest()
         fresh = spec.name not in (manifest.get("suites") or {})  # nothing of it kept from before: a whole run
+        _say_damaged_results(run_dir, spec.name, manifest)
         manifest["suites"][spec.name] = {"status": "running", "started": now(), "run_config": recorded,
                                          "options": options.to_dict()}
         run_dir.write_manifest(manifest)

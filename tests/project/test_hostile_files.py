@@ -545,3 +545,15 @@ def test_a_model_file_that_is_a_fifo(saved_model, finished_run, tmp_path, name):
                cwd=tmp_path, timeout=90)
     assert_refused(done, tmp_path / "MARKER", name, "FIFO")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_damaged_results_file_is_computed_again(run_copy, tmp_path):
+    prompts, run = run_copy
+    results = run / "extract" / "results.json"
+    data = results.read_bytes()
+    results.write_bytes(data[: len(data) // 2])
+    done = cli(*_run_args(prompts, run), cwd=tmp_path)
+    assert_recomputed(done, "extract/results.json", "damaged", "computing it again")
+    assert json.loads(results.read_text())["suite"] == "extract"
+    again = cli(*_run_args(prompts, run), cwd=tmp_path)
+    assert again.returncode == 0 and not _warnings(again), again.stderr
