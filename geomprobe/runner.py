@@ -455,7 +455,7 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
 
 def _say_damaged_results(run_dir, name: str, manifest: dict) -> None:
     """One warning line when a suite the manifest marks complete has a results.json its reader
-    refuses (truncated, not JSON, not its schema): the suite is run again and writes it whole."""
+    refuses (truncated, not JSON, not its schema) or none: the suite is run again and writes it whole."""
     import warnings
 
     from geomprobe.readers import RESULTS, read_results
@@ -464,6 +464,7 @@ def _say_damaged_results(run_dir, name: str, manifest: dict) -> None:
     if ((manifest.get("suites") or {}).get(name) or {}).get("status") != "complete":
         return
     if not path.exists() and not path.is_symlink():
+        warnings.warn(f"{path} is missing though the manifest marks {name} complete: computing it again", stacklevel=2)
         return
     try:
         read_results(path)

@@ -557,3 +557,7 @@ def test_a_damaged_results_file_is_computed_again(run_copy, tmp_path):
     assert json.loads(results.read_text())["suite"] == "extract"
     again = cli(*_run_args(prompts, run), cwd=tmp_path)
     assert again.returncode == 0 and not _warnings(again), again.stderr
+    results.unlink()  # gone, not damaged: said too
+    gone = cli(*_run_args(prompts, run), cwd=tmp_path)
+    assert_recomputed(gone, "extract/results.json", "is missing", "computing it again")
+    assert json.loads(results.read_text())["suite"] == "extract"
