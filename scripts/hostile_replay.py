@@ -916,7 +916,7 @@ def run_case(case: Case, index: int, work: Path, masters: Path, references: dict
                 wrong = ["answered with the undamaged file's results for other prompts (stale)"]
         elif case.expect == "same" and reference is not None:
             wrong = differences(reference, answer)
-        if command.writes_tree and case.mutation != "none":
+        if command.writes_tree and case.mutation != "none" and case.target.startswith(command.tree + "/"):
             note = kept_damaged(case, case_dir, masters)
     # a line naming the damaged file, in stderr or the answer's own notes, more often than the undamaged case's
     name = Path(case.target).name
