@@ -1,6 +1,6 @@
 """Replay hostile inputs against the command line and classify what each case did (issue 43 item 4).
 
-    .venv/bin/python scripts/hostile_replay.py --out replay.json         # every case (about 20 min, 2 cores)
+    .venv/bin/python scripts/hostile_replay.py --out replay.json         # 484 cases, about 25 min on 2 cores
     .venv/bin/python scripts/hostile_replay.py --list                     # the cases, without running them
     .venv/bin/python scripts/hostile_replay.py --only 'results.json:nan' --out replay.csv
 
@@ -510,10 +510,11 @@ def array_mutation(mutation: str, path: Path, marker: Path) -> bool:
             return False
         np.save(path, np.full_like(array, np.nan))
     elif mutation == "edited-values":
-        # finite, same shape and dtype, other numbers: each column its own factor (a uniform scale
-        # would leave every variance ratio as it was); counts one more
+        # finite, same shape and dtype, other numbers: seeded noise of half the array's spread (a scale,
+        # even one per column, would leave the standardised spectra as they were); counts one more
         if array.dtype.kind == "f":
-            edited = array * np.linspace(0.5, 2.0, array.shape[-1])
+            noise = np.random.default_rng(0).standard_normal(array.shape)
+            edited = array + 0.5 * float(array.std()) * noise
         else:
             edited = array + 1
         np.save(path, edited.astype(array.dtype))
@@ -618,7 +619,7 @@ TXT_MUTATIONS = ("truncated", "empty", "invalid-utf8", "lone-surrogate", "deep",
                  "link-outside", "huge")
 
 # Fewer mutations where a case loads a model (a rerun, a wind-tunnel run: about 10 s each on two
-# shared cores, refused or not): the whole replay stays near 20 minutes.
+# shared cores, refused or not): the whole replay stays near 25 minutes.
 SHORT = ("truncated", "invalid-utf8", "deep", "nan", "wrong-type", "unknown-keys", "future-schema", "fifo",
          "link-outside", "huge")
 READERS = ("report", "compare", "load_run")
