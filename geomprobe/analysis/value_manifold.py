@@ -645,10 +645,10 @@ class ValueManifold:
     ci_method: dict  # {"pc1": "BCa", "pc12": "BCa", "pr": "percentile"}: how each interval was made
     ci_contains_estimate: dict  # {"pc1": True, ...}; False: the interval excludes its own estimate (None: no CI)
     spectrum: list  # top-20 explained-variance ratios, largest first
-    gaussian_null: dict  # {"pc1": {"median","low","high"}, "pc12": ..., "pr": ..., "spectrum_median", ...}
-    shuffle_null: dict
-    above_shuffle_null: dict  # {"pc1": bool, "pc12": bool}: estimate > the null's 97.5th percentile
-    above_gaussian_null: dict
+    gaussian_null: dict | None  # {"pc1": {"median","low","high"}, "pc12": ..., "pr": ..., "spectrum_median", ...}
+    shuffle_null: dict | None  # None (and the above_ fields): n_null = 0, no null drawn
+    above_shuffle_null: dict | None  # {"pc1": bool, "pc12": bool}: estimate > the null's 97.5th percentile
+    above_gaussian_null: dict | None
     pc1_coords: list  # per prompt, sign as described by pc1_sign
     pc2_coords: list | None
     pc1_sign: str
@@ -750,6 +750,11 @@ def _contains(interval: list, value: float) -> bool | None:
     return None if low is None else bool(low <= value <= high)
 
 
+def _above(stats: dict, null: dict | None) -> dict | None:
+    """{"pc1": bool, "pc12": bool}: each estimate above the null's 97.5th percentile (None: no null drawn)."""
+    return None if null is None else {name: bool(stats[name] > null[name]["high"]) for name in ("pc1", "pc12")}
+
+
 def value_manifold(matrix, entropy_bits=None, n_boot: int = 1000, n_null: int = 200, seed: int = 0,
                    ci: str = "bootstrap") -> ValueManifold:
     """matrix: [n_prompts, p] final-token values of one layer, heads concatenated.
@@ -773,8 +778,8 @@ def value_manifold(matrix, entropy_bits=None, n_boot: int = 1000, n_null: int = 
     boot_seed, gauss_seed, shuffle_seed = np.random.SeedSequence(seed).spawn(3)
     cis, ci_method = _intervals(z, ci, n_boot, np.random.default_rng(boot_seed))
 
-    gauss = gaussian_null(n, z.shape[1], n_null, seed=gauss_seed)
-    shuffle = shuffle_null(z, n_null, seed=shuffle_seed)
+    gauss = gaussian_null(n, z.shape[1], n_null, seed=gauss_seed) if n_null else None
+    shuffle = shuffle_null(z, n_null, seed=shuffle_seed) if n_null else None
 
     coords, _ = _principal_coordinates(z)
     coords, orientation = _orient(coords, entropy_bits)
@@ -785,8 +790,7 @@ def value_manifold(matrix, entropy_bits=None, n_boot: int = 1000, n_null: int = 
         ci_contains_estimate={name: _contains(cis[name], stats[name]) for name in STATISTICS},
         spectrum=[float(v) for v in _ratios(eig)],
         gaussian_null=gauss, shuffle_null=shuffle,
-        above_shuffle_null={name: bool(stats[name] > shuffle[name]["high"]) for name in ("pc1", "pc12")},
-        above_gaussian_null={name: bool(stats[name] > gauss[name]["high"]) for name in ("pc1", "pc12")},
+        above_shuffle_null=_above(stats, shuffle), above_gaussian_null=_above(stats, gauss),
         pc1_coords=[float(v) for v in coords[:, 0]],
         pc2_coords=[float(v) for v in coords[:, 1]] if coords.shape[1] > 1 else None,
         n_boot=n_boot, n_null=n_null, seed=seed, **orientation)

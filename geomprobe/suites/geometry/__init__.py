@@ -66,6 +66,13 @@ class GeometryConfig(ManifoldOptions, NullOptions):
         return (self.readout,) if self.definitions == "geomprobe" else tuple(dict.fromkeys((self.readout, "hidden")))
 
 
+def profile_null_draws(n_null: int, last: bool) -> int:
+    """Null draws at one layer of the per-layer profile (METHODS.md 2.6): a fifth of --n-null (at
+    least 20) at the last layer, whose shuffle-null median the profile figure draws; none at the
+    earlier layers, where no verdict reads them and the untrained copies' PC1 is drawn instead."""
+    return max(20, n_null // 5) if last else 0
+
+
 def entropy_of(extraction) -> np.ndarray | None:
     return extraction.arrays.get("next_entropy_bits")
 
@@ -83,7 +90,8 @@ def manifold_results(extraction, readout: str, config, seed: int) -> dict:
     for column, layer in enumerate(extraction.layers):
         try:
             profile = value_manifold(matrix[:, column].reshape(len(matrix), -1), entropy_bits=entropy,
-                                     n_boot=max(100, config.n_boot // 5), n_null=max(20, config.n_null // 5),
+                                     n_boot=max(100, config.n_boot // 5),
+                                     n_null=profile_null_draws(config.n_null, column == len(extraction.layers) - 1),
                                      seed=seed, ci=config.manifold_ci)
             per_layer.append({"layer": layer, **profile.to_dict(compact=True)})
         except ValueError as error:  # e.g. layer 0 values of prompts that all end in the same token

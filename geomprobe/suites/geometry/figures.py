@@ -166,12 +166,15 @@ def _per_layer(vm: dict, nulls: list[dict] = ()) -> Figure | None:
                                  line=dict(color=color, width=3)))
         fig.add_trace(ci_whiskers(layers, [r.get(f"{key}_ci95") for r in rows], f"{label} 95% CI", color))
         nulls = [((r.get("shuffle_null") or {}).get(key) or {}).get("median") for r in rows]
-        if any(v is not None for v in nulls):
-            fig.add_trace(go.Scatter(x=layers, y=nulls, mode="lines", name=f"{label} shuffle null",
+        drawn_at = sum(v is not None for v in nulls)  # runs since 2026-12-06: the last layer only (METHODS.md 2.6)
+        if drawn_at:
+            fig.add_trace(go.Scatter(x=layers, y=nulls, mode="lines" if drawn_at > 1 else "markers",
+                                     name=f"{label} shuffle null", marker=dict(color=color, symbol="x", size=9),
                                      line=dict(color=color, dash="dot", width=1.5)))
     style(fig, 420, xaxis_title="layer", yaxis_title="share of variance", xaxis_dtick=1)
-    caption = (f"PC1 and PC1+PC2 of the final-token vectors at every layer, with bootstrap 95% CIs and shuffle "
-               f"nulls: look for where the manifold becomes low-dimensional (last layer: PC1 {pct(vm.get('pc1'))}, "
+    caption = (f"PC1 and PC1+PC2 of the final-token vectors at every layer, with 95% CIs and the shuffle "
+               f"null's median (x: at the last layer only, in runs since 2026-12-06): look for where the manifold "
+               f"becomes low-dimensional (last layer: PC1 {pct(vm.get('pc1'))}, "
                f"PC1+PC2 {pct(vm.get('pc12'))}; paper III: wind tunnels PC1 84-90%).")
     notes = [f"layer {r['layer']}: {r['note']}" for r in rows if r.get("pc1") is None and r.get("note")]
     if drawn:
