@@ -126,13 +126,14 @@ def compare(
 
     if layout not in LAYOUTS:
         raise ConfigError(f"--layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
-    shared = shared_basis(run_dirs) if basis else None  # computed once: printed and written
-    if layout == "table2":
-        print_table(build(run_dirs, out, basis=shared, layout="table2"))
-    else:
-        table = aggregate(run_dirs)
-        written = write_tidy(table, out, basis=shared) if out is not None else []
-        print_summary(table)
+    with cli_logging():  # a warning (a results.json edited since it was written) is one `warning: ...` line
+        shared = shared_basis(run_dirs) if basis else None  # computed once: printed and written
+        if layout == "table2":
+            print_table(build(run_dirs, out, basis=shared, layout="table2"))
+        else:
+            table = aggregate(run_dirs)
+            written = write_tidy(table, out, basis=shared) if out is not None else []
+            print_summary(table)
     if shared is not None:
         typer.echo(f"cross-model basis over {shared['n_shared_prompts']} shared prompts: PC1 {shared['pc1']:.3f}, "
                    f"PC1+PC2 {shared['pc12']:.3f}; PC1 loading share "
@@ -155,7 +156,8 @@ def report(
     from geomprobe.rundir import output_file
 
     out = output_file(out or Path("reports") / f"{run_dirs[0].resolve().name}.html")  # never a link, FIFO or device
-    path = build_report(run_dirs, out)
+    with cli_logging():  # a warning (a results.json edited since it was written) is one `warning: ...` line
+        path = build_report(run_dirs, out)
     typer.echo(f"report: {path}")
 
 

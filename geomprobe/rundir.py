@@ -219,8 +219,12 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def atomic_write_json(path: Path, obj) -> None:
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+def atomic_write_json(path: Path, obj) -> str:
+    """`obj` as indented JSON, written atomically; returns the sha256 (hex) of the bytes written
+    (a suite's results.json keeps it in the manifest: geomprobe.integrity)."""
+    data = (json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n").encode("utf-8")
+    atomic_write_bytes(path, data)
+    return hashlib.sha256(data).hexdigest()
 
 
 def atomic_save_npy(path: Path, array: np.ndarray) -> None:

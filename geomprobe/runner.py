@@ -11,6 +11,7 @@ The CLI (`geomprobe run`) parses its options into the same objects and calls thi
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import re
@@ -284,16 +285,17 @@ def finished_already(config: RunConfig, configs: list, skip_unsupported: bool) -
             ran = {key: value for key, value in (entry.get("run_config") or {}).items() if key not in _NOT_RESULTS}
             if entry.get("status") != "complete" or entry.get("options") != options.to_dict() or ran != wanted:
                 return None
-        if not _files_intact(out, configs):
+        if not _files_intact(out, configs, manifest):
             return None
     except (GeomprobeError, OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # anything unreadable: the full path decides (and says what is wrong)
     return out
 
 
-def _files_intact(out: Path, configs: list) -> bool:
+def _files_intact(out: Path, configs: list, manifest: dict | None = None) -> bool:
     """Whether a finished run's files look whole, read cheaply: each suite's results.json read by its
-    reader (geomprobe.readers) and written by this geomprobe version, every extraction's meta.json and
+    reader (geomprobe.readers), written by this geomprobe version and holding what it held when
+    written (the sha256 in its manifest entry, where one is recorded), every extraction's meta.json and
     request.json read by theirs, every array's .npy header reads with a plain numeric dtype (the data
     are not read), and no temporary of a killed write is left. Anything else goes the full way, which
     recomputes or cleans what it finds."""
@@ -301,6 +303,7 @@ def _files_intact(out: Path, configs: list) -> bool:
     from numpy.lib import format as npy
 
     from geomprobe import __version__
+    from geomprobe.integrity import file_sha256
     from geomprobe.readers import read_extraction_meta, read_extraction_request, read_results
 
     try:
@@ -308,6 +311,9 @@ def _files_intact(out: Path, configs: list) -> bool:
             results = out / options.suite / "results.json"
             if results.exists() and read_results(results).get("geomprobe_version") != __version__:
                 return False  # written by another geomprobe: the full way rewrites it with this one
+            recorded = (((manifest or {}).get("suites") or {}).get(options.suite) or {}).get("results_sha256")
+            if recorded is not None and results.exists() and file_sha256(results) != recorded:
+                return False  # edited since: the full way says so and computes it again
         for path in out.rglob("*"):
             if path.name.endswith(".geomprobe-tmp"):
                 return False
@@ -440,7 +446,9 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
             except GeomprobeError as error:
                 raise type(error)(f"{spec.name} suite: {error}") from error
     run_dir = RunDirectory(out)
-    with run_dir.lock(), confined(run_dir.path, cache_dir()):  # every write lands inside the run (or the cache)
+    running = [spec.name for spec, _ in specs if spec.name not in skipped]
+    # every write lands inside the run (or the cache); a changed results.json is said once, by its suite
+    with run_dir.lock(), confined(run_dir.path, cache_dir()), _said_once(run_dir, running):
         _run_locked(run_dir, config, loaded, specs, skipped, prompts, progress, details, timing, batch_record)
         if progress and not details and any(spec.name not in skipped for spec, _ in specs):
             from geomprobe.brief import details_hint
@@ -453,15 +461,36 @@ def _run_loaded(config: RunConfig, loaded, out: Path, specs, skip_unsupported: b
     return _tracked(run_dir.path, config, quiet=not progress)
 
 
-def _say_damaged_results(run_dir, name: str, manifest: dict) -> None:
-    """One warning line when a suite the manifest marks complete has a results.json its reader
-    refuses (truncated, not JSON, not its schema) or none: the suite is run again and writes it whole."""
+@contextlib.contextmanager
+def _said_once(run_dir, names: list[str]):
+    """While the run computes these suites again, its own reads of the directory before a suite
+    starts (run.json, the brief after each suite) leave unsaid that the suite's results.json changed
+    since it was written: _say_damaged_results says it once, as the suite starts."""
     import warnings
 
+    from geomprobe.integrity import SHOWN_AS_EDITED
+
+    with warnings.catch_warnings():
+        for name in names:
+            path = run_dir.path / name / "results.json"
+            warnings.filterwarnings("ignore", message=f"{re.escape(str(path))} changed since .*"
+                                                      f"{re.escape(SHOWN_AS_EDITED)}")
+        yield
+
+
+def _say_damaged_results(run_dir, name: str, manifest: dict) -> None:
+    """One warning line when a suite the manifest marks complete has a results.json its reader
+    refuses (truncated, not JSON, not its schema), none, or one that no longer holds what the suite
+    wrote (its sha256 differs from the manifest's results_sha256): the suite is run again and writes
+    it whole."""
+    import warnings
+
+    from geomprobe.integrity import changed_line, file_sha256
     from geomprobe.readers import RESULTS, read_results
 
     path = run_dir.path / name / "results.json"
-    if ((manifest.get("suites") or {}).get(name) or {}).get("status") != "complete":
+    entry = (manifest.get("suites") or {}).get(name) or {}
+    if entry.get("status") != "complete":
         return
     if not path.exists() and not path.is_symlink():
         warnings.warn(f"{path} is missing though the manifest marks {name} complete: computing it again", stacklevel=2)
@@ -471,6 +500,9 @@ def _say_damaged_results(run_dir, name: str, manifest: dict) -> None:
     except GeomprobeError as error:
         damage = str(error).removesuffix(f": {RESULTS.fix}")
         warnings.warn(f"{damage}: computing it again", stacklevel=2)
+        return
+    if entry.get("results_sha256") is not None and file_sha256(path) != entry["results_sha256"]:
+        warnings.warn(changed_line(path, "manifest.json", "computing it again"), stacklevel=2)
 
 
 def _tracked(path: Path, config: RunConfig, quiet: bool = False) -> Path:

@@ -45,6 +45,9 @@ class SuiteEntry(Lenient):
     readouts: Optional[list[str]] = None
     why: Optional[str] = None  # why it was skipped
     error: Optional[str] = None  # why it failed
+    # sha256 of the results.json the finished suite wrote (geomprobe.integrity); None before geomprobe
+    # recorded it. Any string: one that is not the file's makes the file read as changed.
+    results_sha256: Optional[StrictStr] = None
 
 
 class ModelRecord(Lenient):
@@ -120,6 +123,16 @@ class RunDocument(Lenient):
 # an extraction directory: meta.json (marks it finished) and request.json (what is being computed)
 
 
+ArrayFileName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}\.npy$")]
+
+
+class ArrayFile(Lenient):
+    """meta.json "array_files"[<name>.npy]: the file as extraction wrote it."""
+
+    sha256: StrictStr
+    bytes: StrictInt = Field(ge=0)
+
+
 class ExtractionMeta(Lenient):
     """<extraction>/meta.json (geomprobe.extraction.storage._meta): written last, it marks a finished
     extraction; load_extraction indexes layers, token_ids and shapes."""
@@ -137,6 +150,8 @@ class ExtractionMeta(Lenient):
     max_tokens: Optional[StrictInt] = None
     shapes: Optional[dict[ArrayName, list[Annotated[StrictInt, Field(ge=0)]]]] = None
     model_identity: Optional[dict[str, Any]] = None
+    # <name>.npy -> its sha256 and size as written (geomprobe.integrity); None before geomprobe recorded them
+    array_files: Optional[dict[ArrayFileName, ArrayFile]] = None
 
 
 class ExtractionRequest(Lenient):

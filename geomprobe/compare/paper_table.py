@@ -37,6 +37,8 @@ def paper_reference(model: str) -> dict | None:
 
 
 def row_for(run_dir: str | Path, label: str | None = None) -> dict:
+    from geomprobe.suites.reading import say_changed
+
     run_dir = Path(run_dir)
     manifest = _read(run_dir / "manifest.json")
     geometry = _read(run_dir / "geometry" / "results.json")
@@ -45,6 +47,8 @@ def row_for(run_dir: str | Path, label: str | None = None) -> dict:
                                 f"`geomprobe run --suite geometry --out {run_dir}` first, or use the tidy layout "
                                 "(`geomprobe compare` without --layout table2), which reads every suite")
     domain = _read(run_dir / "domain" / "results.json")
+    for suite in ("geometry", "domain") if domain is not None else ("geometry",):
+        say_changed(run_dir / suite / "results.json", manifest)
     model = manifest.get("model") or {}
     shape = geometry.get("shape") or model.get("shape") or {}
     keys = geometry["key_orthogonality"]

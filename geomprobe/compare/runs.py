@@ -167,7 +167,10 @@ def identities(run_dirs: list[str | Path], manifests: list[dict | None] | None =
 
 def finished_results(run_dir: str | Path) -> tuple[dict | None, dict[str, dict], list[str]]:
     """(manifest, suite -> results.json, notes) of a run directory's finished suites: those with a
-    results.json whose manifest entry is complete (or has no entry)."""
+    results.json whose manifest entry is complete (or has no entry). One that changed since its suite
+    wrote it is read as it is, with a warning line (geomprobe.suites.reading.say_changed)."""
+    from geomprobe.suites.reading import say_changed
+
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise RunDirectoryError(f"{run_dir} is not a directory: pass a run directory written by `geomprobe run`")
@@ -185,5 +188,6 @@ def finished_results(run_dir: str | Path) -> tuple[dict | None, dict[str, dict],
             continue
         data = _read(found[suite])
         if data is not None:
+            say_changed(found[suite], manifest, stacklevel=3)
             results[suite] = data
     return manifest, results, notes

@@ -144,7 +144,7 @@ def extract(loaded, prompts: str | Prompt | Iterable[str | Prompt], config: Extr
     if out_dir is None:
         arrays["n_tokens"] = n_tokens
         return Extraction([p.id for p in prompts], layers, arrays, token_ids, meta)
-    _save_outputs(out_dir, prompts, n_tokens, shapes, meta, sink.shard_dir)
+    _save_outputs(out_dir, prompts, n_tokens, shapes, meta, sink.shard_dir, sink.files)
     if copy_key is not None:
         from geomprobe import copycache
 

@@ -6,6 +6,7 @@ format in one place, apart from the forward passes that produce it.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from geomprobe.errors import RunDirectoryError
+from geomprobe.integrity import CHUNK, HashingWriter, changed_line, matches, remember
 from geomprobe.prompts import Prompt, prompts_hash
 from geomprobe.rundir import (
     FILE_MODE,
@@ -49,10 +51,28 @@ def _write_prompts(prompts: Sequence[Prompt], path: Path) -> None:
             handle.write((json.dumps(prompt.to_dict()) + "\n").encode("utf-8"))
 
 
-def _save_npy(path: Path, array: np.ndarray) -> None:
-    """np.save straight to a temporary file beside `path`, then os.replace (no in-memory copy)."""
+def _save_npy(path: Path, array: np.ndarray) -> dict:
+    """np.save straight to a temporary file beside `path`, then os.replace (no in-memory copy);
+    returns the file's record for meta.json ({"sha256", "bytes"}, hashed as it was written)."""
     with _replacing(path) as handle:
-        np.save(handle, array)
+        writer = HashingWriter(handle)
+        np.save(writer, array)
+    remember(path, writer.digest.hexdigest())
+    return writer.entry()
+
+
+def _fd_entry(fd: int, size: int) -> dict:
+    """{"sha256", "bytes"} of the first `size` bytes of an open file, read back 1 MiB at a time (the
+    assembled arrays are written row by row out of order, so they are hashed once complete, from
+    the page cache)."""
+    digest, offset = hashlib.sha256(), 0
+    while offset < size:
+        chunk = os.pread(fd, min(CHUNK, size - offset), offset)
+        if not chunk:
+            raise OSError(f"short read at byte {offset} of {size}")
+        digest.update(chunk)
+        offset += len(chunk)
+    return {"sha256": digest.hexdigest(), "bytes": size}
 
 
 class _MemorySink:
@@ -96,6 +116,7 @@ class _ShardSink:
         self.done = np.zeros(n, dtype=bool)
         self.shards: list[str] = []  # file names in shard_dir
         self.specs: dict[str, tuple] | None = None
+        self.files: dict[str, dict] = {}  # <name>.npy -> {"sha256", "bytes"}, once finish() wrote it
         request_path = out_dir / "request.json"
         if _request_differs(request_path, request):
             remove_path(self.shard_dir)  # shards of other prompts or settings: start afresh
@@ -153,11 +174,14 @@ class _ShardSink:
             if not written.all():
                 raise RuntimeError(f"extraction: {int((~written).sum())} prompts are in no shard of {self.shard_dir}")
             for name, output in outputs.items():
+                entry = _fd_entry(output[0], output[2] + self.n * output[3])
                 os.fsync(output[0])
                 os.close(output[0])
                 output[0] = -1
                 os.replace(output[1], self.out_dir / f"{name}.npy")
                 output[1] = None
+                remember(self.out_dir / f"{name}.npy", entry["sha256"])
+                self.files[f"{name}.npy"] = entry
         except OSError as error:
             friendly = disk_error(error, self.out_dir)
             if friendly is not None:
@@ -255,9 +279,12 @@ def _meta(loaded, config: ExtractionConfig, n_prompts: int, layers: list[int], t
 
 
 def _save_outputs(out_dir: Path, prompts: Sequence[Prompt], n_tokens: np.ndarray, shapes: dict, meta: dict,
-                  shard_dir: Path) -> None:
-    """Write n_tokens, the prompts and meta.json (last: it marks completion) beside the assembled arrays."""
-    _save_npy(out_dir / "n_tokens.npy", n_tokens)
+                  shard_dir: Path, files: dict[str, dict] | None = None) -> None:
+    """Write n_tokens, the prompts and meta.json (last: it marks completion) beside the assembled arrays;
+    files: the assembled arrays' records ({"sha256", "bytes"} by file name), kept in meta.json's
+    array_files with n_tokens.npy's, for readers to check the arrays against."""
+    files = {**(files or {}), "n_tokens.npy": _save_npy(out_dir / "n_tokens.npy", n_tokens)}
+    meta = {**meta, "array_files": dict(sorted(files.items()))}
     for stale in out_dir.glob("*.npy"):  # arrays of an earlier extraction with other readouts
         if stale.stem not in shapes:
             remove_path(stale)
@@ -271,7 +298,8 @@ def _save_outputs(out_dir: Path, prompts: Sequence[Prompt], n_tokens: np.ndarray
 def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig,
               sha256: str | None = None, identity: dict | None = None) -> Extraction | None:
     """A completed extraction of the same model, prompts and settings in out_dir, or None. A damaged
-    one (meta.json or an array that cannot be read) is computed again, never reused: one warning line."""
+    one (meta.json or an array that cannot be read) is computed again, never reused, and so is one
+    whose array file no longer matches the sha256 meta.json recorded: one warning line."""
     from geomprobe.readers import read_extraction_meta, read_extraction_request
 
     meta_path, request_path = out_dir / "meta.json", out_dir / "request.json"
@@ -289,12 +317,15 @@ def _finished(out_dir: Path, prompts: Sequence[Prompt], config: ExtractionConfig
                 and (identity is None or meta.get("model_identity") == identity))
         if not same:
             return None
-        return load_extraction(out_dir, prompt_ids=[p.id for p in prompts])
+        extraction, changed = _read_extraction(out_dir, [p.id for p in prompts])
+        if not changed:
+            return extraction
+        warnings.warn(changed_line(changed[0], "meta.json", "computing the extraction again"), stacklevel=3)
     except RunDirectoryError as error:  # a damaged finished extraction is computed again, never reused
         warnings.warn(f"{_damage(error)}: the extraction is damaged; computing it again", stacklevel=3)
-        for path in (meta_path, request_path):  # meta.json marks it finished; request.json is written afresh
-            remove_path(path)
-        return None
+    for path in (meta_path, request_path):  # meta.json marks it finished; request.json is written afresh
+        remove_path(path)
+    return None
 
 
 def load_extraction(directory: str | Path, prompt_ids: list[str] | None = None) -> Extraction:
@@ -310,7 +341,20 @@ def load_extraction(directory: str | Path, prompt_ids: list[str] | None = None) 
         ex                        # prompts, layers, arrays with their shapes, where they live
         ex.layer(12)["values"]    # float32 [n_prompts, n_kv_heads, d_head] at model layer 12
 
-    Raises RunDirectoryError (one line) when `directory` holds no finished extraction."""
+    An array file that no longer holds what geomprobe wrote (its sha256 differs from the one meta.json
+    recorded; an extraction written before geomprobe recorded them is not checked) is read as it is,
+    with one warning line naming it. Raises RunDirectoryError (one line) when `directory` holds no
+    finished extraction."""
+    extraction, changed = _read_extraction(directory, prompt_ids)
+    for path in changed:
+        warnings.warn(changed_line(path, "meta.json", "its values are the edited ones; rerunning the command "
+                                   "that wrote it computes them again"), stacklevel=2)
+    return extraction
+
+
+def _read_extraction(directory: str | Path, prompt_ids: list[str] | None) -> tuple[Extraction, list[Path]]:
+    """load_extraction's Extraction, and the array files whose sha256 differs from meta.json's record
+    (each file hashed once per process: geomprobe.integrity.file_sha256)."""
     directory = Path(directory)
     if not (directory / "meta.json").is_file():
         found = sorted(str(p.parent) for p in directory.glob("**/extraction*/meta.json"))[:3] if directory.is_dir() \
@@ -335,9 +379,12 @@ def load_extraction(directory: str | Path, prompt_ids: list[str] | None = None) 
         if shape is not None and list(arrays[name].shape) != list(shape):
             raise RunDirectoryError(f"{path} holds shape {list(arrays[name].shape)}, not {list(shape)} as meta.json "
                                     "says: the extraction is damaged; rerun with --overwrite")
+    records = meta.get("array_files") or {}
+    changed = [directory / f"{name}.npy" for name in names
+               if f"{name}.npy" in records and not matches(directory / f"{name}.npy", records[f"{name}.npy"])]
     if prompt_ids is None:
         from geomprobe.prompts import read_prompts
 
         own = directory / "prompts.jsonl"
         prompt_ids = [p.id for p in read_prompts(own if own.exists() else directory.parent / "prompts.jsonl")]
-    return Extraction(list(prompt_ids), meta["layers"], arrays, meta["token_ids"], meta, directory=directory)
+    return Extraction(list(prompt_ids), meta["layers"], arrays, meta["token_ids"], meta, directory=directory), changed

@@ -319,8 +319,9 @@ class SuiteContext:
         self.run_dir.write_manifest(manifest)
 
     def write_results(self, results: dict) -> dict:
-        """<run>/<suite>/results.json, written atomically, with the schema header first; then, under
-        --details, the suite's full tables (register_suite(..., summary=))."""
+        """<run>/<suite>/results.json, written atomically, with the schema header first, its sha256
+        kept for the manifest's entry (results_sha256: readers check the file against it); then,
+        under --details, the suite's full tables (register_suite(..., summary=))."""
         from geomprobe.rundir import atomic_write_json
 
         from .schema import check_results, with_header
@@ -328,7 +329,7 @@ class SuiteContext:
         spec = get_suite(self.suite)
         results = with_header(self.suite, self.loaded.spec, results, spec.schema_version)
         check_results(self.suite, json.loads(json.dumps(results, default=_plain)), spec.schema)
-        atomic_write_json(self.work / "results.json", results)
+        self.used["results_sha256"] = atomic_write_json(self.work / "results.json", results)
         if spec.summary is not None and self.progress and self.details:
             spec.summary(results)
         return results

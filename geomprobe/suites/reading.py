@@ -6,6 +6,7 @@ above needs the other to read a run.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from geomprobe.errors import RunDirectoryError
@@ -22,8 +23,9 @@ def schema_version_of(suite: str) -> int:
 def read_run(path: str | Path) -> tuple[dict, dict[str, dict], list[str]]:
     """(manifest, suite -> results.json, notes) of a run directory, the suites in the order they ran.
     Every file is read by its reader (geomprobe.readers: bounded, checked against its schema). A
-    results.json that cannot be read, or has another schema version, is a note; a missing or
-    damaged manifest.json is a one-line RunDirectoryError naming the fix."""
+    results.json that cannot be read, or has another schema version, is a note; one that changed
+    since its suite wrote it (say_changed) is read as it is, with a warning line and a note; a
+    missing or damaged manifest.json is a one-line RunDirectoryError naming the fix."""
     from geomprobe.readers import read_manifest, read_results
 
     path = Path(path)
@@ -44,6 +46,9 @@ def read_run(path: str | Path) -> tuple[dict, dict[str, dict], list[str]]:
         except RunDirectoryError as error:
             notes.append(str(error))
             continue
+        changed = say_changed(file, manifest, stacklevel=3)
+        if changed is not None:
+            notes.append(changed)
         version, current = data.get("schema_version", 1), schema_version_of(suite)
         if version > current:
             notes.append(f"{suite}/results.json has schema {version}, newer than this geomprobe's "
@@ -53,6 +58,22 @@ def read_run(path: str | Path) -> tuple[dict, dict[str, dict], list[str]]:
                          f"rerun the suite to rewrite it")
         results[suite] = data
     return manifest, results, notes
+
+
+def say_changed(path: Path, manifest: dict | None, stacklevel: int = 2) -> str | None:
+    """When <run>/<suite>/results.json no longer holds what its suite wrote (its sha256 differs from
+    the manifest entry's results_sha256), one warning line naming it, also returned; else None (and
+    always for a run written before geomprobe recorded the hash). Read-only commands show the file
+    as it is: a run folder may be put together by hand."""
+    from geomprobe.integrity import SHOWN_AS_EDITED, changed_line, file_sha256
+
+    entry = ((manifest or {}).get("suites") or {}).get(path.parent.name)
+    recorded = entry.get("results_sha256") if isinstance(entry, dict) else None
+    if recorded is None or file_sha256(path) == recorded:
+        return None
+    line = changed_line(path, "manifest.json", SHOWN_AS_EDITED)
+    warnings.warn(line, stacklevel=stacklevel + 1)
+    return line
 
 
 def data_frame(rows: list[dict], what: str):

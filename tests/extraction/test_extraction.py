@@ -1,6 +1,8 @@
 """Extraction against independent references: the attention function's own query/key/value
 tensors, eager attention probabilities, and the model's full logits."""
 
+import hashlib
+
 import numpy as np
 import pytest
 import torch
@@ -308,7 +310,12 @@ def test_final_arrays_are_memory_mapped_and_equal_the_in_memory_extraction(load_
     on_disk = extract(loaded, demo_prompts[:18], config, out_dir=tmp_path / "extraction", progress=False)
     again = load_extraction(tmp_path / "extraction")
     assert sorted(on_disk.arrays) == sorted(in_memory.arrays) == sorted(again.arrays)
-    assert on_disk.meta == in_memory.meta == again.meta
+    assert on_disk.meta == again.meta
+    assert {key: value for key, value in on_disk.meta.items() if key != "array_files"} == in_memory.meta
+    # on disk only: each array file's sha256 and size as it was written
+    assert on_disk.meta["array_files"] == {
+        path.name: {"sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "bytes": path.stat().st_size}
+        for path in sorted((tmp_path / "extraction").glob("*.npy"))}
     for name, array in in_memory.arrays.items():
         assert type(array) is np.ndarray
         for mapped in (on_disk[name], again[name]):

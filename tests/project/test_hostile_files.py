@@ -561,3 +561,163 @@ def test_a_damaged_results_file_is_computed_again(run_copy, tmp_path):
     gone = cli(*_run_args(prompts, run), cwd=tmp_path)
     assert_recomputed(gone, "extract/results.json", "is missing", "computing it again")
     assert json.loads(results.read_text())["suite"] == "extract"
+
+
+# issue 43: files edited into plausible but wrong content (the sha256 geomprobe recorded as it wrote them)
+
+GEOMETRY_ARGS = ["--suite", "geometry", "--seed", "1", "--limit", "12", "--null", "init:2", "--n-boot", "50",
+                 "--init-seeds", "1", "--n-null", "10", "--n-per-quintile", "0", "--step0", "off"]
+EDITED = "__edited_number__"
+
+
+def edit_first_number(path: Path, token: str) -> None:
+    """Write the first float of a JSON file (breadth first) as `token` (NaN, Infinity, 1e999, 0.5)."""
+    data = json.loads(path.read_text())
+    queue, where = [(data, ())], None
+    while queue and where is None:
+        item, keys = queue.pop(0)
+        if isinstance(item, float):
+            where = keys
+        elif isinstance(item, dict):
+            queue += [(value, (*keys, key)) for key, value in item.items()]
+        elif isinstance(item, list):
+            queue += [(value, (*keys, i)) for i, value in enumerate(item)]
+    holder = data
+    for key in where[:-1]:
+        holder = holder[key]
+    holder[where[-1]] = EDITED
+    path.write_text(json.dumps(data, indent=2).replace(f'"{EDITED}"', token, 1))
+
+
+def add_noise(path: Path) -> None:
+    """The array with seeded noise of half its spread (an integer array: every count one more)."""
+    array = np.load(path)
+    if array.dtype.kind == "f":
+        edited = array + 0.5 * float(array.std()) * np.random.default_rng(0).standard_normal(array.shape)
+    else:
+        edited = array + 1
+    np.save(path, edited.astype(array.dtype))
+
+
+def assert_one_line_naming(done: subprocess.CompletedProcess, *words: str) -> str:
+    """Exit 0, no traceback, one line on stderr holding every word; returns it."""
+    both = done.stdout + done.stderr
+    assert done.returncode == 0 and "Traceback" not in both, both
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+LOAD_RUN = "import sys, geomprobe; geomprobe.load_run(sys.argv[1])"
+LOAD_EXTRACTION = "import sys, geomprobe; geomprobe.load_extraction(sys.argv[1])"
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "1e999", "0.5"])
+def test_an_edited_results_number_is_computed_again(run_copy, tmp_path, token):
+    prompts, run = run_copy
+    results = run / "extract" / "results.json"
+    reference = json.loads(results.read_text())
+    edit_first_number(results, token)
+    done = cli(*_run_args(prompts, run), cwd=tmp_path)
+    assert_recomputed(done, f"{run}/extract/results.json changed since geomprobe wrote it",
+                      "(sha256 differs from manifest.json): computing it again")
+    assert json.loads(results.read_text()) == reference
+    again = cli(*_run_args(prompts, run), cwd=tmp_path)
+    assert again.returncode == 0 and not _warnings(again), again.stderr
+
+
+def test_readers_say_that_results_were_edited(run_copy, tmp_path):
+    """report, compare and load_run show the edited numbers (a run folder may be put together by
+    hand), with one warning line naming the file; the run is left as it is."""
+    prompts, run = run_copy
+    results = run / "extract" / "results.json"
+    edit_first_number(results, "NaN")
+    before = snapshot(run)
+    said = f"{results} changed since geomprobe wrote it (sha256 differs from manifest.json): its numbers are the " \
+           "edited ones"
+    line = assert_one_line_naming(cli("report", run, "-o", tmp_path / "report.html", cwd=tmp_path), said)
+    assert line.startswith("warning: ")
+    assert "changed since geomprobe wrote it" in (tmp_path / "report.html").read_text()  # the page says it too
+    line = assert_one_line_naming(cli("compare", run, run, "-o", tmp_path / "table", cwd=tmp_path), said)
+    assert line.startswith("warning: ")
+    done = subprocess.run([sys.executable, "-c", LOAD_RUN, str(run)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert_one_line_naming(done, said)
+    assert_untouched(before, run)
+
+
+@pytest.fixture(scope="module")
+def finished_geometry(tmp_path_factory, geomprobe_cache):
+    """(prompt file, a finished `geomprobe run --suite geometry` directory at test sizes, with two
+    untrained copies), to be copied."""
+    base = tmp_path_factory.mktemp("hostile-geometry")
+    prompts = base / "prompts.txt"
+    prompts.write_text("\n".join(f"The cat number {i} sat quietly on the old mat." for i in range(12)) + "\n")
+    done = cli("run", "--model", "tiny-neox", *GEOMETRY_ARGS, "--prompts", prompts, "--out", base / "run", cwd=base)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return prompts, base / "run"
+
+
+def _pc1(run: Path) -> float:
+    return json.loads((run / "geometry" / "results.json").read_text())["value_manifold"]["pc1"]
+
+
+@pytest.mark.parametrize("array", ["geometry/extraction/values.npy", "geometry/nulls/init-2000/extraction/values.npy"])
+def test_edited_values_of_an_unfinished_suite_are_computed_again(finished_geometry, tmp_path, array):
+    from conftest import unfinish
+
+    prompts, reference = finished_geometry
+    run = tmp_path / "run"
+    shutil.copytree(reference, run)
+    unfinish(run, "geometry")
+    add_noise(run / array)
+    done = cli("run", "--model", "tiny-neox", *GEOMETRY_ARGS, "--prompts", prompts, "--out", run, cwd=tmp_path)
+    assert_recomputed(done, f"{run / array} changed since geomprobe wrote it (sha256 differs from meta.json): "
+                      "computing the extraction again")
+    assert _pc1(run) == pytest.approx(_pc1(reference), rel=1e-9, abs=0)
+
+
+def test_load_extraction_says_which_arrays_were_edited(run_copy, tmp_path):
+    prompts, run = run_copy
+    extraction = run / "extraction"
+    reference = np.load(extraction / "values.npy")
+    add_noise(extraction / "values.npy")
+    add_noise(extraction / "n_tokens.npy")
+    before = snapshot(run)
+    done = subprocess.run([sys.executable, "-c", LOAD_EXTRACTION, str(extraction)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    both = done.stdout + done.stderr
+    assert done.returncode == 0 and "Traceback" not in both, both
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 2, done.stderr
+    for line, name in zip(lines, ("n_tokens.npy", "values.npy")):
+        assert f"{extraction / name} changed since geomprobe wrote it (sha256 differs from meta.json): its values " \
+               "are the edited ones" in line, line
+    assert_untouched(before, run)
+    done = cli(*_run_args(prompts, run), cwd=tmp_path)  # a rerun computes the extraction again
+    assert_recomputed(done, "extraction/n_tokens.npy changed since geomprobe wrote it", "computing the extraction again")
+    np.testing.assert_allclose(np.load(extraction / "values.npy"), reference, rtol=0, atol=1e-6)
+
+
+def test_a_run_written_without_hashes_reads_without_a_warning(run_copy, tmp_path):
+    """A run directory of a geomprobe that recorded no sha256 (the keys deleted here) is read unchecked."""
+    prompts, run = run_copy
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert all("results_sha256" in entry for entry in manifest["suites"].values())
+    for entry in manifest["suites"].values():
+        del entry["results_sha256"]
+    (run / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    meta = json.loads((run / "extraction" / "meta.json").read_text())
+    assert sorted(meta.pop("array_files")) == sorted(p.name for p in (run / "extraction").glob("*.npy"))
+    (run / "extraction" / "meta.json").write_text(json.dumps(meta, indent=2))
+    edit_first_number(run / "extract" / "results.json", "0.5")  # nothing recorded to tell
+    for done in (cli("report", run, "-o", tmp_path / "report.html", cwd=tmp_path),
+                 cli("compare", run, cwd=tmp_path),
+                 subprocess.run([sys.executable, "-c", LOAD_RUN, str(run)], cwd=tmp_path, capture_output=True,
+                                text=True, timeout=300),
+                 subprocess.run([sys.executable, "-c", LOAD_EXTRACTION, str(run / "extraction")], cwd=tmp_path,
+                                capture_output=True, text=True, timeout=300),
+                 cli(*_run_args(prompts, run), cwd=tmp_path)):
+        assert done.returncode == 0 and "changed since" not in done.stderr and not _warnings(done), done.stderr

@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                     "locks", "options", "rundir",
                     "prompts", "corpora",
                     "models.published", "windtunnel.evidence", "windtunnel.mamba", "windtunnel.tokenizer", "timing",
-                    "windtunnel.reference", "allocator", "copycache"]),
+                    "windtunnel.reference", "allocator", "copycache", "integrity"]),
     ("analysis", ["analysis", "analysis.*"]),
     ("hooks and adapters", ["hooks", "attention", "adapters", "adapters.*"]),
     ("wind-tunnel tasks and training", ["windtunnel", "windtunnel.*"]),
