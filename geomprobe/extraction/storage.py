@@ -25,6 +25,7 @@ from geomprobe.rundir import (
     disk_error,
     inside,
     make_dirs,
+    refuse_folder,
     remove_path,
     remove_temporaries,
 )
@@ -128,6 +129,8 @@ class _ShardSink:
         """Write <name>.npy for every array, atomically (a temporary file in out_dir, then os.replace),
         row by row from the shards, read one at a time: nothing of size n_prompts is held in memory."""
         outputs: dict[str, list] = {}  # name -> [fd, temporary path, data offset, bytes a row]
+        for name in sorted(self.specs or {}):  # before any temporary: os.replace cannot put a file there
+            refuse_folder(self.out_dir / f"{name}.npy")
         try:
             for name in sorted(self.specs or {}):
                 dtype, row_shape = self.specs[name]

@@ -447,3 +447,25 @@ def test_a_truncated_array_is_refused_and_computed_again(load_tiny, demo_prompts
         again = extract(loaded, prompts, out_dir=out, progress=False)
     np.testing.assert_array_equal(np.asarray(again["values"]), full)
     np.testing.assert_array_equal(np.asarray(load_extraction(out)["values"]), full)
+
+
+def test_a_folder_in_place_of_an_array_is_refused_and_kept(load_tiny, demo_prompts, tmp_path):
+    """An unfinished extraction whose values.npy is a folder: one line before the arrays are
+    assembled, the folder and what it holds left as they are; once it is gone the shards are used."""
+    from geomprobe.errors import RunDirectoryError
+
+    loaded = load_tiny("tiny-neox")
+    prompts, config = demo_prompts[:8], ExtractionConfig(batch_size=4)
+    out = tmp_path / "extraction"
+    _interrupted(loaded, prompts, config, out, after_batches=1)
+    (out / "values.npy").mkdir()
+    (out / "values.npy" / "mine.txt").write_text("keep")
+    with pytest.raises(RunDirectoryError, match=r"values\.npy is a folder where geomprobe writes a file: remove it"):
+        extract(loaded, prompts, config, out_dir=out, progress=False)
+    assert (out / "values.npy" / "mine.txt").read_text() == "keep"
+    assert not [p for p in out.iterdir() if p.name.startswith(".values.npy.")]  # no temporary left
+    import shutil
+
+    shutil.rmtree(out / "values.npy")
+    _, forwards = _forwards(loaded, prompts, config, out)
+    assert forwards == 0  # both batches' shards were kept

@@ -561,3 +561,47 @@ def test_a_damaged_results_file_is_computed_again(run_copy, tmp_path):
     gone = cli(*_run_args(prompts, run), cwd=tmp_path)
     assert_recomputed(gone, "extract/results.json", "is missing", "computing it again")
     assert json.loads(results.read_text())["suite"] == "extract"
+
+
+# ------------------------------------------------------------------------------------------------
+# the hostile replay's gaps (scripts/hostile_replay.py): a folder where geomprobe writes a file, empty
+# and non-regular arrays, a sweep job's damaged manifest, NaN and Infinity in results.json
+
+
+@pytest.mark.parametrize("name", ["extract/results.json", "run.json", "extraction/values.npy"])
+def test_a_folder_where_the_run_writes_a_file_is_refused_before_any_suite(run_copy, tmp_path, name):
+    """Refused in one line before any suite runs, with and without --overwrite, the folder and what
+    it holds left as they are; once it is removed the same command finishes the run."""
+    prompts, run = run_copy
+    folder = run / name
+    folder.unlink()
+    folder.mkdir()
+    (folder / "mine.txt").write_text("keep")
+    before = snapshot(run)
+    marker = tmp_path / "MARKER"
+    for extra in ([], ["--overwrite"]):
+        line = assert_refused(cli(*_run_args(prompts, run), *extra, cwd=tmp_path, timeout=120), marker,
+                              f"{run / name} is a folder where geomprobe writes a file", f"rm -r {run / name}")
+        assert "suite" not in line, line  # refused before the suites, not as one's failure
+        assert_untouched(before, run)
+        assert (folder / "mine.txt").read_text() == "keep"
+    shutil.rmtree(folder)
+    done = cli(*_run_args(prompts, run), cwd=tmp_path, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stderr
+    assert folder.is_file()
+
+
+def test_a_folder_in_place_of_the_sweep_record_is_refused(finished_sweep, finished_run, tmp_path):
+    prompts, _ = finished_run
+    out = tmp_path / "sweep"
+    shutil.copytree(finished_sweep, out)
+    (out / "sweep.json").unlink()
+    (out / "sweep.json").mkdir()
+    (out / "sweep.json" / "mine.txt").write_text("keep")
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'models = ["tiny-neox"]\nsuites = "extract"\nout = "{out}"\nexecutor = "inline"\n\n'
+                    f'[options]\nprompts = "{prompts}"\n')
+    done = cli("sweep", "--file", spec, "--quiet", cwd=tmp_path, timeout=120)
+    assert_refused(done, tmp_path / "MARKER", f"{out / 'sweep.json'} is a folder where geomprobe writes a file",
+                   "rm -r")
+    assert (out / "sweep.json" / "mine.txt").read_text() == "keep"
