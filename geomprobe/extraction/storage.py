@@ -77,7 +77,10 @@ class _MemorySink:
 def _read_shard(path: Path, n: int) -> tuple[np.ndarray, dict[str, tuple]]:
     """A shard's prompt indices and {name: (dtype, row shape)}, reading every array in full (a truncated or
     damaged shard raises here, not at assembly)."""
-    with np.load(path) as data:
+    from geomprobe.files import regular_file
+    from geomprobe.readers import ARRAY
+
+    with np.load(regular_file(path, ARRAY)) as data:  # np.load would block on a FIFO
         arrays = {k: data[k] for k in data.files}
     index = arrays.pop("prompt_index")
     if index.ndim != 1 or index.size == 0 or index.min() < 0 or index.max() >= n:
@@ -315,23 +318,25 @@ def load_extraction(directory: str | Path, prompt_ids: list[str] | None = None) 
 
     Raises RunDirectoryError (one line) when `directory` holds no finished extraction."""
     directory = Path(directory)
-    if not (directory / "meta.json").is_file():
+    if not (directory / "meta.json").exists() and not (directory / "meta.json").is_symlink():  # a FIFO: its reader says
         found = sorted(str(p.parent) for p in directory.glob("**/extraction*/meta.json"))[:3] if directory.is_dir() \
             else []
         hint = f": extraction directories below it: {', '.join(found)}" if found else \
             " (extract(..., out_dir=...) writes one; <run>/extraction is the extract suite's)"
         raise RunDirectoryError(f"{directory} holds no finished extraction (no meta.json){hint}")
-    from geomprobe.readers import read_extraction_meta
+    from geomprobe.files import regular_file
+    from geomprobe.readers import ARRAY, read_extraction_meta
 
     meta = read_extraction_meta(directory / "meta.json", "the extraction is damaged; rerun with --overwrite")
     names = list(meta["shapes"]) if meta.get("shapes") is not None else [path.stem for path in sorted(directory.glob("*.npy"))]
     arrays = {}
     for name in names:
         path = directory / f"{name}.npy"
-        try:
-            arrays[name] = np.load(path, mmap_mode="r")
-        except (OSError, ValueError) as error:
-            why = str(error).splitlines()[0] if str(error) else "damaged"
+        try:  # a regular file first: np.load would block on a FIFO, and map a device
+            arrays[name] = np.load(regular_file(path, ARRAY), mmap_mode="r")
+        except (OSError, ValueError, EOFError) as error:  # EOFError: an empty file
+            why = "an empty file" if isinstance(error, EOFError) else \
+                str(error).splitlines()[0] if str(error) else "damaged"
             raise RunDirectoryError(f"{path} cannot be read ({why}): the extraction is damaged; rerun with "
                                     "--overwrite") from None
         shape = (meta.get("shapes") or {}).get(name)

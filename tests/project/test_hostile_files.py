@@ -605,3 +605,57 @@ def test_a_folder_in_place_of_the_sweep_record_is_refused(finished_sweep, finish
     assert_refused(done, tmp_path / "MARKER", f"{out / 'sweep.json'} is a folder where geomprobe writes a file",
                    "rm -r")
     assert (out / "sweep.json" / "mine.txt").read_text() == "keep"
+
+
+LOAD_EXTRACTION = """\
+import sys
+import geomprobe
+from geomprobe.errors import GeomprobeError
+try:
+    print(sorted(geomprobe.load_extraction(sys.argv[1]).arrays))
+except GeomprobeError as error:
+    sys.exit(f"error: {error}")
+"""
+
+
+def _replace(path: Path, how: str) -> None:
+    path.unlink()
+    if how == "empty":
+        path.write_bytes(b"")
+    elif how == "fifo":
+        os.mkfifo(path)
+    else:  # a link to a device
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("name, how, words", [
+    ("values.npy", "empty", "an empty file"),
+    ("values.npy", "fifo", "FIFO"),
+    ("n_tokens.npy", "fifo", "FIFO"),
+    ("values.npy", "dev-zero", "character device"),
+])
+def test_load_extraction_refuses_an_empty_or_non_regular_array(run_copy, tmp_path, name, how, words):
+    _, run = run_copy
+    _replace(run / "extraction" / name, how)
+    try:
+        done = subprocess.run([sys.executable, "-c", LOAD_EXTRACTION, run / "extraction"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"load_extraction still reading {name} ({how}) after 60 s (blocked?)")
+    both = done.stdout + done.stderr
+    assert done.returncode == 1 and "Traceback" not in both, both
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"extraction/{name}" in lines[0] and words in lines[0], done.stderr
+    assert "the extraction is damaged" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("name", ["values.npy", "n_tokens.npy"])
+def test_a_fifo_array_is_computed_again_on_a_rerun(run_copy, tmp_path, name):
+    prompts, run = run_copy
+    array = run / "extraction" / name
+    expected = np.load(array)
+    _replace(array, "fifo")
+    done = cli(*_run_args(prompts, run), cwd=tmp_path, timeout=120)
+    assert_recomputed(done, f"extraction/{name}", "FIFO", "computing it again")
+    assert array.is_file() and not array.is_symlink()
+    np.testing.assert_array_equal(np.load(array), expected)
