@@ -659,3 +659,36 @@ def test_a_fifo_array_is_computed_again_on_a_rerun(run_copy, tmp_path, name):
     assert_recomputed(done, f"extraction/{name}", "FIFO", "computing it again")
     assert array.is_file() and not array.is_symlink()
     np.testing.assert_array_equal(np.load(array), expected)
+
+
+@pytest.mark.parametrize("how", ["truncated", "empty", "wrong-type", "folder", "fifo", "dev-zero"])
+def test_sweep_status_says_a_job_manifest_is_damaged(finished_sweep, tmp_path, how):
+    """--status and --status --json: the job is `damaged`, with the reader's line naming its
+    manifest.json (never `pending`, as if nothing had run)."""
+    out = tmp_path / "sweep"
+    shutil.copytree(finished_sweep, out)
+    manifest = next(out.glob("runs/*/manifest.json"))
+    data = manifest.read_bytes()
+    manifest.unlink()
+    if how == "truncated":
+        manifest.write_bytes(data[: len(data) // 2])
+    elif how == "empty":
+        manifest.write_bytes(b"")
+    elif how == "wrong-type":
+        manifest.write_text("[1, 2]")
+    elif how == "folder":
+        manifest.mkdir()
+    elif how == "fifo":
+        os.mkfifo(manifest)
+    else:
+        manifest.symlink_to("/dev/zero")
+    done = cli("sweep", "--status", out, "--json", cwd=tmp_path, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["totals"] == {"done": 0, "running": 0, "failed": 0, "pending": 0, "damaged": 1}
+    (job,) = answer["jobs"]
+    assert job["state"] == "damaged", job
+    assert str(manifest) in job["detail"] and "rerun the sweep" in job["detail"], job["detail"]
+    table = cli("sweep", "--status", out, cwd=tmp_path, timeout=60)
+    assert table.returncode == 0 and "Traceback" not in table.stdout + table.stderr, table.stderr
+    assert "1 damaged" in table.stdout and "manifest.json" in table.stdout, table.stdout
