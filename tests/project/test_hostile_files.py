@@ -692,3 +692,24 @@ def test_sweep_status_says_a_job_manifest_is_damaged(finished_sweep, tmp_path, h
     table = cli("sweep", "--status", out, cwd=tmp_path, timeout=60)
     assert table.returncode == 0 and "Traceback" not in table.stdout + table.stderr, table.stderr
     assert "1 damaged" in table.stdout and "manifest.json" in table.stdout, table.stdout
+
+
+def test_compare_keeps_nan_and_infinite_numbers(run_copy, tmp_path):
+    """A NaN or Infinity in results.json is a row like any other (nan / inf in the CSV, NaN /
+    Infinity in the JSON), and a note names the file; no row is dropped."""
+    _, run = run_copy
+    assert cli("compare", run, "-o", tmp_path / "clean", cwd=tmp_path).returncode == 0
+    results = run / "extract" / "results.json"
+    data = json.loads(results.read_text())
+    data["layers"][0]["attn_entropy_bits"] = float("nan")
+    data["layers"][1]["attn_entropy_bits"] = float("inf")
+    results.write_text(json.dumps(data))  # Python's json writes NaN and Infinity
+    done = cli("compare", run, "-o", tmp_path / "table", cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stderr
+    clean, table = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("clean", "table"))
+    assert [row["statistic"] for row in table["rows"]] == [row["statistic"] for row in clean["rows"]]
+    values = [row["value"] for row in table["rows"] if isinstance(row["value"], float)]
+    assert any(v != v for v in values) and float("inf") in values, values
+    assert any("extract/results.json" in note and "NaN or infinite" in note for note in table["notes"]), table["notes"]
+    csv_text = (tmp_path / "table.csv").read_text()
+    assert ",nan," in csv_text and ",inf," in csv_text
