@@ -322,8 +322,12 @@ def save_axes(path, axes: dict[int, InterventionAxis], **extra) -> None:
 
 def load_axes(path) -> dict[int, InterventionAxis]:
     """Read an axis file written by save_axes or by the SULA suite (<run>/sula/axis.npz); layers
-    whose axis could not be fitted (no varying column) are left out."""
-    with np.load(path) as data:
+    whose axis could not be fitted (no varying column) are left out. A FIFO, a device or a folder
+    there is a one-line RunDirectoryError (np.load would block on a FIFO)."""
+    from geomprobe.files import regular_file
+    from geomprobe.readers import ARRAY
+
+    with np.load(regular_file(path, ARRAY, "fit the axes again")) as data:
         out = {}
         for row, layer in enumerate(data["layers"]):
             if not data["kept"][row].any():

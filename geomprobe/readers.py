@@ -20,6 +20,7 @@ the file and the fix (a geomprobe.files.FileProblem that is also the kind's geom
 | read_checkpoint_index | <training>/checkpoints/step-N.pt, listed | - | - | - | RunDirectoryError |
 | read_data | geomprobe's other JSON (caches, rows, curves) | 256 MiB | 64 | accepted | RunDirectoryError |
 | files.regular_file(path, TORCH_FILE) | a checkpoint, model.pt, state.pt before torch.load | 64 GiB | - | - | RunDirectoryError |
+| files.regular_file(path, ARRAY) | an extraction's <array>.npy or shard before np.load | - | - | - | RunDirectoryError |
 
 NaN and Infinity are accepted where geomprobe itself may write them (a statistic of a degenerate
 sample, a diverged training loss) and refused where no valid file holds them. A newer
@@ -79,6 +80,7 @@ MODEL_FILE = FileKind("model file", ModelNotFoundError, 1 << 50, "replace it wit
                       "(save_pretrained writes one)")  # only its kind is checked: transformers reads it
 TORCH_FILE = FileKind("torch file (weights or training state)", RunDirectoryError, 64 * GiB, "remove it, or train "
                       "again (geomprobe windtunnel train --out DIR --overwrite)")
+ARRAY = FileKind("extraction array", RunDirectoryError, 1 << 50, "the extraction is damaged; rerun with --overwrite")
 DATA = FileKind("geomprobe data file", RunDirectoryError, 256 * MiB, "delete it: geomprobe writes it again",
                 nonfinite=True, damaged="damaged")
 YAML_SUFFIXES = (".yaml", ".yml")

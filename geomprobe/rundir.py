@@ -113,12 +113,31 @@ def remove_path(path) -> None:
         shutil.rmtree(path)
 
 
+# the suffixes of the files geomprobe writes in a run directory: a folder of such a name is never its own
+WRITTEN_SUFFIXES = (".json", ".jsonl", ".npy", ".npz", ".html", ".pt", ".txt")
+
+
+def refuse_folder(path) -> None:
+    """A one-line RunDirectoryError when `path`, a file geomprobe is about to write, is a folder (a
+    real one: a symbolic link there is replaced, never followed). os.replace cannot put a file in
+    its place, and geomprobe does not delete a folder it did not make (a rerun with --overwrite and the
+    same configuration keeps it too)."""
+    import shlex
+
+    path = Path(path)
+    if path.is_dir() and not path.is_symlink():
+        raise RunDirectoryError(f"{path} is a folder where geomprobe writes a file: remove it (rm -r "
+                                f"{shlex.quote(str(path))}) and run the same command again")
+
+
 @contextlib.contextmanager
 def atomic_writer(path: Path):
     """A binary file handle on a temporary file beside `path` (the umask's mode), fsynced and
     os.replace'd onto `path` on exit; removed on error. A full disk or a permission problem is a
-    one-line RunDirectoryError; a path outside the confinement (confined) is refused first."""
+    one-line RunDirectoryError; a path outside the confinement (confined) is refused first, and so
+    is a folder in the place of `path` (refuse_folder)."""
     path = inside(path)
+    refuse_folder(path)
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -411,6 +430,22 @@ class RunDirectory:
                 if not (target.is_symlink() and target.is_dir()):  # a linked folder: own_folder's to replace
                     remove_path(target)
 
+    def refuse_folders(self, suites) -> None:
+        """Before any suite runs: a one-line RunDirectoryError (refuse_folder) for a folder where the
+        run writes a file: run.json, report.html, prompts.jsonl, or a name with a file's suffix
+        (WRITTEN_SUFFIXES) anywhere in the folders of `suites` or in extraction/. Symbolic links are
+        not followed (own_folder refuses them)."""
+        for name in ("run.json", "report.html", "prompts.jsonl"):
+            refuse_folder(self.path / name)
+        for name in [*suites, "extraction"]:
+            folder = self.path / name
+            if folder.is_symlink() or not folder.is_dir():
+                continue
+            for parent, folders, _ in os.walk(folder):
+                for child in folders:
+                    if child.endswith(WRITTEN_SUFFIXES):
+                        refuse_folder(Path(parent) / child)
+
     def own_folder(self, name: str, overwrite: bool = False) -> Path:
         """<run>/<name>, where a suite writes: geomprobe.rundir.own_folder."""
         return own_folder(self.path / name, overwrite)
@@ -420,7 +455,7 @@ class RunDirectory:
         """Start or resume a run with `config` (what determines its results); `suites`: name ->
         options of the suites about to run. A directory made by a different config, or holding a
         finished suite with other options, is refused unless overwrite=True (which then removes
-        only what geomprobe wrote)."""
+        only what geomprobe wrote); a folder where the run writes a file is refused (refuse_folders)."""
         plan = self.check(config, suites, overwrite=overwrite)
         existing = plan["existing"]
         if plan["replace_all"]:
@@ -430,6 +465,7 @@ class RunDirectory:
             self._remove_own(existing, plan["replace"], registered=registered)
             for name in plan["replace"]:
                 existing["suites"].pop(name, None)
+        self.refuse_folders(suites or {})
         make_dirs(self.path)
         remove_temporaries(self.path)  # left by a process killed mid-write (we hold the lock)
         manifest = existing or {"created": now()}

@@ -36,9 +36,22 @@ def number(value):
     return value if math.isfinite(value) else None
 
 
+def reported(value):
+    """A number as results.json holds it, NaN and infinities included (a statistic of a degenerate
+    sample, or a damaged file: the table shows it, never drops it); anything else (bool, a string,
+    None) -> None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
+def nonfinite(value) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
 def _ci(ci) -> tuple:
     if isinstance(ci, (list, tuple)) and len(ci) == 2:
-        return number(ci[0]), number(ci[1])
+        return reported(ci[0]), reported(ci[1])
     return None, None
 
 
@@ -56,9 +69,9 @@ class Rows:
 
     def add(self, statistic: str, value, ci=None, method: str | None = "", n=None, text: str = "", p_value=None):
         low, high = _ci(ci)
-        self.rows.append({"statistic": statistic, "value": number(value), "text": text or "", "ci_low": low,
+        self.rows.append({"statistic": statistic, "value": reported(value), "text": text or "", "ci_low": low,
                           "ci_high": high, "method": method or "", "n": n if isinstance(n, int) else None,
-                          "p_value": number(p_value), "untrained_null_mean": None, "diff_vs_untrained": None,
+                          "p_value": reported(p_value), "untrained_null_mean": None, "diff_vs_untrained": None,
                           "diff_ci_low": None, "diff_ci_high": None, "status_vs_untrained": ""})
 
     def estimate(self, statistic: str, entry, text: str = "", method_suffix: str = ""):
@@ -81,8 +94,8 @@ class Rows:
             row = self.rows[-1]
         difference = comparison.get("difference") if isinstance(comparison.get("difference"), dict) else {}
         low, high = _ci(difference.get("ci95"))
-        row.update(untrained_null_mean=number(comparison.get("null_mean")),
-                   diff_vs_untrained=number(difference.get("value")), diff_ci_low=low, diff_ci_high=high,
+        row.update(untrained_null_mean=reported(comparison.get("null_mean")),
+                   diff_vs_untrained=reported(difference.get("value")), diff_ci_low=low, diff_ci_high=high,
                    status_vs_untrained=str(comparison.get("status") or ""))
 
 
@@ -112,10 +125,10 @@ def generic_reader(r: dict, rows: Rows) -> dict:
     def read(key: str, value, nested: bool) -> None:
         if is_estimate(value):
             rows.estimate(key, value)
-        elif number(value) is not None:
+        elif reported(value) is not None:
             rows.add(key, value)
         elif isinstance(value, list) and 0 < len(value) <= GENERIC_LIST_MAX and \
-                all(number(item) is not None for item in value):
+                all(reported(item) is not None for item in value):
             for index, item in enumerate(value):
                 rows.add(f"{key}[{index}]", item)
         elif isinstance(value, dict) and not nested:
@@ -279,6 +292,20 @@ class Aggregate:
     notes: list[str] = field(default_factory=list)  # suites and runs left out, and why
 
 
+NUMBER_COLUMNS = ("value", "ci_low", "ci_high", "p_value", "untrained_null_mean", "diff_vs_untrained", "diff_ci_low",
+                  "diff_ci_high")
+
+
+def _nonfinite_note(path: Path, rows: list[dict]) -> list[str]:
+    """A note naming the statistics whose numbers in `path` are NaN or infinite (kept in the table
+    as they are), or none."""
+    odd = [row["statistic"] for row in rows if any(nonfinite(row.get(column)) for column in NUMBER_COLUMNS)]
+    if not odd:
+        return []
+    more = f" and {len(odd) - 3} more" if len(odd) > 3 else ""
+    return [f"{path} holds NaN or infinite numbers for {', '.join(odd[:3])}{more}: kept in the table as nan/inf"]
+
+
 def aggregate(run_dirs: list[str | Path]) -> Aggregate:
     """The tidy table of the runs' finished suites. A run with no finished suite is left out with a
     note; none at all is a one-line error."""
@@ -296,7 +323,10 @@ def aggregate(run_dirs: list[str | Path]) -> Aggregate:
             continue
         table.suites[run.label] = list(results)
         for suite, data in results.items():
-            table.rows += suite_rows(run, suite, data)
+            rows = suite_rows(run, suite, data)
+            table.rows += rows
+            table.notes += [note for note in _nonfinite_note(Path(run.run_dir) / suite / "results.json", rows)
+                            if note not in table.notes]  # a run given twice: said once
     if not table.rows:
         finished = sorted({suite for suites in table.suites.values() for suite in suites})
         if finished:
@@ -320,7 +350,9 @@ def _cell(value):
 
 
 def write_tidy(table: Aggregate, out: str | Path, basis: dict | None = None) -> list[Path]:
-    """OUT.csv and OUT.json (and OUT.parquet when pyarrow is importable); returns the paths written."""
+    """OUT.csv and OUT.json (and OUT.parquet when pyarrow is importable); returns the paths written.
+    A NaN or infinite number is written as results.json holds it: nan / inf / -inf in the CSV,
+    NaN / Infinity / -Infinity in the JSON (Python's json reads them), NaN / inf in parquet."""
     out = Path(out)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

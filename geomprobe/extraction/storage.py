@@ -27,6 +27,7 @@ from geomprobe.rundir import (
     disk_error,
     inside,
     make_dirs,
+    refuse_folder,
     remove_path,
     remove_temporaries,
 )
@@ -96,7 +97,10 @@ class _MemorySink:
 def _read_shard(path: Path, n: int) -> tuple[np.ndarray, dict[str, tuple]]:
     """A shard's prompt indices and {name: (dtype, row shape)}, reading every array in full (a truncated or
     damaged shard raises here, not at assembly)."""
-    with np.load(path) as data:
+    from geomprobe.files import regular_file
+    from geomprobe.readers import ARRAY
+
+    with np.load(regular_file(path, ARRAY)) as data:  # np.load would block on a FIFO
         arrays = {k: data[k] for k in data.files}
     index = arrays.pop("prompt_index")
     if index.ndim != 1 or index.size == 0 or index.min() < 0 or index.max() >= n:
@@ -149,6 +153,8 @@ class _ShardSink:
         """Write <name>.npy for every array, atomically (a temporary file in out_dir, then os.replace),
         row by row from the shards, read one at a time: nothing of size n_prompts is held in memory."""
         outputs: dict[str, list] = {}  # name -> [fd, temporary path, data offset, bytes a row]
+        for name in sorted(self.specs or {}):  # before any temporary: os.replace cannot put a file there
+            refuse_folder(self.out_dir / f"{name}.npy")
         try:
             for name in sorted(self.specs or {}):
                 dtype, row_shape = self.specs[name]
@@ -356,23 +362,25 @@ def _read_extraction(directory: str | Path, prompt_ids: list[str] | None) -> tup
     """load_extraction's Extraction, and the array files whose sha256 differs from meta.json's record
     (each file hashed once per process: geomprobe.integrity.file_sha256)."""
     directory = Path(directory)
-    if not (directory / "meta.json").is_file():
+    if not (directory / "meta.json").exists() and not (directory / "meta.json").is_symlink():  # a FIFO: its reader says
         found = sorted(str(p.parent) for p in directory.glob("**/extraction*/meta.json"))[:3] if directory.is_dir() \
             else []
         hint = f": extraction directories below it: {', '.join(found)}" if found else \
             " (extract(..., out_dir=...) writes one; <run>/extraction is the extract suite's)"
         raise RunDirectoryError(f"{directory} holds no finished extraction (no meta.json){hint}")
-    from geomprobe.readers import read_extraction_meta
+    from geomprobe.files import regular_file
+    from geomprobe.readers import ARRAY, read_extraction_meta
 
     meta = read_extraction_meta(directory / "meta.json", "the extraction is damaged; rerun with --overwrite")
     names = list(meta["shapes"]) if meta.get("shapes") is not None else [path.stem for path in sorted(directory.glob("*.npy"))]
     arrays = {}
     for name in names:
         path = directory / f"{name}.npy"
-        try:
-            arrays[name] = np.load(path, mmap_mode="r")
-        except (OSError, ValueError) as error:
-            why = str(error).splitlines()[0] if str(error) else "damaged"
+        try:  # a regular file first: np.load would block on a FIFO, and map a device
+            arrays[name] = np.load(regular_file(path, ARRAY), mmap_mode="r")
+        except (OSError, ValueError, EOFError) as error:  # EOFError: an empty file
+            why = "an empty file" if isinstance(error, EOFError) else \
+                str(error).splitlines()[0] if str(error) else "damaged"
             raise RunDirectoryError(f"{path} cannot be read ({why}): the extraction is damaged; rerun with "
                                     "--overwrite") from None
         shape = (meta.get("shapes") or {}).get(name)

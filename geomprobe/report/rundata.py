@@ -48,12 +48,15 @@ class RunData:
 
     def array(self, relative: str) -> np.ndarray | None:
         """A .npy array under the run directory, or None when it is absent or unreadable."""
+        from geomprobe.files import regular_file
+        from geomprobe.readers import ARRAY
+
         path = self.path / relative
         if not path.exists():
             return None
         try:
-            return np.load(path)
-        except (OSError, ValueError):
+            return np.load(regular_file(path, ARRAY))  # a regular file first: np.load would block on a FIFO
+        except (OSError, ValueError, EOFError, RunDirectoryError):
             self.notes.append(f"could not read {relative}")
             return None
 

@@ -59,7 +59,7 @@ def _sweep_parameters() -> list[inspect.Parameter]:
             rich_help_panel=SWEEP_PANEL)),
         param("sweep_status", Optional[Path], typer.Option(
             None, "--status", help="print the state of each job of the sweep in DIR (done / running / failed / "
-                                   "pending) and the totals, then exit", rich_help_panel=SWEEP_PANEL,
+                                   "pending / damaged) and the totals, then exit", rich_help_panel=SWEEP_PANEL,
             metavar="DIR")),
         param("sweep_json", bool, typer.Option(
             False, "--json", help="with --status: print the status as JSON (totals, and per job its state, "

@@ -1,6 +1,6 @@
-"""The truth of a sweep: each job's state (done, running, failed, pending) read from its own run
-directory, which only the job writes; the sweep's record is asked only where the run directory has
-nothing to say."""
+"""The truth of a sweep: each job's state (done, running, failed, pending, or damaged where its
+manifest cannot be read) read from its own run directory, which only the job writes; the sweep's
+record is asked only where the run directory has nothing to say."""
 
 from __future__ import annotations
 
@@ -12,13 +12,22 @@ from .settings import LOGS
 
 def _read_manifest(run_dir: Path) -> dict | None:
     """The job's manifest (geomprobe.readers.read_manifest), or None when it is missing or unreadable."""
+    return read_job_manifest(run_dir)[0]
+
+
+def read_job_manifest(run_dir: Path) -> tuple[dict | None, str | None]:
+    """(the job's manifest, None); (None, None) when it has none yet; (None, why) when its reader
+    refuses it (truncated, not JSON, a FIFO, a folder, ...): the reader's line, ending with what to do."""
     from geomprobe.errors import GeomprobeError
     from geomprobe.readers import read_manifest
 
+    path = run_dir / "manifest.json"
+    if not path.exists() and not path.is_symlink():
+        return None, None
     try:
-        return read_manifest(run_dir / "manifest.json")
-    except GeomprobeError:
-        return None
+        return read_manifest(path, f"remove {run_dir} and rerun the sweep to run that job again"), None
+    except GeomprobeError as error:
+        return None, str(error)
 
 
 def _conflict(job: dict, spec: dict, manifest: dict | None) -> str | None:
@@ -57,15 +66,18 @@ def job_done(job: dict, spec: dict, manifest: dict | None) -> bool:
 
 
 def job_state(out: Path, job: dict, spec: dict, slurm_states: dict | None = None) -> tuple[str, str | None]:
-    """(done | running | failed | pending, detail) of a job, from its run directory (and the
-    sweep's record where the run directory has nothing to say)."""
+    """(done | running | failed | pending | damaged, detail) of a job, from its run directory (and
+    the sweep's record where the run directory has nothing to say); damaged: its manifest.json
+    cannot be read, the detail saying why."""
     from geomprobe.locks import is_locked
 
     run_dir = out / job["run_dir"]
     holder = is_locked(run_dir)
     if holder is not None:
         return "running", holder
-    manifest = _read_manifest(run_dir)
+    manifest, damage = read_job_manifest(run_dir)
+    if damage is not None:
+        return "damaged", damage
     queue = (slurm_states or {}).get(str(job.get("job_id")))
     if job_done(job, spec, manifest):
         return "done", None

@@ -29,7 +29,7 @@ def status_rows(out: str | Path) -> tuple[dict, list[dict]]:
     return data, rows
 
 
-STATES = ("done", "running", "failed", "pending")
+STATES = ("done", "running", "failed", "pending", "damaged")  # damaged: the job's manifest.json cannot be read
 
 
 def _totals(rows: list[dict]) -> dict[str, int]:
@@ -60,7 +60,7 @@ def print_status(out: str | Path) -> dict[str, int]:
     table = Table(title=f"sweep {out}: {data['spec']['suites']} on {len(rows)} job(s)")
     for column in ("job", "state", "suites", "time", "job id", "detail"):
         table.add_column(column, justify="right" if column in ("suites", "time") else "left")
-    colours = {"done": "green", "running": "cyan", "failed": "red", "pending": "yellow"}
+    colours = {"done": "green", "running": "cyan", "failed": "red", "pending": "yellow", "damaged": "magenta"}
     for row in rows:
         seconds = row["seconds"]
         table.add_row(escape(row["name"]), f"[{colours[row['state']]}]{row['state']}[/]",

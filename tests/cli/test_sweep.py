@@ -221,7 +221,7 @@ def test_failing_job_is_recorded_and_done_jobs_skipped(tmp_path):
     status = runner.invoke(app, ["sweep", "--status", str(out), "--json"])
     assert status.exit_code == 0, status.output
     data = json.loads(status.stdout)
-    assert data["totals"] == {"done": 1, "running": 0, "failed": 1, "pending": 0}
+    assert data["totals"] == {"done": 1, "running": 0, "failed": 1, "pending": 0, "damaged": 0}
     assert [(r["name"], r["state"]) for r in data["jobs"]] == [("broken@main", "failed"), ("tiny-neox@main", "done")]
     assert "cannot be read as a model configuration" in data["jobs"][0]["detail"] and data["driver"] is None
     second = runner.invoke(app, args)
@@ -316,7 +316,7 @@ def test_status_as_json(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["sweep"] == str(out) and data["suites"] == "extract" and data["driver"] is None
-    assert data["totals"] == {"done": 0, "running": 0, "failed": 0, "pending": 2}
+    assert data["totals"] == {"done": 0, "running": 0, "failed": 0, "pending": 2, "damaged": 0}
     assert [(r["name"], r["model"], r["state"], r["suites_done"], r["suites"], r["run_dir"]) for r in data["jobs"]] == [
         ("tiny-neox@main", "tiny-neox", "pending", 0, 1, "runs/tiny-neox@main"),
         ("tiny-llama@main", "tiny-llama", "pending", 0, 1, "runs/tiny-llama@main")]

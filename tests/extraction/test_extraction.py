@@ -454,3 +454,59 @@ def test_a_truncated_array_is_refused_and_computed_again(load_tiny, demo_prompts
         again = extract(loaded, prompts, out_dir=out, progress=False)
     np.testing.assert_array_equal(np.asarray(again["values"]), full)
     np.testing.assert_array_equal(np.asarray(load_extraction(out)["values"]), full)
+
+
+def _alarm(seconds: int):
+    """A SIGALRM that raises: a read that blocks (np.load on a FIFO) fails the test instead of hanging it."""
+    import signal
+
+    def ring(signum, frame):
+        raise TimeoutError(f"still blocked after {seconds} s")
+
+    signal.signal(signal.SIGALRM, ring)
+    signal.alarm(seconds)
+
+
+def test_a_shard_that_is_a_fifo_is_dropped_and_recomputed(load_tiny, demo_prompts, tmp_path):
+    import os
+    import signal
+
+    loaded = load_tiny("tiny-neox")
+    prompts, config = demo_prompts[:12], ExtractionConfig(batch_size=4)  # 3 batches
+    clean, _ = _forwards(loaded, prompts, config, tmp_path / "clean")
+    out = tmp_path / "extraction"
+    _interrupted(loaded, prompts, config, out, after_batches=2)
+    shard = sorted((out / "shards").glob("shard-*.npz"))[0]
+    shard.unlink()
+    os.mkfifo(shard)
+    _alarm(60)
+    try:
+        with pytest.warns(UserWarning, match=r"shard .*FIFO.*deleted, its prompts are recomputed"):
+            resumed, forwards = _forwards(loaded, prompts, config, out)
+    finally:
+        signal.alarm(0)
+    assert forwards == 2  # the FIFO's batch and the one never run
+    for name in clean.arrays:
+        np.testing.assert_array_equal(resumed[name], clean[name], err_msg=name)
+
+
+def test_a_folder_in_place_of_an_array_is_refused_and_kept(load_tiny, demo_prompts, tmp_path):
+    """An unfinished extraction whose values.npy is a folder: one line before the arrays are
+    assembled, the folder and what it holds left as they are; once it is gone the shards are used."""
+    from geomprobe.errors import RunDirectoryError
+
+    loaded = load_tiny("tiny-neox")
+    prompts, config = demo_prompts[:8], ExtractionConfig(batch_size=4)
+    out = tmp_path / "extraction"
+    _interrupted(loaded, prompts, config, out, after_batches=1)
+    (out / "values.npy").mkdir()
+    (out / "values.npy" / "mine.txt").write_text("keep")
+    with pytest.raises(RunDirectoryError, match=r"values\.npy is a folder where geomprobe writes a file: remove it"):
+        extract(loaded, prompts, config, out_dir=out, progress=False)
+    assert (out / "values.npy" / "mine.txt").read_text() == "keep"
+    assert not [p for p in out.iterdir() if p.name.startswith(".values.npy.")]  # no temporary left
+    import shutil
+
+    shutil.rmtree(out / "values.npy")
+    _, forwards = _forwards(loaded, prompts, config, out)
+    assert forwards == 0  # both batches' shards were kept

@@ -721,3 +721,155 @@ def test_a_run_written_without_hashes_reads_without_a_warning(run_copy, tmp_path
                                 capture_output=True, text=True, timeout=300),
                  cli(*_run_args(prompts, run), cwd=tmp_path)):
         assert done.returncode == 0 and "changed since" not in done.stderr and not _warnings(done), done.stderr
+
+
+# ------------------------------------------------------------------------------------------------
+# the hostile replay's gaps (scripts/hostile_replay.py): a folder where geomprobe writes a file, empty
+# and non-regular arrays, a sweep job's damaged manifest, NaN and Infinity in results.json
+
+
+@pytest.mark.parametrize("name", ["extract/results.json", "run.json", "extraction/values.npy"])
+def test_a_folder_where_the_run_writes_a_file_is_refused_before_any_suite(run_copy, tmp_path, name):
+    """Refused in one line before any suite runs, with and without --overwrite, the folder and what
+    it holds left as they are; once it is removed the same command finishes the run."""
+    prompts, run = run_copy
+    folder = run / name
+    folder.unlink()
+    folder.mkdir()
+    (folder / "mine.txt").write_text("keep")
+    before = snapshot(run)
+    marker = tmp_path / "MARKER"
+    for extra in ([], ["--overwrite"]):
+        line = assert_refused(cli(*_run_args(prompts, run), *extra, cwd=tmp_path, timeout=120), marker,
+                              f"{run / name} is a folder where geomprobe writes a file", f"rm -r {run / name}")
+        assert "suite" not in line, line  # refused before the suites, not as one's failure
+        assert_untouched(before, run)
+        assert (folder / "mine.txt").read_text() == "keep"
+    shutil.rmtree(folder)
+    done = cli(*_run_args(prompts, run), cwd=tmp_path, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stderr
+    assert folder.is_file()
+
+
+def test_a_folder_in_place_of_the_sweep_record_is_refused(finished_sweep, finished_run, tmp_path):
+    prompts, _ = finished_run
+    out = tmp_path / "sweep"
+    shutil.copytree(finished_sweep, out)
+    (out / "sweep.json").unlink()
+    (out / "sweep.json").mkdir()
+    (out / "sweep.json" / "mine.txt").write_text("keep")
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'models = ["tiny-neox"]\nsuites = "extract"\nout = "{out}"\nexecutor = "inline"\n\n'
+                    f'[options]\nprompts = "{prompts}"\n')
+    done = cli("sweep", "--file", spec, "--quiet", cwd=tmp_path, timeout=120)
+    assert_refused(done, tmp_path / "MARKER", f"{out / 'sweep.json'} is a folder where geomprobe writes a file",
+                   "rm -r")
+    assert (out / "sweep.json" / "mine.txt").read_text() == "keep"
+
+
+LOAD_EXTRACTION = """\
+import sys
+import geomprobe
+from geomprobe.errors import GeomprobeError
+try:
+    print(sorted(geomprobe.load_extraction(sys.argv[1]).arrays))
+except GeomprobeError as error:
+    sys.exit(f"error: {error}")
+"""
+
+
+def _replace(path: Path, how: str) -> None:
+    path.unlink()
+    if how == "empty":
+        path.write_bytes(b"")
+    elif how == "fifo":
+        os.mkfifo(path)
+    else:  # a link to a device
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("name, how, words", [
+    ("values.npy", "empty", "an empty file"),
+    ("values.npy", "fifo", "FIFO"),
+    ("n_tokens.npy", "fifo", "FIFO"),
+    ("values.npy", "dev-zero", "character device"),
+])
+def test_load_extraction_refuses_an_empty_or_non_regular_array(run_copy, tmp_path, name, how, words):
+    _, run = run_copy
+    _replace(run / "extraction" / name, how)
+    try:
+        done = subprocess.run([sys.executable, "-c", LOAD_EXTRACTION, run / "extraction"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"load_extraction still reading {name} ({how}) after 60 s (blocked?)")
+    both = done.stdout + done.stderr
+    assert done.returncode == 1 and "Traceback" not in both, both
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"extraction/{name}" in lines[0] and words in lines[0], done.stderr
+    assert "the extraction is damaged" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("name", ["values.npy", "n_tokens.npy"])
+def test_a_fifo_array_is_computed_again_on_a_rerun(run_copy, tmp_path, name):
+    prompts, run = run_copy
+    array = run / "extraction" / name
+    expected = np.load(array)
+    _replace(array, "fifo")
+    done = cli(*_run_args(prompts, run), cwd=tmp_path, timeout=120)
+    assert_recomputed(done, f"extraction/{name}", "FIFO", "computing it again")
+    assert array.is_file() and not array.is_symlink()
+    np.testing.assert_array_equal(np.load(array), expected)
+
+
+@pytest.mark.parametrize("how", ["truncated", "empty", "wrong-type", "folder", "fifo", "dev-zero"])
+def test_sweep_status_says_a_job_manifest_is_damaged(finished_sweep, tmp_path, how):
+    """--status and --status --json: the job is `damaged`, with the reader's line naming its
+    manifest.json (never `pending`, as if nothing had run)."""
+    out = tmp_path / "sweep"
+    shutil.copytree(finished_sweep, out)
+    manifest = next(out.glob("runs/*/manifest.json"))
+    data = manifest.read_bytes()
+    manifest.unlink()
+    if how == "truncated":
+        manifest.write_bytes(data[: len(data) // 2])
+    elif how == "empty":
+        manifest.write_bytes(b"")
+    elif how == "wrong-type":
+        manifest.write_text("[1, 2]")
+    elif how == "folder":
+        manifest.mkdir()
+    elif how == "fifo":
+        os.mkfifo(manifest)
+    else:
+        manifest.symlink_to("/dev/zero")
+    done = cli("sweep", "--status", out, "--json", cwd=tmp_path, timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["totals"] == {"done": 0, "running": 0, "failed": 0, "pending": 0, "damaged": 1}
+    (job,) = answer["jobs"]
+    assert job["state"] == "damaged", job
+    assert str(manifest) in job["detail"] and "rerun the sweep" in job["detail"], job["detail"]
+    table = cli("sweep", "--status", out, cwd=tmp_path, timeout=60)
+    assert table.returncode == 0 and "Traceback" not in table.stdout + table.stderr, table.stderr
+    assert "1 damaged" in table.stdout and "manifest.json" in table.stdout, table.stdout
+
+
+def test_compare_keeps_nan_and_infinite_numbers(run_copy, tmp_path):
+    """A NaN or Infinity in results.json is a row like any other (nan / inf in the CSV, NaN /
+    Infinity in the JSON), and a note names the file; no row is dropped."""
+    _, run = run_copy
+    assert cli("compare", run, "-o", tmp_path / "clean", cwd=tmp_path).returncode == 0
+    results = run / "extract" / "results.json"
+    data = json.loads(results.read_text())
+    data["layers"][0]["attn_entropy_bits"] = float("nan")
+    data["layers"][1]["attn_entropy_bits"] = float("inf")
+    results.write_text(json.dumps(data))  # Python's json writes NaN and Infinity
+    done = cli("compare", run, "-o", tmp_path / "table", cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stderr
+    clean, table = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("clean", "table"))
+    assert [row["statistic"] for row in table["rows"]] == [row["statistic"] for row in clean["rows"]]
+    values = [row["value"] for row in table["rows"] if isinstance(row["value"], float)]
+    assert any(v != v for v in values) and float("inf") in values, values
+    assert any("extract/results.json" in note and "NaN or infinite" in note for note in table["notes"]), table["notes"]
+    csv_text = (tmp_path / "table.csv").read_text()
+    assert ",nan," in csv_text and ",inf," in csv_text

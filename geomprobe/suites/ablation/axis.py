@@ -38,6 +38,8 @@ def reusable_sula_axes(run_path, spec, needed: list[int]) -> dict[int, Intervent
         return None
     if not isinstance(results.get("settings"), dict) or not _same_settings(results["settings"], spec):
         return None
+    if not (sula / "axis.npz").is_file():  # a FIFO or a device (np.load would block): fitted here instead
+        return None
     with np.load(sula / "axis.npz") as data:
         if str(data["readout"]) != "values":
             return None
