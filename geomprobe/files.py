@@ -162,18 +162,8 @@ def read_bytes(path, kind: FileKind, fix: str | None = None, label: str | None =
     what they point at, which must be a regular file too; nothing else is opened (a FIFO or a
     device is refused from its stat, and again from the descriptor, opened non-blocking). label:
     how messages name the file (default its path; "--config FILE" for a command-line option)."""
-    path = Path(path)
+    path = regular_file(path, kind, fix, label)
     shown = label or path
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise kind.fail(MissingFile, shown, "does not exist", fix) from None
-    except OSError as error:
-        raise kind.fail(UnreadableFile, shown, f"cannot be read ({error.strerror or error})", fix) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise kind.fail(NotRegularFile, shown, f"is {what_it_is(info.st_mode)}, not a regular file", fix)
-    if info.st_size > kind.max_bytes:
-        raise _too_large(shown, kind, info.st_size, fix)
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -199,21 +189,22 @@ def read_bytes(path, kind: FileKind, fix: str | None = None, label: str | None =
     return b"".join(chunks)
 
 
-def regular_file(path, kind: FileKind, fix: str | None = None) -> Path:
+def regular_file(path, kind: FileKind, fix: str | None = None, label: str | None = None) -> Path:
     """`path` once its stat says it is a regular file within the kind's size cap (links followed):
     for a file another library opens itself (torch.load, safetensors), which would block on a FIFO
-    or read a device without end."""
+    or read a device without end, and read_bytes' first check. label: how messages name the file."""
     path = Path(path)
+    shown = label or path
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise kind.fail(MissingFile, path, "does not exist", fix) from None
+        raise kind.fail(MissingFile, shown, "does not exist", fix) from None
     except OSError as error:
-        raise kind.fail(UnreadableFile, path, f"cannot be read ({error.strerror or error})", fix) from None
+        raise kind.fail(UnreadableFile, shown, f"cannot be read ({error.strerror or error})", fix) from None
     if not stat.S_ISREG(info.st_mode):
-        raise kind.fail(NotRegularFile, path, f"is {what_it_is(info.st_mode)}, not a regular file", fix)
+        raise kind.fail(NotRegularFile, shown, f"is {what_it_is(info.st_mode)}, not a regular file", fix)
     if info.st_size > kind.max_bytes:
-        raise _too_large(path, kind, info.st_size, fix)
+        raise _too_large(shown, kind, info.st_size, fix)
     return path
 
 
